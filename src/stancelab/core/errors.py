@@ -1,0 +1,29 @@
+"""Errors that stancelab raises for bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class StancelabError(Exception):
+    """Base class for errors a user can act on."""
+
+
+class DataFileError(StancelabError):
+    """A data file failed validation; names the file, line and field."""
+
+    def __init__(self, path: Path | str, line: int | None, field: str | None, reason: str):
+        self.path = Path(path)
+        self.line = line
+        self.field = field
+        self.reason = reason
+        where = f"{self.path}"
+        if line is not None:
+            where += f", line {line}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {reason}")
+
+
+class NotImplementedInStancelab(StancelabError, NotImplementedError):
+    """A documented feature that this version does not implement."""

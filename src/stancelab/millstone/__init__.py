@@ -1,0 +1,1 @@
+"""MillStone: open-mindedness of LLMs to in-context arguments (Triedman & Shmatikov, 2025)."""

@@ -1,0 +1,108 @@
+"""Running MillStone end to end: optional rephrasing, the Inspect evals, then the analysis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+
+from stancelab.core.data import write_jsonl
+from stancelab.core.errors import StancelabError
+from stancelab.millstone.dataset import bundled_issues_path, load_issues
+from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
+from stancelab.millstone.results import analyze
+from stancelab.millstone.task import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TEMPERATURE,
+    DEFAULT_TRIALS,
+    millstone,
+    millstone_rephrase,
+)
+
+ROLES = (REPHRASER_ROLE,)
+REPHRASED_FILE = "issues_rephrased.jsonl"
+
+
+@dataclass
+class MillstoneRun:
+    """Options of one `stancelab run millstone`."""
+
+    models: list[str]
+    out_dir: Path
+    roles: dict[str, str] = field(default_factory=dict)
+    issues_file: Path | None = None
+    limit_issues: int | None = None
+    trials: int = DEFAULT_TRIALS
+    seed: int = 0
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    display: str | None = None
+
+
+def _check(logs: list[EvalLog]) -> None:
+    for log in logs:
+        if log.status != "success":
+            reason = log.error.message if log.error else log.status
+            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
+
+
+def _eval(run: MillstoneRun, task: Any, models: list[str]) -> list[EvalLog]:
+    logs = inspect_eval(
+        task,
+        model=models,
+        model_roles=run.roles or None,
+        log_dir=str(run.out_dir / "logs"),
+        display=run.display,  # type: ignore[arg-type]
+    )
+    _check(logs)
+    return logs
+
+
+def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:
+    wordings: dict[str, NeutralWording] = {}
+    unparsed: list[str] = []
+    for sample in log.samples or []:
+        score = (sample.scores or {}).get("rephrase_scorer")
+        if score is not None and score.answer == "parsed" and score.metadata:
+            wordings[str(sample.id)] = NeutralWording(**score.metadata)
+        else:
+            unparsed.append(str(sample.id))
+    return wordings, unparsed
+
+
+def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Path:
+    """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
+    issues = load_issues(issues_file)
+    rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
+    (log,) = _eval(run, millstone_rephrase(issues_file=str(issues_file)), [rephraser])
+    wordings, unparsed = _wordings_from(log)
+    if unparsed:
+        raise StancelabError(
+            f"The rephraser ({rephraser}) gave no usable neutral wording for: "
+            f"{', '.join(sorted(unparsed))}. See the log {log.location}; add issue/pro/con "
+            "to these issues by hand or use a stronger --role rephraser=MODEL."
+        )
+    return write_jsonl(out_file, apply_rephrasings(issues, wordings))
+
+
+def run_millstone(run: MillstoneRun) -> dict[str, Any]:
+    """Run MillStone for every model and return the summary (also written to `out_dir`)."""
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    issues_file = run.issues_file or bundled_issues_path()
+    issues = load_issues(issues_file)
+    chosen = issues[: run.limit_issues] if run.limit_issues else issues
+    if any(issue.needs_rephrasing for issue in chosen):
+        issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
+    task = millstone(
+        issues_file=str(issues_file),
+        limit_issues=run.limit_issues,
+        trials=run.trials,
+        seed=run.seed,
+        temperature=run.temperature,
+        max_tokens=run.max_tokens,
+    )
+    _eval(run, task, run.models)
+    return analyze(run.out_dir, seed=run.seed)

@@ -1,0 +1,23 @@
+"""Test-wide settings: offline, and Inspect's cache and logs kept per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ.setdefault("INSPECT_DISPLAY", "none")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_inspect_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """mockllm replies must not leak between test sessions through Inspect's cache."""
+    os.environ["INSPECT_CACHE_DIR"] = str(tmp_path_factory.mktemp("inspect-cache"))
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    return tmp_path / "run"

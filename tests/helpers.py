@@ -1,0 +1,31 @@
+"""Scripted mockllm models for tests. Every output carries a usage record, because
+mockllm otherwise counts tokens with a tokenizer it would try to download."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+
+Reply = Callable[[str], str]
+
+
+def output(text: str, model: str = "mockllm") -> ModelOutput:
+    """A model output with usage set."""
+    result = ModelOutput.from_content(model=model, content=text)
+    result.usage = ModelUsage(input_tokens=10, output_tokens=2, total_tokens=12)
+    return result
+
+
+def scripted_model(reply: Reply, name: str = "mockllm/model") -> tuple[Model, list[str]]:
+    """A mockllm model answering `reply(prompt)`; also returns the list of prompts it saw."""
+    seen: list[str] = []
+
+    def respond(
+        messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
+    ) -> ModelOutput:
+        prompt = messages[-1].text
+        seen.append(prompt)
+        return output(reply(prompt))
+
+    return get_model(name, custom_outputs=respond, memoize=False), seen
