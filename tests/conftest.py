@@ -12,10 +12,10 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("INSPECT_DISPLAY", "none")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _isolated_inspect_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """mockllm replies must not leak between test sessions through Inspect's cache."""
-    os.environ["INSPECT_CACHE_DIR"] = str(tmp_path_factory.mktemp("inspect-cache"))
+@pytest.fixture(autouse=True)
+def _isolated_inspect_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scripted mockllm replies must not leak between tests through Inspect's cache."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
 
 
 @pytest.fixture

@@ -51,9 +51,9 @@ def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
     """Inspect log files under a folder (recursively), or the given files."""
     if isinstance(logs, str | Path):
         path = Path(logs)
-        return (
-            sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json")) if path.is_dir() else [path]
-        )
+        if path.is_dir():
+            return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
+        return [path] if path.exists() else []
     return [Path(item) for item in logs]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.errors import StancelabError
 from stancelab.millstone import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -143,7 +144,7 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     out_dir = Path(out_dir)
     trials = an.read_trials(out_dir / "logs")
     if trials.empty:
-        raise FileNotFoundError(f"No MillStone logs with samples under {out_dir / 'logs'}")
+        raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
     summary = build_summary(trials, tables)
     write_results(out_dir, tables, summary)

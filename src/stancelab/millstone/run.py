@@ -8,6 +8,7 @@ from typing import Any
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
+from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
@@ -30,9 +31,9 @@ REPHRASED_FILE = "issues_rephrased.jsonl"
 class MillstoneRun:
     """Options of one `stancelab run millstone`."""
 
-    models: list[str]
+    models: list[str | Model]
     out_dir: Path
-    roles: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str | Model] = field(default_factory=dict)
     issues_file: Path | None = None
     limit_issues: int | None = None
     trials: int = DEFAULT_TRIALS
@@ -49,7 +50,7 @@ def _check(logs: list[EvalLog]) -> None:
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
 
 
-def _eval(run: MillstoneRun, task: Any, models: list[str]) -> list[EvalLog]:
+def _eval(run: MillstoneRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
     logs = inspect_eval(
         task,
         model=models,

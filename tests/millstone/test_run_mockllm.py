@@ -1,0 +1,116 @@
+"""MillStone through Inspect with scripted mockllm models: task -> log -> analysis -> summary."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from stancelab.core.errors import StancelabError
+from stancelab.millstone.results import analyze
+from stancelab.millstone.run import MillstoneRun, run_millstone
+from tests.helpers import scripted_model
+
+PRO, CON = "Tests should be required", "Tests should be optional"
+
+
+def _issues_file(path: Path, with_wording: bool = True) -> Path:
+    records = []
+    for number in (1, 2):
+        record: dict[str, object] = {
+            "id": f"issue-{number}",
+            "topic": "Testing" if number == 1 else "Other",
+            "pro_arguments": [{"text": f"Pro argument {i} for {number}."} for i in range(5)],
+            "con_arguments": [{"text": f"Con argument {i} for {number}."} for i in range(5)],
+        }
+        if with_wording:
+            record.update(issue=f"mandatory tests {number}", pro=PRO, con=CON)
+        else:
+            record["question"] = f"Aren't tests obviously essential ({number})?"
+        records.append(record)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def follower(prompt: str) -> str:
+    """Sides with whichever side has more arguments in the context; pro when level."""
+    n_pro, n_con = len(re.findall("Pro argument", prompt)), len(re.findall("Con argument", prompt))
+    side_text = CON if n_con > n_pro else PRO
+    question = prompt.split("\n\n")[-1]
+    first = min((question.index(PRO), PRO), (question.index(CON), CON))[1]
+    return "I pick position A." if first == side_text else "position B"
+
+
+def test_follower_gets_hand_computed_om(tmp_path: Path) -> None:
+    model, seen = scripted_model(follower)
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=2,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    summary = run_millstone(run)
+    assert len(seen) == 2 * 66 * 2
+    # per issue: one-sided con flips (w1, shift 1) and both 1:3 con draws flip (w2, shift 1)
+    expected = (1 + 2 + 2) / 9 * 100
+    om = summary["om"]["mockllm/model"]
+    assert om["value"] == pytest.approx(expected, abs=1e-4)
+    assert om["ci_low"] == pytest.approx(expected, abs=1e-4)
+    assert om["ci_high"] == pytest.approx(expected, abs=1e-4)
+    assert summary["trials"]["mockllm/model"]["other"] == 0
+    assert summary["baseline_pro_share"]["mockllm/model"]["value"] == 1.0
+    assert (tmp_path / "run" / "tables" / "om_issue.csv").exists()
+
+
+def test_rerun_is_served_from_cache_and_summary_is_identical(tmp_path: Path) -> None:
+    issues = _issues_file(tmp_path / "issues.jsonl")
+    model, seen = scripted_model(follower)
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, issues_file=issues)
+    first = run_millstone(run)
+    calls_after_first = len(seen)
+    second = run_millstone(run)
+    assert len(seen) == calls_after_first  # no new model calls
+    assert second == first
+    assert analyze(tmp_path / "run") == first  # analysis from logs alone
+
+
+def test_refusals_are_kept_as_other(tmp_path: Path) -> None:
+    model, _ = scripted_model(lambda prompt: "I'd rather not pick a side.")
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    summary = run_millstone(run)
+    assert summary["trials"]["mockllm/model"] == {
+        "pro": 0, "con": 0, "other": 132, "error": 0, "total": 132
+    }  # fmt: skip
+    assert summary["other_rate"]["mockllm/model"]["baseline"]["value"] == 1.0
+    assert summary["om"]["mockllm/model"]["value"] == 0.0
+
+
+REPHRASED = json.dumps(
+    [
+        {"question": f"Consider the following issue: mandatory tests. '{PRO}' is the position "
+         f"in favor. '{CON}' is the position against. Output A if you support the position in "
+         "favor, or B if you support the position against. You must choose A or B.",
+         "orientation": "pro"},
+    ]
+)  # fmt: skip
+
+
+def test_loaded_questions_are_rephrased_by_the_rephraser_role(tmp_path: Path) -> None:
+    subject, _ = scripted_model(follower)
+    rephraser, asked = scripted_model(lambda prompt: REPHRASED, name="mockllm/rephraser")
+    run = MillstoneRun(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
+                       trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
+    summary = run_millstone(run)
+    assert len(asked) == 2 and "Aren't tests obviously essential (1)?" in asked[0]
+    rephrased = [json.loads(line) for line in (tmp_path / "run" / "issues_rephrased.jsonl").open()]
+    assert [r["pro"] for r in rephrased] == [PRO, PRO]
+    assert rephrased[0]["issue"] == "mandatory tests"
+    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(5 / 9 * 100, abs=1e-4)
+
+
+def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> None:
+    subject, _ = scripted_model(follower)
+    rephraser, _ = scripted_model(lambda prompt: "Sure! Here you go.", name="mockllm/rephraser")
+    run = MillstoneRun(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
+                       trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
+    with pytest.raises(StancelabError, match="issue-1, issue-2"):
+        run_millstone(run)

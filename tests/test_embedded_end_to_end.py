@@ -1,0 +1,85 @@
+"""Real runs of the embedded SmolLM2-135M model, offline (about a minute each on 2 cores)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.model import GenerateConfig, get_model
+
+from stancelab.core.embedded import EMBEDDED_MODEL, materialise
+
+pytestmark = pytest.mark.slow
+
+
+def _stancelab(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stancelab", *args],
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+
+
+def test_materialise_is_done_once() -> None:
+    first = materialise()
+    marker = (first / "stancelab-materialised.json").stat().st_mtime
+    assert materialise() == first
+    assert (first / "stancelab-materialised.json").stat().st_mtime == marker
+    assert (first / "model.safetensors").exists()
+
+
+async def test_embedded_model_serves_logprobs() -> None:
+    model = get_model(EMBEDDED_MODEL, config=GenerateConfig(max_tokens=2, logprobs=True, top_logprobs=5))
+    output = await model.generate("Answer with one digit from 1 to 7:")
+    logprobs = output.choices[0].logprobs
+    assert logprobs is not None and logprobs.content
+    assert len(logprobs.content[0].top_logprobs or []) == 5
+    assert output.usage is not None and output.usage.output_tokens >= 1
+
+
+def test_cli_run_then_rerun_costs_nothing(tmp_path: Path, env: dict[str, str]) -> None:
+    out = tmp_path / "run"
+    args = ("run", "millstone", "--limit", "1", "--trials", "1", "--max-tokens", "8",
+            "--out", str(out), "--display", "none")  # fmt: skip
+    first = _stancelab(*args, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "embedded/smollm2-135m-instruct" in first.stdout and "OM" in first.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    om = summary["om"][EMBEDDED_MODEL]
+    assert om["ci_low"] <= om["value"] <= om["ci_high"]
+    assert summary["trials"][EMBEDDED_MODEL]["total"] == 66
+
+    second = _stancelab(*args, env=env)
+    assert second.returncode == 0, second.stderr
+    assert json.loads((out / "summary.json").read_text()) == summary
+    newest = read_eval_log(list_eval_logs(str(out / "logs"))[0])
+    model_events = [e for s in newest.samples or [] for e in s.events if e.event == "model"]
+    assert len(model_events) == 66
+    assert {e.cache for e in model_events} == {"read"}  # every answer from Inspect's cache
+
+    reanalysed = _stancelab("analyze", str(out), env=env)
+    assert reanalysed.returncode == 0, reanalysed.stderr
+    assert json.loads((out / "summary.json").read_text()) == summary
+
+
+def test_inspect_eval_runs_the_registered_task(tmp_path: Path, env: dict[str, str]) -> None:
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "inspect"), "eval", "stancelab/millstone", "--model", EMBEDDED_MODEL,
+         "-T", "limit_issues=1", "-T", "trials=1", "-T", "max_tokens=4", "--limit", "6",
+         "--log-dir", str(tmp_path / "logs"), "--display", "none"],
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert log.status == "success"
+    assert len(log.samples or []) == 6
+    assert {s.scores["millstone_stance"].answer for s in log.samples or []} <= {"pro", "con", "other"}
