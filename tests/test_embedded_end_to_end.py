@@ -38,7 +38,9 @@ def test_materialise_is_done_once() -> None:
 
 
 async def test_embedded_model_serves_logprobs() -> None:
-    model = get_model(EMBEDDED_MODEL, config=GenerateConfig(max_tokens=2, logprobs=True, top_logprobs=5))
+    model = get_model(
+        EMBEDDED_MODEL, config=GenerateConfig(max_tokens=2, logprobs=True, top_logprobs=5)
+    )
     output = await model.generate("Answer with one digit from 1 to 7:")
     logprobs = output.choices[0].logprobs
     assert logprobs is not None and logprobs.content
@@ -82,4 +84,8 @@ def test_inspect_eval_runs_the_registered_task(tmp_path: Path, env: dict[str, st
     log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
     assert log.status == "success"
     assert len(log.samples or []) == 6
-    assert {s.scores["millstone_stance"].answer for s in log.samples or []} <= {"pro", "con", "other"}
+    assert {s.scores["millstone_stance"].answer for s in log.samples or []} <= {
+        "pro",
+        "con",
+        "other",
+    }

@@ -20,7 +20,9 @@ CONFIGS = {
 }
 
 
-def _trials(model: str, issue: str, stances_by_config: dict[str, str], topic: str = "T") -> list[dict]:
+def _trials(
+    model: str, issue: str, stances_by_config: dict[str, str], topic: str = "T"
+) -> list[dict]:
     """Rows for one (model, issue): each config gets the trials spelled by a string like 'ppcx'."""
     letter = {"p": "pro", "c": "con", "o": "other", "e": "error"}
     rows = []
@@ -67,7 +69,9 @@ def trials() -> pd.DataFrame:
 
 def test_shares_count_other_in_the_denominator(trials: pd.DataFrame) -> None:
     shares = an.stance_shares(trials)
-    cell = shares[(shares.model == "m1") & (shares.issue_id == "i1") & (shares.config == "balanced_1")]
+    cell = shares[
+        (shares.model == "m1") & (shares.issue_id == "i1") & (shares.config == "balanced_1")
+    ]
     row = cell.iloc[0]
     assert (row.n_pro, row.n_con, row.n_other, row.n) == (2, 0, 1, 3)
     assert row.pro_share == pytest.approx(2 / 3)
@@ -125,7 +129,9 @@ def test_single_contradicting_argument_effect(trials: pd.DataFrame) -> None:
 
 def test_argument_persuasiveness_and_model_correlation(trials: pd.DataFrame) -> None:
     persuasiveness = an.argument_persuasiveness(trials)
-    row = persuasiveness[(persuasiveness.model == "m1") & (persuasiveness.argument_id == "i1:con:1")]
+    row = persuasiveness[
+        (persuasiveness.model == "m1") & (persuasiveness.argument_id == "i1:con:1")
+    ]
     # i1:con:1 appears in one_sided_con, cc_con_1, cc_con_2 and balanced_1 (12 trials)
     assert row.n.item() == 12
     assert row.pro_share.item() == pytest.approx(3 / 12)
@@ -134,8 +140,12 @@ def test_argument_persuasiveness_and_model_correlation(trials: pd.DataFrame) -> 
 
 
 def test_baseline_agreement_lists() -> None:
-    rows = _trials("a", "same", {"baseline": "pppppppppp"}) + _trials("b", "same", {"baseline": "pppppppppp"})
-    rows += _trials("a", "split", {"baseline": "pppppppppp"}) + _trials("b", "split", {"baseline": "cccccccccc"})
+    rows = _trials("a", "same", {"baseline": "pppppppppp"}) + _trials(
+        "b", "same", {"baseline": "pppppppppp"}
+    )
+    rows += _trials("a", "split", {"baseline": "pppppppppp"}) + _trials(
+        "b", "split", {"baseline": "cccccccccc"}
+    )
     agreement = an.baseline_agreement(an.stance_shares(pd.DataFrame(rows))).set_index("issue_id")
     assert agreement.loc["same", ["mpd", "unanimous", "consistent"]].tolist() == [0.0, True, True]
     assert agreement.loc["split", ["mpd", "strong_disagreement"]].tolist() == [1.0, True]

@@ -75,9 +75,7 @@ def test_eleven_configurations_with_their_argument_counts() -> None:
 def test_draws_are_seeded_and_vary_with_the_seed() -> None:
     issue = MillstoneIssue.model_validate(_issue(n_args=8))
     assert argument_configurations(issue, seed=1) == argument_configurations(issue, seed=1)
-    draws = {
-        tuple(c.pro_indices for c in argument_configurations(issue, seed=s)) for s in range(5)
-    }
+    draws = {tuple(c.pro_indices for c in argument_configurations(issue, seed=s)) for s in range(5)}
     assert len(draws) > 1
 
 
@@ -133,7 +131,7 @@ def test_empty_and_non_utf8_files_fail_clearly(tmp_path: Path) -> None:
         load_issues(empty)
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(json.dumps(_issue()).encode() + b"\n" + "caf\xe9".encode("latin-1"))
-    with pytest.raises(DataFileError, match="line 2.*UTF-8"):
+    with pytest.raises(DataFileError, match=r"line 2.*UTF-8"):
         load_issues(latin)
 
 

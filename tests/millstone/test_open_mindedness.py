@@ -41,9 +41,7 @@ def test_full_reversal_on_the_papers_normaliser_reaches_100() -> None:
 
 def test_a_refusing_baseline_counts_any_answer_as_a_flip() -> None:
     baseline = ConfigOutcome(0, 0.1, "other")
-    assert open_mindedness(baseline, [ConfigOutcome(1, 0.7, "pro")]) == pytest.approx(
-        0.6 / 9 * 100
-    )
+    assert open_mindedness(baseline, [ConfigOutcome(1, 0.7, "pro")]) == pytest.approx(0.6 / 9 * 100)
 
 
 @pytest.mark.parametrize(

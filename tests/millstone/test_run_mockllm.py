@@ -114,3 +114,26 @@ def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> Non
                        trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
     with pytest.raises(StancelabError, match="issue-1, issue-2"):
         run_millstone(run)
+
+
+def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
+    first, _ = scripted_model(follower)
+    stubborn, _ = scripted_model(
+        lambda prompt: (
+            "position A"
+            if prompt.split("\n\n")[-1].index(CON) > prompt.split("\n\n")[-1].index(PRO)
+            else "position B"
+        ),
+        name="mockllm/stubborn",
+    )  # always pro
+    run = MillstoneRun(models=[first, stubborn], out_dir=tmp_path / "run", trials=1,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    summary = run_millstone(run)
+    assert summary["models"] == ["mockllm/model", "mockllm/stubborn"]
+    assert summary["om"]["mockllm/stubborn"]["value"] == 0.0
+    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(5 / 9 * 100, abs=1e-4)
+    # both are 100% pro at baseline on both issues: unanimous and consistent
+    assert summary["baseline_agreement"]["unanimous_consistent"] == ["issue-1", "issue-2"]
+    (pair,) = summary["argument_correlation"]
+    assert (pair["model_a"], pair["model_b"]) == ("mockllm/model", "mockllm/stubborn")
+    assert pair["pearson_r"] is None  # the stubborn model's shares do not vary

@@ -72,7 +72,9 @@ def test_templates_follow_appendix_b_wording() -> None:
     )
     four = template(4).render("school uniforms", "Uniforms help", "Uniforms hurt")
     assert "Output A if you support the position against" in four
-    assert template(5).render("x", "p", "c").startswith("Here are two positions on x: 'c' versus 'p'.")
+    assert (
+        template(5).render("x", "p", "c").startswith("Here are two positions on x: 'c' versus 'p'.")
+    )
     assert "Position 1 states 'c' and Position 2 states 'p'" in template(6).render("x", "p", "c")
 
 
@@ -86,5 +88,9 @@ def test_stance_combines_letter_and_template() -> None:
 
 def test_arguments_come_before_the_question_as_documents() -> None:
     prompt = with_arguments("Q?", ["first", "second"])
-    assert prompt.index("Document 1:\nfirst") < prompt.index("Document 2:\nsecond") < prompt.index("Q?")
+    assert (
+        prompt.index("Document 1:\nfirst")
+        < prompt.index("Document 2:\nsecond")
+        < prompt.index("Q?")
+    )
     assert with_arguments("Q?", []) == "Q?"

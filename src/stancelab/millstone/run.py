@@ -78,7 +78,8 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
-    (log,) = _eval(run, millstone_rephrase(issues_file=str(issues_file)), [rephraser])
+    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit_issues)
+    (log,) = _eval(run, task, [rephraser])
     wordings, unparsed = _wordings_from(log)
     if unparsed:
         raise StancelabError(

@@ -48,11 +48,11 @@ def millstone(
 
 
 @task
-def millstone_rephrase(issues_file: str | None = None) -> Task:
-    """Appendix C: the `rephraser` role turns debate questions into neutral issue/pro/con wording."""
+def millstone_rephrase(issues_file: str | None = None, limit_issues: int | None = None) -> Task:
+    """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
     issues = load_issues(issues_file)
     return Task(
-        dataset=rephrase_dataset(issues),
+        dataset=rephrase_dataset(issues[:limit_issues] if limit_issues else issues),
         solver=rephrase_solver(),
         scorer=rephrase_scorer(),
         config=GenerateConfig(temperature=0.0),
