@@ -114,6 +114,9 @@ def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> Non
                        trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
     with pytest.raises(StancelabError, match="issue-1, issue-2"):
         run_millstone(run)
+    # only the rephrasing log exists: the analysis says so instead of inventing results
+    with pytest.raises(StancelabError, match="No MillStone logs"):
+        analyze(tmp_path / "run")
 
 
 def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:

@@ -89,8 +89,9 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
-    frame = frame[frame["task_name"] == TASK_NAME]
-    frame = _latest_per_model(frame)
+    frame = _latest_per_model(frame[frame["task_name"] == TASK_NAME])
+    if frame.empty:
+        return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))
     frame = frame.drop(columns=["sample_id"]).rename(columns={"id": "sample_id"})
     frame["stance"] = frame["stance"].fillna("error")
