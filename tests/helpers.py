@@ -29,3 +29,19 @@ def scripted_model(reply: Reply, name: str = "mockllm/model") -> tuple[Model, li
         return output(reply(prompt))
 
     return get_model(name, custom_outputs=respond, memoize=False), seen
+
+
+ChatReply = Callable[[list[ChatMessage]], str]
+
+
+def scripted_chat_model(reply: ChatReply, name: str) -> tuple[Model, list[list[ChatMessage]]]:
+    """A mockllm model answering `reply(messages)`; also returns every message list it saw."""
+    seen: list[list[ChatMessage]] = []
+
+    def respond(
+        messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
+    ) -> ModelOutput:
+        seen.append(list(messages))
+        return output(reply(messages))
+
+    return get_model(name, custom_outputs=respond, memoize=False), seen

@@ -89,3 +89,22 @@ def test_inspect_eval_runs_the_registered_task(tmp_path: Path, env: dict[str, st
         "con",
         "other",
     }
+
+
+def test_llm_bias_bench_runs_with_the_embedded_model_in_every_role(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    out = tmp_path / "bias"
+    result = _stancelab(
+        "run", "llm-bias-bench", "--limit", "1", "--turns", "1", "--categories", "direct",
+        "--max-tokens", "24", "--out", str(out), "--display", "none", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    row = summary["table"][EMBEDDED_MODEL]["direct"]
+    assert row["n_topics"] == 1
+    assert sum(row[g] for g in ("pos", "syc", "inc", "oth", "ref")) == pytest.approx(100.0)
+    assert summary["unparsed"][EMBEDDED_MODEL]["direct"]["conversations"] == 3
+    assert {c["role"] for c in summary["cost"]} == {"subject", "user", "judge"}
+    log = read_eval_log(list_eval_logs(str(out / "logs"))[0])
+    assert [m.role for m in (log.samples or [])[0].messages] == ["user", "assistant"]

@@ -6,6 +6,7 @@ works like any other Inspect task.
 
 from inspect_ai.model import ModelAPI, modelapi
 
+from stancelab.llm_bias_bench.task import llm_bias_bench
 from stancelab.millstone.task import millstone, millstone_rephrase
 
 
@@ -16,4 +17,4 @@ def embedded() -> type[ModelAPI]:
     return EmbeddedAPI
 
 
-__all__ = ["embedded", "millstone", "millstone_rephrase"]
+__all__ = ["embedded", "llm_bias_bench", "millstone", "millstone_rephrase"]

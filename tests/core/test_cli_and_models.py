@@ -44,7 +44,7 @@ def test_cli_reports_user_errors_without_a_traceback(
     assert main(["run", "issuebench"]) == 2
     assert "not implemented yet" in capsys.readouterr().err
     assert main(["analyze", str(tmp_path)]) == 2
-    assert "No MillStone logs" in capsys.readouterr().err
+    assert "No stancelab probe logs" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
     assert main(["run", "millstone", "--issues", str(bad), "--out", str(tmp_path / "o")]) == 2

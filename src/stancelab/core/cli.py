@@ -10,8 +10,9 @@ from pathlib import Path
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 
-PROBES = ("millstone",)
-PLANNED_PROBES = ("testing-conviction", "llm-bias-bench", "prior-prejudice", "issuebench")
+PROBES = ("millstone", "llm-bias-bench")
+PLANNED_PROBES = ("testing-conviction", "prior-prejudice", "issuebench")
+TASK_PROBES = {"millstone": "millstone", "llm_bias_bench": "llm-bias-bench"}
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -22,21 +23,45 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         help="subject model (Inspect model string, or 'embedded'); repeat to compare models",
     )
-    run.add_argument("--role", action="append", help="helper role, ROLE=MODEL (e.g. rephraser=...)")
-    run.add_argument("--limit", type=int, help="use only the first N issues")
-    run.add_argument("--trials", type=int, help="trials per (issue, template, configuration)")
-    run.add_argument("--seed", type=int, default=0, help="seed for argument draws and order")
+    run.add_argument(
+        "--role", action="append", help="helper role, ROLE=MODEL (rephraser; user, judge)"
+    )
+    run.add_argument("--limit", type=int, help="use only the first N issues / topics")
     run.add_argument("--out", type=Path, help="output folder (default: runs/<probe>)")
-    run.add_argument("--issues", type=Path, help="issues file (JSONL; default: bundled set)")
-    run.add_argument("--max-tokens", type=int, help="cap on each answer's length")
-    run.add_argument("--temperature", type=float, help="subject sampling temperature")
+    run.add_argument("--max-tokens", type=int, help="cap on each generated message")
     run.add_argument("--display", help="Inspect display: full, rich, plain, log, none")
+    run.add_argument("--seed", type=int, default=0, help="seed (MillStone draws and order)")
+    millstone = run.add_argument_group("millstone")
+    millstone.add_argument("--trials", type=int, help="trials per (issue, template, config)")
+    millstone.add_argument("--issues", type=Path, help="issues file (JSONL; default: bundled)")
+    millstone.add_argument("--temperature", type=float, help="subject sampling temperature")
+    bias = run.add_argument_group("llm-bias-bench")
+    bias.add_argument("--topics", type=Path, help="topics file (ours or the authors' format)")
+    bias.add_argument("--categories", help="comma-separated: direct,indirect (default both)")
+    bias.add_argument("--turns", type=int, help="user messages per conversation (default 5)")
+    bias.add_argument("--replicates", type=int, help="conversations per cell, majority verdict")
+    bias.add_argument("--judge-samples", type=int, help="judge calls per verdict, majority")
+    bias.add_argument("--judge-every-turn", action="store_true", help="verdict trajectories")
+    bias.add_argument("--blind-judge", action="store_true", help="also judge without persona")
+    bias.add_argument(
+        "--price",
+        action="append",
+        help="MODEL=IN,OUT: USD per million input and output tokens, for the cost summary",
+    )
 
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
     analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/)")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
+def _add_import(subparsers: argparse._SubParsersAction) -> None:
+    imported = subparsers.add_parser("import", help="re-analyse a published run")
+    imported.add_argument("source", choices=["llm-bias-bench"], help="what to import")
+    imported.add_argument("path", type=Path, help="the authors' released folder or file")
+    imported.add_argument("--out", type=Path, required=True, help="output folder")
+    imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -65,42 +90,127 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_run(subparsers)
     _add_analyze(subparsers)
+    _add_import(subparsers)
     _add_millstone(subparsers)
     _add_embedded(subparsers)
     return parser
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.probe in PLANNED_PROBES:
-        raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
-    if args.probe not in PROBES:
-        raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
+def parse_prices(assignments: list[str] | None) -> dict[str, tuple[float, float]]:
+    """`MODEL=IN,OUT` strings -> {model: (USD per 1M input, USD per 1M output tokens)}."""
+    prices: dict[str, tuple[float, float]] = {}
+    for assignment in assignments or []:
+        model, _, values = assignment.rpartition("=")
+        try:
+            per_input, per_output = (float(part) for part in values.split(","))
+        except ValueError:
+            raise StancelabError(
+                f"--price expects MODEL=IN,OUT in USD per 1M tokens, got '{assignment}'."
+            ) from None
+        if not model:
+            raise StancelabError(f"--price expects MODEL=IN,OUT, got '{assignment}'.")
+        prices[resolve_model(model)] = (per_input, per_output)
+    return prices
+
+
+def _copy_set(options: object, args: argparse.Namespace, names: tuple[str, ...]) -> None:
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value is not False:
+            setattr(options, name, value)
+
+
+def _run_millstone(args: argparse.Namespace) -> str:
     from stancelab.millstone.results import format_summary
     from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
 
     options = MillstoneRun(
-        models=resolve_models(args.model),
-        roles=parse_roles(args.role, ROLES),
+        models=list(resolve_models(args.model)),
+        roles=dict(parse_roles(args.role, ROLES)),
         out_dir=args.out or Path("runs") / args.probe,
         issues_file=args.issues,
         limit_issues=args.limit,
         seed=args.seed,
         display=args.display,
     )
-    for name in ("trials", "max_tokens", "temperature"):
-        if getattr(args, name) is not None:
-            setattr(options, name, getattr(args, name))
+    _copy_set(options, args, ("trials", "max_tokens", "temperature"))
     summary = run_millstone(options)
-    print(format_summary(summary))
-    print(f"\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/")
+    return (
+        format_summary(summary)
+        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
+    )
+
+
+def _run_bias_bench(args: argparse.Namespace) -> str:
+    from stancelab.llm_bias_bench.results import format_summary
+    from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
+
+    options = BiasBenchRun(
+        models=list(resolve_models(args.model)),
+        roles=dict(parse_roles(args.role, ROLES)),
+        out_dir=args.out or Path("runs") / args.probe,
+        topics_file=args.topics,
+        limit_topics=args.limit,
+        categories=args.categories,
+        prices=parse_prices(args.price),
+        display=args.display,
+    )
+    _copy_set(
+        options,
+        args,
+        ("turns", "replicates", "judge_samples", "judge_every_turn", "blind_judge", "max_tokens"),
+    )
+    summary = run_bias_bench(options)
+    return (
+        format_summary(summary)
+        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.probe in PLANNED_PROBES:
+        raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
+    runners = {"millstone": _run_millstone, "llm-bias-bench": _run_bias_bench}
+    if args.probe not in runners:
+        raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
+    print(runners[args.probe](args))
     return 0
 
 
-def _analyze(args: argparse.Namespace) -> int:
-    from stancelab.millstone.results import analyze, format_summary
+def probes_in(logs_dir: Path) -> list[str]:
+    """Which probes have logs in a folder (read from the log headers)."""
+    from inspect_ai.log import read_eval_log
 
-    summary = analyze(args.out, seed=args.seed)
+    from stancelab.core.logs import log_files
+
+    found = set()
+    for path in log_files(logs_dir):
+        task = read_eval_log(str(path), header_only=True).eval.task.split("/")[-1]
+        if task in TASK_PROBES:
+            found.add(TASK_PROBES[task])
+    return [probe for probe in PROBES if probe in found]
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    probes = probes_in(args.out / "logs")
+    if not probes:
+        raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
+    for probe in probes:
+        if probe == "millstone":
+            from stancelab.millstone.results import analyze, format_summary
+        else:
+            from stancelab.llm_bias_bench.results import analyze, format_summary
+        print(format_summary(analyze(args.out, seed=args.seed)))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from stancelab.llm_bias_bench.results import format_summary
+    from stancelab.llm_bias_bench.run import import_authors_run
+
+    summary = import_authors_run(args.path, args.out, parse_prices(args.price))
     print(format_summary(summary))
+    print(f"\nResults: {args.out}/summary.json, tables in {args.out}/tables/")
     return 0
 
 
@@ -121,7 +231,13 @@ def _embedded(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": _run, "analyze": _analyze, "millstone": _millstone, "embedded": _embedded}
+COMMANDS = {
+    "run": _run,
+    "analyze": _analyze,
+    "import": _import,
+    "millstone": _millstone,
+    "embedded": _embedded,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stancelab.core.logs import log_files, newest_log_per_model
 from stancelab.core.stats import bootstrap_ci, pearson
 from stancelab.millstone.stance import STANCES
 
@@ -47,24 +48,6 @@ def _score_field(sample: object, field: str) -> object:
     return (score.metadata or {}).get(field)
 
 
-def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Inspect log files under a folder (recursively), or the given files."""
-    if isinstance(logs, str | Path):
-        path = Path(logs)
-        if path.is_dir():
-            return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
-        return [path] if path.exists() else []
-    return [Path(item) for item in logs]
-
-
-def _latest_per_model(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep only the newest log for each model, so a re-run replaces rather than doubles."""
-    if frame.empty:
-        return frame
-    newest = frame.sort_values("created").groupby("model")["log"].last()
-    return frame[frame["log"].isin(set(newest))]
-
-
 def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per trial from MillStone logs (the newest log per model wins)."""
     from inspect_ai.analysis import (
@@ -89,7 +72,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
-    frame = _latest_per_model(frame[frame["task_name"] == TASK_NAME])
+    frame = newest_log_per_model(frame[frame["task_name"] == TASK_NAME])
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))

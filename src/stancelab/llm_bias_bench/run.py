@@ -1,0 +1,85 @@
+"""Running llm-bias-bench end to end, and importing the authors' released runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import Model
+
+from stancelab.core.errors import StancelabError
+from stancelab.llm_bias_bench.analysis import flatten_usage
+from stancelab.llm_bias_bench.records import read_authors_outputs
+from stancelab.llm_bias_bench.results import PRICES_FILE, analyze, analyze_conversations
+from stancelab.llm_bias_bench.scorers import JUDGE_ROLE
+from stancelab.llm_bias_bench.solvers import USER_ROLE
+from stancelab.llm_bias_bench.task import DEFAULT_TURNS, llm_bias_bench
+
+ROLES = (USER_ROLE, JUDGE_ROLE)
+
+
+@dataclass
+class BiasBenchRun:
+    """Options of one `stancelab run llm-bias-bench`."""
+
+    models: list[str | Model]
+    out_dir: Path
+    roles: dict[str, str | Model] = field(default_factory=dict)
+    topics_file: Path | None = None
+    limit_topics: int | None = None
+    categories: str | None = None
+    turns: int = DEFAULT_TURNS
+    replicates: int = 1
+    judge_samples: int = 1
+    judge_every_turn: bool = False
+    blind_judge: bool = False
+    max_tokens: int | None = None
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    display: str | None = None
+
+
+def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None:
+    if prices:
+        (out_dir / PRICES_FILE).write_text(json.dumps(prices, indent=2, sort_keys=True) + "\n")
+
+
+def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
+    """Run the conversations for every subject model, then analyse the logs."""
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    task = llm_bias_bench(
+        topics_file=str(run.topics_file) if run.topics_file else None,
+        limit_topics=run.limit_topics,
+        categories=run.categories,
+        turns=run.turns,
+        replicates=run.replicates,
+        judge_samples=run.judge_samples,
+        judge_every_turn=run.judge_every_turn,
+        blind_judge=run.blind_judge,
+        max_tokens=run.max_tokens,
+    )
+    logs = inspect_eval(
+        task,
+        model=run.models,
+        model_roles=run.roles or None,
+        log_dir=str(run.out_dir / "logs"),
+        display=run.display,  # type: ignore[arg-type]
+    )
+    for log in logs:
+        if log.status != "success":
+            reason = log.error.message if log.error else log.status
+            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
+    _write_prices(run.out_dir, run.prices)
+    return analyze(run.out_dir)
+
+
+def import_authors_run(
+    source: Path, out_dir: Path, prices: dict[str, tuple[float, float]] | None = None
+) -> dict[str, Any]:
+    """Re-analyse the authors' released output JSONL with stancelab's code."""
+    conversations = read_authors_outputs(source)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write_prices(out_dir, prices or {})
+    return analyze_conversations(out_dir, conversations, flatten_usage([]))

@@ -1,0 +1,122 @@
+"""The judge (role `judge`): a verdict on the subject's final reply, with options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.solver import TaskState
+
+from stancelab.llm_bias_bench.prompts import JUDGE_SYSTEM, judge_prompt
+from stancelab.llm_bias_bench.solvers import add_usage, exchanges_of
+from stancelab.llm_bias_bench.verdicts import (
+    UNPARSED,
+    VERDICTS,
+    JudgeReading,
+    majority_verdict,
+    parse_judge_reply,
+)
+
+JUDGE_ROLE = "judge"
+VERDICT_LABELS = (*VERDICTS, UNPARSED)
+
+
+async def judge_once(
+    judge: Model,
+    metadata: dict[str, Any],
+    exchanges: list[tuple[str, str]],
+    blind: bool,
+    samples: int,
+    config: GenerateConfig,
+    usage: dict[str, Any],
+) -> tuple[JudgeReading, list[str], str]:
+    """The majority reading of `samples` judge calls, their verdicts, and the first raw reply."""
+    readings: list[JudgeReading] = []
+    raw_first = ""
+    for index in range(samples):
+        policy = CachePolicy(expiry=None, scopes={"judge_sample": str(index)})
+        output = await judge.generate(
+            [
+                ChatMessageSystem(content=JUDGE_SYSTEM),
+                ChatMessageUser(content=judge_prompt(metadata, exchanges, blind)),
+            ],
+            config=config,
+            cache=policy,
+        )
+        add_usage(usage, JUDGE_ROLE, str(judge), output)
+        raw_first = raw_first or output.completion
+        readings.append(parse_judge_reply(output.completion))
+    verdicts = [reading.verdict for reading in readings]
+    majority = majority_verdict(verdicts)
+    chosen = next((r for r in readings if r.verdict == majority), JudgeReading(majority))
+    return chosen, verdicts, raw_first
+
+
+@scorer(metrics={label: [mean()] for label in VERDICT_LABELS})
+def judge_verdict(
+    samples: int = 1,
+    every_turn: bool = False,
+    blind: bool = False,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+) -> Scorer:
+    """Verdict on the final reply (agree / disagree / neutral / refusal, or "unparsed").
+
+    Args:
+        samples: judge calls per verdict; the majority wins (a tie is "tie").
+        every_turn: also judge each earlier reply on the transcript up to it (trajectory).
+        blind: also ask a judge that is not told the user's persona, and record its verdict.
+        temperature: judge temperature (default 0, or 1 when samples > 1).
+        max_tokens: cap on the judge's reply.
+    """
+    judge_temperature = temperature if temperature is not None else (1.0 if samples > 1 else 0.0)
+    config = GenerateConfig(temperature=judge_temperature, max_tokens=max_tokens)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        judge = get_model(role=JUDGE_ROLE)
+        exchanges = exchanges_of(state.messages)
+        usage: dict[str, Any] = dict(state.store.get("usage", {}))
+        final, sample_verdicts, raw = await judge_once(
+            judge, state.metadata, exchanges, False, samples, config, usage
+        )
+        metadata: dict[str, Any] = {
+            "verdict": final.verdict,
+            "evidence": final.evidence,
+            "rationale": final.rationale,
+            "judge_samples": sample_verdicts,
+            "raw_response": raw[:4000],
+            "turns": len(exchanges),
+            "empty_user_turns": state.store.get("empty_user_turns", 0),
+        }
+        if every_turn:
+            earlier = [
+                (
+                    await judge_once(
+                        judge, state.metadata, exchanges[:t], False, samples, config, usage
+                    )
+                )[0].verdict
+                for t in range(1, len(exchanges))
+            ]
+            metadata["trajectory"] = [*earlier, final.verdict]
+        if blind:
+            blind_reading, _, _ = await judge_once(
+                judge, state.metadata, exchanges, True, samples, config, usage
+            )
+            metadata["blind_verdict"] = blind_reading.verdict
+        metadata["usage"] = usage
+        return Score(
+            value={label: float(final.verdict == label) for label in VERDICT_LABELS},
+            answer=final.verdict,
+            explanation=final.rationale or None,
+            metadata=metadata,
+        )
+
+    return score

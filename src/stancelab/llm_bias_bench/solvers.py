@@ -1,0 +1,79 @@
+"""The conversation: a simulated user (role `user`) talks with the subject for N turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stancelab.llm_bias_bench.prompts import FIRST_TURN_CUE, user_system_prompt
+
+USER_ROLE = "user"
+CACHE = CachePolicy(expiry=None)
+EMPTY_USER_MESSAGE = "..."
+
+
+def add_usage(store: dict[str, Any], role: str, model: str, output: ModelOutput) -> None:
+    """Accumulate token usage of one call under its role."""
+    usage = store.setdefault(role, {"model": model, "input_tokens": 0, "output_tokens": 0})
+    if output.usage is not None:
+        usage["input_tokens"] += output.usage.input_tokens
+        usage["output_tokens"] += output.usage.output_tokens
+
+
+@solver
+def converse(
+    turns: int = 5, user_temperature: float | None = None, user_max_tokens: int | None = None
+) -> Solver:
+    """Alternate simulated-user and subject messages; the subject sees a plain chat."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        simulator = get_model(role=USER_ROLE)
+        config = GenerateConfig(temperature=user_temperature, max_tokens=user_max_tokens)
+        simulator_view: list[ChatMessage] = [
+            ChatMessageSystem(content=user_system_prompt(state.metadata, turns))
+        ]
+        usage: dict[str, Any] = {}
+        state.messages = []
+        empty_user_turns = 0
+        for turn in range(1, turns + 1):
+            cue = FIRST_TURN_CUE if turn == 1 else state.output.completion or EMPTY_USER_MESSAGE
+            simulator_view.append(ChatMessageUser(content=cue))
+            user_output = await simulator.generate(simulator_view, config=config, cache=CACHE)
+            add_usage(usage, USER_ROLE, str(simulator), user_output)
+            user_text = user_output.completion.strip()
+            if not user_text:
+                empty_user_turns += 1
+                user_text = EMPTY_USER_MESSAGE
+            simulator_view.append(ChatMessageAssistant(content=user_text))
+            state.messages.append(ChatMessageUser(content=user_text))
+            state = await generate(state, cache=CACHE)
+            add_usage(usage, "subject", str(state.model), state.output)
+        state.store.set("usage", usage)
+        state.store.set("empty_user_turns", empty_user_turns)
+        return state
+
+    return solve
+
+
+def exchanges_of(messages: list[ChatMessage]) -> list[tuple[str, str]]:
+    """(user message, assistant reply) pairs of a conversation, in order."""
+    pairs: list[tuple[str, str]] = []
+    pending_user: str | None = None
+    for message in messages:
+        if message.role == "user":
+            pending_user = message.text
+        elif message.role == "assistant" and pending_user is not None:
+            pairs.append((pending_user, message.text))
+            pending_user = None
+    return pairs

@@ -1,0 +1,69 @@
+"""Inspect task `stancelab/llm_bias_bench`."""
+
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.model import GenerateConfig
+
+from stancelab.llm_bias_bench.dataset import CATEGORIES, Category, conversation_samples, load_topics
+from stancelab.llm_bias_bench.scorers import judge_verdict
+from stancelab.llm_bias_bench.solvers import converse
+
+DEFAULT_TURNS = 5
+
+
+def parse_categories(categories: str | list[str] | tuple[str, ...] | None) -> tuple[Category, ...]:
+    """`direct,indirect` (or a list) -> a tuple of known categories, in canonical order."""
+    if categories is None:
+        return CATEGORIES
+    names = categories.split(",") if isinstance(categories, str) else list(categories)
+    chosen = {name.strip() for name in names if name.strip()}
+    unknown = chosen - set(CATEGORIES)
+    if unknown or not chosen:
+        raise ValueError(f"categories must be among {', '.join(CATEGORIES)}; got {sorted(unknown)}")
+    return tuple(c for c in CATEGORIES if c in chosen)
+
+
+@task
+def llm_bias_bench(
+    topics_file: str | None = None,
+    limit_topics: int | None = None,
+    categories: str | None = None,
+    turns: int = DEFAULT_TURNS,
+    replicates: int = 1,
+    judge_samples: int = 1,
+    judge_every_turn: bool = False,
+    blind_judge: bool = False,
+    max_tokens: int | None = None,
+    user_temperature: float | None = None,
+) -> Task:
+    """llm-bias-bench: simulated-user conversations per topic x category x persona, judged.
+
+    Args:
+        topics_file: topics JSONL, ours or the authors' `topics.jsonl` (default: bundled set).
+        limit_topics: use only the first N topics.
+        categories: comma-separated subset of direct,indirect.
+        turns: user messages per conversation (paper: 5).
+        replicates: conversations per cell (Inspect epochs); the analysis takes the majority.
+        judge_samples: judge calls per verdict, majority wins.
+        judge_every_turn: also judge every earlier turn (verdict trajectories).
+        blind_judge: also judge without telling the judge the user's persona.
+        max_tokens: cap on each generated message (subject, user and judge).
+        user_temperature: sampling temperature of the simulated user (provider default if unset).
+    """
+    topics = load_topics(topics_file)
+    chosen = topics[:limit_topics] if limit_topics else topics
+    return Task(
+        dataset=conversation_samples(chosen, parse_categories(categories)),
+        solver=converse(turns, user_temperature, max_tokens),
+        scorer=judge_verdict(
+            samples=judge_samples,
+            every_turn=judge_every_turn,
+            blind=blind_judge,
+            max_tokens=max_tokens,
+        ),
+        epochs=Epochs(replicates, "mean"),
+        config=GenerateConfig(max_tokens=max_tokens),
+        metadata={"probe": "llm-bias-bench", "turns": turns},
+        version=1,
+    )
