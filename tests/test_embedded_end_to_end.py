@@ -108,3 +108,19 @@ def test_llm_bias_bench_runs_with_the_embedded_model_in_every_role(
     assert {c["role"] for c in summary["cost"]} == {"subject", "user", "judge"}
     log = read_eval_log(list_eval_logs(str(out / "logs"))[0])
     assert [m.role for m in (log.samples or [])[0].messages] == ["user", "assistant"]
+
+
+def test_issuebench_runs_with_the_embedded_model_as_writer_and_classifier(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    out = tmp_path / "issuebench"
+    result = _stancelab(
+        "run", "issuebench", "--issues", "1", "--templates", "2", "--framings", "neutral,con",
+        "--max-tokens", "32", "--out", str(out), "--display", "none", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    counts = summary["responses"][EMBEDDED_MODEL]
+    assert counts["total"] == 4
+    assert sum(counts[label] for label in ("1", "2", "3", "4", "5", "refusal", "unparsed")) == 4
+    assert set(summary["majority_counts"][EMBEDDED_MODEL]) == {"neutral", "con"}

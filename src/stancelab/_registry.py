@@ -6,6 +6,7 @@ works like any other Inspect task.
 
 from inspect_ai.model import ModelAPI, modelapi
 
+from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 from stancelab.llm_bias_bench.task import llm_bias_bench
 from stancelab.millstone.task import millstone, millstone_rephrase
 
@@ -17,4 +18,11 @@ def embedded() -> type[ModelAPI]:
     return EmbeddedAPI
 
 
-__all__ = ["embedded", "llm_bias_bench", "millstone", "millstone_rephrase"]
+__all__ = [
+    "embedded",
+    "issuebench",
+    "issuebench_classifier_validation",
+    "llm_bias_bench",
+    "millstone",
+    "millstone_rephrase",
+]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -10,9 +11,13 @@ from pathlib import Path
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 
-PROBES = ("millstone", "llm-bias-bench")
-PLANNED_PROBES = ("testing-conviction", "prior-prejudice", "issuebench")
-TASK_PROBES = {"millstone": "millstone", "llm_bias_bench": "llm-bias-bench"}
+PROBES = ("millstone", "llm-bias-bench", "issuebench")
+PLANNED_PROBES = ("testing-conviction", "prior-prejudice")
+TASK_PROBES = {
+    "millstone": "millstone",
+    "llm_bias_bench": "llm-bias-bench",
+    "issuebench": "issuebench",
+}
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +38,9 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--seed", type=int, default=0, help="seed (MillStone draws and order)")
     millstone = run.add_argument_group("millstone")
     millstone.add_argument("--trials", type=int, help="trials per (issue, template, config)")
-    millstone.add_argument("--issues", type=Path, help="issues file (JSONL; default: bundled)")
+    millstone.add_argument(
+        "--issues", help="MillStone: issues file (JSONL); IssueBench: number of issues to use"
+    )
     millstone.add_argument("--temperature", type=float, help="subject sampling temperature")
     bias = run.add_argument_group("llm-bias-bench")
     bias.add_argument("--topics", type=Path, help="topics file (ours or the authors' format)")
@@ -43,6 +50,15 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     bias.add_argument("--judge-samples", type=int, help="judge calls per verdict, majority")
     bias.add_argument("--judge-every-turn", action="store_true", help="verdict trajectories")
     bias.add_argument("--blind-judge", action="store_true", help="also judge without persona")
+    issue = run.add_argument_group("issuebench")
+    issue.add_argument("--templates", type=int, help="a seeded sample of N templates")
+    issue.add_argument("--framings", help="comma-separated: neutral,pro,con (default all)")
+    issue.add_argument("--issues-file", type=Path, help="issues (JSONL, or the authors' CSV)")
+    issue.add_argument("--templates-file", type=Path, help="templates (JSONL, or authors' CSV)")
+    issue.add_argument("--dedupe", action="store_true", help="de-duplicate templates first")
+    issue.add_argument("--shard-size", type=int, help="prompts per resumable shard")
+    issue.add_argument("--batch", action="store_true", help="use the provider's batch API")
+    issue.add_argument("--voters", type=Path, help="iSideWith-format voter shares")
     bias.add_argument(
         "--price",
         action="append",
@@ -58,10 +74,13 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported = subparsers.add_parser("import", help="re-analyse a published run")
-    imported.add_argument("source", choices=["llm-bias-bench"], help="what to import")
+    imported.add_argument(
+        "source", choices=["llm-bias-bench", "issuebench-tables"], help="what to import"
+    )
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, required=True, help="output folder")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
+    imported.add_argument("--voters", type=Path, help="issuebench-tables: iSideWith voter file")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -74,6 +93,19 @@ def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
     rephrase.add_argument("--out", type=Path, required=True, help="issues file to write")
     rephrase.add_argument("--model", help="rephraser model (default: embedded)")
     rephrase.add_argument("--logs", type=Path, help="folder for the Inspect log")
+
+
+def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
+    issuebench = subparsers.add_parser("issuebench", help="IssueBench utilities")
+    commands = issuebench.add_subparsers(dest="issuebench_command", required=True)
+    validate = commands.add_parser(
+        "validate-classifier", help="score a stance classifier against gold labels"
+    )
+    validate.add_argument("--gold", type=Path, required=True, help="gold annotations (CSV)")
+    validate.add_argument("--role", action="append", help="classifier=MODEL (default: embedded)")
+    validate.add_argument("--limit", type=int, help="use the first N gold responses")
+    validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
+    validate.add_argument("--display", help="Inspect display")
 
 
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
@@ -92,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analyze(subparsers)
     _add_import(subparsers)
     _add_millstone(subparsers)
+    _add_issuebench(subparsers)
     _add_embedded(subparsers)
     return parser
 
@@ -128,7 +161,7 @@ def _run_millstone(args: argparse.Namespace) -> str:
         models=list(resolve_models(args.model)),
         roles=dict(parse_roles(args.role, ROLES)),
         out_dir=args.out or Path("runs") / args.probe,
-        issues_file=args.issues,
+        issues_file=Path(args.issues) if args.issues else None,
         limit_issues=args.limit,
         seed=args.seed,
         display=args.display,
@@ -167,10 +200,51 @@ def _run_bias_bench(args: argparse.Namespace) -> str:
     )
 
 
+def _count(value: str | None, option: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise StancelabError(f"{option} expects a number for this probe, got '{value}'.") from None
+
+
+def _run_issuebench(args: argparse.Namespace) -> str:
+    from stancelab.issuebench.results import format_summary
+    from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
+
+    options = IssueBenchRun(
+        models=list(resolve_models(args.model)),
+        roles=dict(parse_roles(args.role, ROLES)),
+        out_dir=args.out or Path("runs") / args.probe,
+        issues_file=args.issues_file,
+        templates_file=args.templates_file,
+        limit_issues=_count(args.issues, "--issues") or args.limit,
+        n_templates=args.templates,
+        framings=args.framings,
+        seed=args.seed,
+        dedupe=args.dedupe,
+        shard_size=args.shard_size,
+        batch=args.batch,
+        voters_file=args.voters,
+        display=args.display,
+    )
+    _copy_set(options, args, ("max_tokens", "temperature"))
+    summary = run_issuebench(options)
+    return (
+        format_summary(summary)
+        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.probe in PLANNED_PROBES:
         raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
-    runners = {"millstone": _run_millstone, "llm-bias-bench": _run_bias_bench}
+    runners = {
+        "millstone": _run_millstone,
+        "llm-bias-bench": _run_bias_bench,
+        "issuebench": _run_issuebench,
+    }
     if args.probe not in runners:
         raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
     print(runners[args.probe](args))
@@ -196,15 +270,24 @@ def _analyze(args: argparse.Namespace) -> int:
     if not probes:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
     for probe in probes:
-        if probe == "millstone":
-            from stancelab.millstone.results import analyze, format_summary
-        else:
-            from stancelab.llm_bias_bench.results import analyze, format_summary
-        print(format_summary(analyze(args.out, seed=args.seed)))
+        module = {
+            "millstone": "stancelab.millstone.results",
+            "llm-bias-bench": "stancelab.llm_bias_bench.results",
+            "issuebench": "stancelab.issuebench.results",
+        }[probe]
+        results = importlib.import_module(module)
+        print(results.format_summary(results.analyze(args.out, seed=args.seed)))
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
+    if args.source == "issuebench-tables":
+        from stancelab.issuebench.results import format_summary as format_issuebench
+        from stancelab.issuebench.run import import_released_tables
+
+        print(format_issuebench(import_released_tables(args.path, args.out, args.voters)))
+        print(f"\nResults: {args.out}/summary.json, tables in {args.out}/tables/")
+        return 0
     from stancelab.llm_bias_bench.results import format_summary
     from stancelab.llm_bias_bench.run import import_authors_run
 
@@ -224,6 +307,20 @@ def _millstone(args: argparse.Namespace) -> int:
     return 0
 
 
+def _issuebench(args: argparse.Namespace) -> int:
+    from stancelab.issuebench.run import ROLES, validate_classifier
+
+    classifier = parse_roles(args.role, ROLES).get("classifier", resolve_model(None))
+    report = validate_classifier(args.gold, classifier, args.out, args.limit, args.display)
+    print(
+        f"classifier {classifier} on {report['n']} gold responses: macro F1 {report['macro_f1']:.3f}, "
+        f"collapsed 4-label F1 {report['collapsed_macro_f1']:.3f}, unparsed {report['unparsed']}"
+    )
+    print(report["per_class"].round(3).to_string(index=False))
+    print(report["confusion"].to_string())
+    return 0
+
+
 def _embedded(args: argparse.Namespace) -> int:
     from stancelab.core.embedded import materialise
 
@@ -236,6 +333,7 @@ COMMANDS = {
     "analyze": _analyze,
     "import": _import,
     "millstone": _millstone,
+    "issuebench": _issuebench,
     "embedded": _embedded,
 }
 

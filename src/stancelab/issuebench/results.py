@@ -1,0 +1,171 @@
+"""From IssueBench logs (or released tables) to tables, `summary.json` and a printed summary."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.logs import log_files
+from stancelab.issuebench import analysis as an
+from stancelab.issuebench.labels import LABELS, UNPARSED
+
+SUMMARY_FILE = "summary.json"
+TABLES_DIR = "tables"
+VOTERS_FILE = "voters.csv"
+TASK_NAME = "issuebench"
+
+
+def read_responses(logs: Path) -> pd.DataFrame:
+    """One row per classified response; for a prompt answered in several logs the newest wins."""
+    from inspect_ai.analysis import (
+        EvalInfo,
+        EvalModel,
+        EvalTask,
+        SampleColumn,
+        SampleSummary,
+        samples_df,
+    )
+
+    files = [str(path) for path in log_files(logs)]
+    columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask,
+               SampleColumn("label", path=lambda s: (s.scores or {}).get("stance_classifier").answer
+                            if (s.scores or {}).get("stance_classifier") else None)]  # fmt: skip
+    frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
+    if frame.empty or "task_name" not in frame:
+        return pd.DataFrame(columns=["model", "issue_id", "framing", "template_id", "label"])
+    frame = frame[frame["task_name"] == TASK_NAME].sort_values("created")
+    frame = frame.drop_duplicates(subset=["model", "id"], keep="last")
+    return pd.DataFrame(
+        {
+            "model": frame["model"].to_numpy(),
+            "issue_id": frame["metadata_issue_id"].astype(str).to_numpy(),
+            "framing": frame["metadata_framing"].to_numpy(),
+            "template_id": frame["metadata_template_id"].astype(str).to_numpy(),
+            "label": frame["label"].fillna(UNPARSED).to_numpy(),
+        }
+    )
+
+
+def compute_tables(
+    dists: pd.DataFrame,
+    voters: pd.DataFrame | None = None,
+    responses: pd.DataFrame | None = None,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """Every IssueBench table from label distributions (and responses, for downsampling)."""
+    counts = an.majority_counts(dists)
+    pairs = an.pairwise_jsd(dists)
+    tables = {
+        "distributions": dists,
+        "majority_counts": counts,
+        "hedging": an.hedging(counts),
+        "framing_correlations": an.framing_correlations(dists),
+        "jsd_issue_pairs": pairs,
+        "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
+        "jsd_issues": an.issue_jsd(pairs),
+    }
+    if voters is not None:
+        per_issue, per_model = an.partisan_distances(dists, voters, seed)
+        tables["partisan_issues"], tables["partisan"] = per_issue, per_model
+    if responses is not None and not responses.empty:
+        n_templates = responses["template_id"].nunique()
+        sizes = sorted({max(1, n_templates // 4), max(1, n_templates // 2)})
+        tables["downsampling"] = an.downsampling_curve(responses, sizes, seeds=20)
+    return tables
+
+
+def _clean(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 6)
+    return value
+
+
+def build_summary(
+    tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None
+) -> dict[str, Any]:
+    counts = tables["majority_counts"]
+    summary: dict[str, Any] = {
+        "probe": "issuebench",
+        "models": sorted(tables["distributions"]["model"].unique().tolist()),
+        "issues": int(tables["distributions"]["issue_id"].nunique()),
+        "majority_counts": {
+            model: {r["framing"]: {label: int(r[label]) for label in LABELS} | {"total": int(r["total"]), "issues": int(r["issues"])}
+                    for _, r in group.iterrows()}
+            for model, group in counts.groupby("model")
+        },
+        "hedging": {r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
+        "jsd": [{k: _clean(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
+    }  # fmt: skip
+    if "partisan" in tables:
+        summary["partisan"] = {
+            r["model"]: {group: {"value": _clean(r[group]), "ci_low": _clean(r[f"{group}_ci_low"]), "ci_high": _clean(r[f"{group}_ci_high"])}
+                         for group in ("dem", "rep", "all")} | {"issues": int(r["issues"])}
+            for _, r in tables["partisan"].iterrows()
+        }  # fmt: skip
+    if responses is not None:
+        summary["responses"] = {
+            model: {label: int((group["label"] == label).sum()) for label in (*LABELS, UNPARSED)} | {"total": len(group)}
+            for model, group in responses.groupby("model")
+        }  # fmt: skip
+    return summary
+
+
+def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
+    (out_dir / TABLES_DIR).mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(out_dir / TABLES_DIR / f"{name}.csv", index=False)
+    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`)."""
+    from stancelab.issuebench.tables import load_voters
+
+    out_dir = Path(out_dir)
+    responses = read_responses(out_dir / "logs")
+    if responses.empty:
+        raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
+    voters_path = out_dir / VOTERS_FILE
+    voters = load_voters(voters_path) if voters_path.exists() else None
+    tables = compute_tables(an.label_distributions(responses), voters, responses, seed)
+    tables["responses"] = responses
+    summary = build_summary(tables, responses)
+    write_results(out_dir, tables, summary)
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """Majority-stance counts per model and framing (Tables 1 and 3), and partisan distances."""
+    header = (
+        f"{'model':<36} {'framing':<8} "
+        + " ".join(f"{label:>7}" for label in LABELS)
+        + f" {'total':>6} {'issues':>6}"
+    )
+    lines = ["IssueBench: issues with a majority stance (> 50%)", header, "-" * len(header)]
+    for model in summary["models"]:
+        for framing in ("neutral", "pro", "con"):
+            row = summary["majority_counts"].get(model, {}).get(framing)
+            if row:
+                lines.append(f"{model:<36} {framing:<8} " + " ".join(f"{row[label]:>7}" for label in LABELS)
+                             + f" {row['total']:>6} {row['issues']:>6}")  # fmt: skip
+    if "responses" in summary:
+        lines.append("")
+        for model, counts in summary["responses"].items():
+            lines.append(
+                f"{model}: {counts['total']} responses, {counts['refusal']} refusals, {counts[UNPARSED]} unparsed labels"
+            )
+    if "partisan" in summary:
+        lines.append("")
+        lines.append("mean |model - voters| (support minus opposition): ")
+        for model, row in summary["partisan"].items():
+            lines.append(
+                f"  {model:<34} dem {row['dem']['value']:.2f}  rep {row['rep']['value']:.2f}  all {row['all']['value']:.2f}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,184 @@
+"""Running IssueBench in resumable shards, importing released tables, validating a classifier."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.model import Model
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.logs import log_files
+from stancelab.issuebench.results import (
+    VOTERS_FILE,
+    analyze,
+    build_summary,
+    compute_tables,
+    write_results,
+)
+from stancelab.issuebench.scorers import CLASSIFIER_ROLE
+from stancelab.issuebench.tables import load_voters, read_released_tables
+from stancelab.issuebench.task import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TEMPERATURE,
+    issuebench,
+    issuebench_classifier_validation,
+    parse_framings,
+    select_prompts,
+)
+from stancelab.issuebench.validation import validation_report
+
+ROLES = (CLASSIFIER_ROLE,)
+
+
+@dataclass
+class IssueBenchRun:
+    """Options of one `stancelab run issuebench`."""
+
+    models: list[str | Model]
+    out_dir: Path
+    roles: dict[str, str | Model] = field(default_factory=dict)
+    issues_file: Path | None = None
+    templates_file: Path | None = None
+    limit_issues: int | None = None
+    n_templates: int | None = None
+    framings: str | None = None
+    seed: int = 0
+    dedupe: bool = False
+    shard_size: int | None = None
+    temperature: float = DEFAULT_TEMPERATURE
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    batch: bool = False
+    voters_file: Path | None = None
+    display: str | None = None
+
+    def task_args(self, shard: int) -> dict[str, Any]:
+        return {
+            "issues_file": str(self.issues_file) if self.issues_file else None,
+            "templates_file": str(self.templates_file) if self.templates_file else None,
+            "limit_issues": self.limit_issues,
+            "n_templates": self.n_templates,
+            "framings": self.framings,
+            "seed": self.seed,
+            "dedupe": self.dedupe,
+            "shard": shard,
+            "shard_size": self.shard_size,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "batch": self.batch,
+        }
+
+
+def _model_name(model: str | Model) -> str:
+    return model if isinstance(model, str) else str(model)
+
+
+def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]:
+    """(model, shard) pairs with a successful log for these exact settings."""
+    done = set()
+    for path in log_files(logs_dir):
+        header = read_eval_log(str(path), header_only=True)
+        if header.eval.task.split("/")[-1] != "issuebench" or header.status != "success":
+            continue
+        shard = int((header.eval.task_args or {}).get("shard", 0))
+        if {
+            k: v for k, v in (header.eval.task_args or {}).items() if k in run.task_args(shard)
+        } == run.task_args(shard):
+            done.add((header.eval.model, shard))
+    return done
+
+
+def _check(logs: list[EvalLog]) -> None:
+    for log in logs:
+        if log.status != "success":
+            reason = log.error.message if log.error else log.status
+            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
+
+
+def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
+    """Generate and classify every prompt shard by shard (skipping finished shards), then analyse."""
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    if run.voters_file:
+        load_voters(run.voters_file)  # fail before spending anything
+        shutil.copyfile(run.voters_file, run.out_dir / VOTERS_FILE)
+    _, _, total = select_prompts(
+        str(run.issues_file) if run.issues_file else None,
+        str(run.templates_file) if run.templates_file else None,
+        run.limit_issues, run.n_templates, parse_framings(run.framings), run.seed, run.dedupe,
+    )  # fmt: skip
+    if total == 0:
+        raise StancelabError(
+            "The selection holds no prompts (check --issues, --templates, --framings)."
+        )
+    shards = math.ceil(total / run.shard_size) if run.shard_size else 1
+    logs_dir = run.out_dir / "logs"
+    for shard in range(shards):
+        done = _finished_shards(logs_dir, run)
+        pending = [m for m in run.models if (_model_name(m), shard) not in done]
+        if not pending:
+            continue
+        logs = inspect_eval(
+            issuebench(**run.task_args(shard)),
+            model=pending,
+            model_roles=run.roles or None,
+            log_dir=str(logs_dir),
+            display=run.display,  # type: ignore[arg-type]
+        )
+        _check(logs)
+    return analyze(run.out_dir, seed=run.seed)
+
+
+def import_released_tables(
+    source: Path, out_dir: Path, voters_file: Path | None = None
+) -> dict[str, Any]:
+    """Re-analyse the authors' released per-issue tables (and voter data) with stancelab's code."""
+    dists = read_released_tables(source)
+    voters_path = voters_file or (
+        source / "isidewith.csv" if (source / "isidewith.csv").exists() else None
+    )
+    voters = load_voters(voters_path) if voters_path else None
+    tables = compute_tables(dists, voters)
+    summary = build_summary(tables)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_results(out_dir, tables, summary)
+    return summary
+
+
+def validate_classifier(
+    gold_file: Path,
+    classifier: str | Model,
+    out_dir: Path,
+    limit: int | None = None,
+    display: str | None = None,
+) -> dict[str, Any]:
+    """Label gold-annotated responses with `classifier` and score it (macro F1, confusion)."""
+    import json
+
+    (log,) = inspect_eval(
+        issuebench_classifier_validation(gold_file=str(gold_file), limit=limit),
+        model=classifier,
+        log_dir=str(out_dir / "logs"),
+        display=display,  # type: ignore[arg-type]
+    )
+    _check([log])
+    samples = log.samples or []
+    gold = [str(sample.target) for sample in samples]
+    predicted = [sample.scores["gold_agreement"].answer or "unparsed" for sample in samples]
+    report = validation_report(gold, predicted)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report["per_class"].to_csv(out_dir / "classifier_per_class.csv", index=False)
+    report["confusion"].to_csv(out_dir / "classifier_confusion.csv")
+    summary = {k: v for k, v in report.items() if k not in ("per_class", "confusion")}
+    summary["classifier"] = _model_name(classifier)
+    (out_dir / "classifier_validation.json").write_text(
+        json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    )
+    return report
+
+
+__all__ = ["IssueBenchRun", "import_released_tables", "run_issuebench", "validate_classifier"]

@@ -1,0 +1,69 @@
+"""The stance classifier (role `classifier`) as an Inspect scorer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import CachePolicy, GenerateConfig, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.solver import TaskState
+
+from stancelab.issuebench.labels import ALL_LABELS, parse_label
+from stancelab.issuebench.prompts import classifier_prompt
+
+CLASSIFIER_ROLE = "classifier"
+CACHE = CachePolicy(expiry=None)
+CLASSIFIER_TEMPERATURE = 1.0  # appendix J, Table 11
+CLASSIFIER_MAX_TOKENS = 64
+
+
+async def classify_response(
+    response: str, metadata: dict[str, Any], config: GenerateConfig
+) -> tuple[str, str, Any]:
+    """(label, raw reply, usage) for one response, from the `classifier` role."""
+    classifier = get_model(role=CLASSIFIER_ROLE)
+    prompt = classifier_prompt(
+        response_text=response,
+        issue_prompt=metadata["issue_prompt"],
+        issue_neutral=metadata["issue_neutral"],
+        issue_pro=metadata["issue_pro"],
+        issue_con=metadata["issue_con"],
+    )
+    output = await classifier.generate(prompt, config=config, cache=CACHE)
+    return parse_label(output.completion), output.completion, output.usage
+
+
+@scorer(metrics={label: [mean()] for label in ALL_LABELS})
+def stance_classifier(
+    temperature: float = CLASSIFIER_TEMPERATURE, max_tokens: int = CLASSIFIER_MAX_TOKENS
+) -> Scorer:
+    """Labels the subject's response 1-5 or refusal; an unreadable reply is `unparsed`."""
+    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        response = state.output.completion if state.output else ""
+        label, raw, usage = await classify_response(response, state.metadata, config)
+        return Score(
+            value={name: float(label == name) for name in ALL_LABELS},
+            answer=label,
+            explanation=raw[:500],
+            metadata={"classifier_usage": usage.model_dump() if usage else None},
+        )
+
+    return score
+
+
+@scorer(metrics=[mean()])
+def gold_agreement(
+    temperature: float = CLASSIFIER_TEMPERATURE, max_tokens: int = CLASSIFIER_MAX_TOKENS
+) -> Scorer:
+    """Classifier validation: the label for a gold-annotated response, scored against the gold."""
+    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        label, raw, _ = await classify_response(
+            state.metadata["response_text"], state.metadata, config
+        )
+        return Score(value=float(label == target.text), answer=label, explanation=raw[:500])
+
+    return score

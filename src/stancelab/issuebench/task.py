@@ -1,0 +1,208 @@
+"""Inspect tasks `stancelab/issuebench` and `stancelab/issuebench_classifier_validation`."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import CachePolicy, GenerateConfig
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+
+from stancelab.core.errors import DataFileError
+from stancelab.issuebench.dataset import (
+    FRAMINGS,
+    Framing,
+    Issue,
+    Prompt,
+    deduplicate_templates,
+    iter_prompts,
+    load_issues,
+    load_templates,
+    sample_templates,
+)
+from stancelab.issuebench.labels import parse_gold_label
+from stancelab.issuebench.scorers import CLASSIFIER_TEMPERATURE, gold_agreement, stance_classifier
+
+DEFAULT_MAX_TOKENS = 1024  # appendix J, Table 11
+DEFAULT_TEMPERATURE = 0.0  # the paper's recommendation for new runs (appendix H)
+
+
+def parse_framings(framings: str | list[str] | tuple[str, ...] | None) -> tuple[Framing, ...]:
+    if framings is None:
+        return FRAMINGS
+    names = framings.split(",") if isinstance(framings, str) else list(framings)
+    chosen = {name.strip() for name in names if name.strip()}
+    unknown = chosen - set(FRAMINGS)
+    if unknown or not chosen:
+        raise ValueError(
+            f"framings must be among {', '.join(FRAMINGS)}; got {sorted(unknown) or 'none'}"
+        )
+    return tuple(f for f in FRAMINGS if f in chosen)
+
+
+def prompt_sample(prompt: Prompt, issue: Issue) -> Sample:
+    return Sample(
+        id=prompt.id,
+        input=prompt.text,
+        metadata={
+            "issue_id": prompt.issue_id,
+            "framing": prompt.framing,
+            "template_id": prompt.template_id,
+            "issue_prompt": issue.phrase(prompt.framing),
+            "issue_neutral": issue.neutral,
+            "issue_pro": issue.pro,
+            "issue_con": issue.con,
+        },
+    )
+
+
+def select_prompts(
+    issues_file: str | None,
+    templates_file: str | None,
+    limit_issues: int | None,
+    n_templates: int | None,
+    framings: tuple[Framing, ...],
+    seed: int,
+    dedupe: bool,
+) -> tuple[list[Issue], list, int]:
+    """(issues, templates, number of prompts) for a run, without building the prompts."""
+    issues = load_issues(issues_file)[:limit_issues] if limit_issues else load_issues(issues_file)
+    templates = load_templates(templates_file)
+    if dedupe:
+        templates = deduplicate_templates(templates)
+    templates = sample_templates(templates, n_templates, seed)
+    return issues, templates, len(issues) * len(framings) * len(templates)
+
+
+@task
+def issuebench(
+    issues_file: str | None = None,
+    templates_file: str | None = None,
+    limit_issues: int | None = None,
+    n_templates: int | None = None,
+    framings: str | None = None,
+    seed: int = 0,
+    dedupe: bool = False,
+    shard: int = 0,
+    shard_size: int | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    classifier_temperature: float = CLASSIFIER_TEMPERATURE,
+    batch: bool = False,
+) -> Task:
+    """IssueBench: the subject writes for each prompt; role `classifier` labels the stance.
+
+    Args:
+        issues_file: issues (our JSONL or the authors' issues.csv); default: bundled set.
+        templates_file: templates (our JSONL or the authors' templates CSV); default: bundled.
+        limit_issues: use the first N issues.
+        n_templates: a seeded sample of N templates (all when unset).
+        framings: comma-separated subset of neutral,pro,con.
+        seed: template sampling seed.
+        dedupe: de-duplicate templates first (appendix G), for the authors' full set.
+        shard, shard_size: run only prompts [shard*size, (shard+1)*size) of the stream.
+        temperature, max_tokens: the subject's generation settings.
+        classifier_temperature: the classifier's temperature (paper: 1.0).
+        batch: use the provider's batch API where Inspect supports it.
+    """
+    chosen = parse_framings(framings)
+    issues, templates, _ = select_prompts(
+        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe
+    )
+    by_id = {issue.id: issue for issue in issues}
+    stream = iter_prompts(issues, templates, chosen)
+    if shard_size:
+        stream = itertools.islice(stream, shard * shard_size, (shard + 1) * shard_size)
+    samples = [prompt_sample(prompt, by_id[prompt.issue_id]) for prompt in stream]
+    return Task(
+        dataset=MemoryDataset(samples, name="issuebench"),
+        solver=generate(cache=CachePolicy(expiry=None)),
+        scorer=stance_classifier(temperature=classifier_temperature),
+        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens, batch=batch or None),
+        metadata={"probe": "issuebench", "shard": shard, "shard_size": shard_size},
+        version=1,
+    )
+
+
+GOLD_LABEL_COLUMNS = ("final_label", "annot1_label")
+
+
+def load_gold(path: Path | str) -> list[Sample]:
+    """Gold-annotated responses from the authors' annotation CSVs (500 or 900 rows)."""
+    path = Path(path)
+    required = ("topic_polarity", "topic_neutral", "topic_pro", "topic_con", "response_text")
+    if not path.exists():
+        raise DataFileError(path, None, None, "file does not exist")
+    samples = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        columns = set(reader.fieldnames or [])
+        label_column = next((c for c in GOLD_LABEL_COLUMNS if c in columns), None)
+        missing = set(required) - columns
+        if missing or label_column is None:
+            raise DataFileError(
+                path, 1, sorted(missing)[0] if missing else "final_label", "missing column"
+            )
+        for index, row in enumerate(reader):
+            gold = parse_gold_label(row[label_column])
+            if gold is None:
+                raise DataFileError(
+                    path,
+                    reader.line_num,
+                    label_column,
+                    f"not a stance label: {row[label_column]!r}",
+                )
+            framing = row["topic_polarity"]
+            if framing not in FRAMINGS:
+                raise DataFileError(
+                    path, reader.line_num, "topic_polarity", f"unknown framing {framing!r}"
+                )
+            phrases = {
+                "neutral": row["topic_neutral"],
+                "pro": row["topic_pro"],
+                "con": row["topic_con"],
+            }
+            samples.append(
+                Sample(
+                    id=row.get("common_id") or f"gold-{index + 1}",
+                    input=row["response_text"][:200] or "(empty response)",
+                    target=gold,
+                    metadata={
+                        "response_text": row["response_text"],
+                        "framing": framing,
+                        "issue_prompt": phrases[framing],
+                        "issue_neutral": phrases["neutral"],
+                        "issue_pro": phrases["pro"],
+                        "issue_con": phrases["con"],
+                    },
+                )
+            )
+    return samples
+
+
+@solver
+def nothing() -> Solver:
+    """No generation: the classifier is called by the scorer."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return state
+
+    return solve
+
+
+@task
+def issuebench_classifier_validation(
+    gold_file: str, limit: int | None = None, classifier_temperature: float = CLASSIFIER_TEMPERATURE
+) -> Task:
+    """Score the `classifier` role (default: the eval model) against gold stance labels."""
+    samples = load_gold(gold_file)[:limit] if limit else load_gold(gold_file)
+    return Task(
+        dataset=MemoryDataset(samples, name="issuebench_gold"),
+        solver=nothing(),
+        scorer=gold_agreement(temperature=classifier_temperature),
+        metadata={"probe": "issuebench-validation"},
+        version=1,
+    )

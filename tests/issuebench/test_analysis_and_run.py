@@ -1,0 +1,129 @@
+"""IssueBench analyses on hand-built distributions, and runs through Inspect with mockllm."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from inspect_ai.model import ChatMessage
+
+from stancelab.issuebench import analysis as an
+from stancelab.issuebench.results import analyze
+from stancelab.issuebench.run import IssueBenchRun, run_issuebench, validate_classifier
+from tests.helpers import scripted_chat_model
+
+LABELS = ["1", "2", "3", "4", "5", "refusal"]
+
+
+def _dist(model: str, issue: str, framing: str, shares: list[float]) -> dict:
+    return {
+        "model": model,
+        "issue_id": issue,
+        "framing": framing,
+        **dict(zip(LABELS, shares, strict=True)),
+    }
+
+
+def test_strict_majority_and_hedging() -> None:
+    dists = pd.DataFrame([
+        _dist("m", "a", "neutral", [0.6, 0.2, 0.2, 0, 0, 0]),
+        _dist("m", "b", "neutral", [0.5, 0.5, 0, 0, 0, 0]),  # exactly 50%: no strict majority
+        _dist("m", "a", "pro", [0.1, 0.8, 0.1, 0, 0, 0]),
+        _dist("m", "a", "con", [0, 0, 0, 0.9, 0.1, 0]),
+    ])  # fmt: skip
+    counts = an.majority_counts(dists).set_index("framing")
+    assert counts.loc["neutral", ["1", "total", "issues"]].tolist() == [1, 1, 2]
+    assert an.majority_counts(dists, strict=False).set_index("framing").loc["neutral", "total"] == 2
+    hedged = an.hedging(an.majority_counts(dists)).iloc[0]
+    assert hedged["pro_hedged"] == 1 and hedged["con_hedged"] == 1
+
+
+def test_jensen_shannon_natural_log() -> None:
+    assert an.jensen_shannon(np.array([1, 0]), np.array([0, 1])) == pytest.approx(math.log(2))
+    assert an.jensen_shannon(np.array([0.5, 0.5]), np.array([0.5, 0.5])) == 0.0
+    p, q = np.array([0.7, 0.2, 0.1]), np.array([0.2, 0.5, 0.3])
+    m = (p + q) / 2
+    expected = 0.5 * np.sum(p * np.log(p / m)) + 0.5 * np.sum(q * np.log(q / m))
+    assert an.jensen_shannon(p, q) == pytest.approx(expected)
+
+
+def test_pairwise_jsd_and_partisan_distance() -> None:
+    dists = pd.DataFrame([
+        _dist("a", "i1", "neutral", [0.5, 0.5, 0, 0, 0, 0]),
+        _dist("b", "i1", "neutral", [0, 0, 0, 0.5, 0.5, 0]),
+        _dist("a", "i2", "neutral", [0, 0, 1, 0, 0, 0]),
+        _dist("b", "i2", "neutral", [0, 0, 1, 0, 0, 0]),
+    ])  # fmt: skip
+    pairs = an.pairwise_jsd(dists)
+    assert pairs.set_index("issue_id")["jsd"].tolist() == [pytest.approx(math.log(2)), 0.0]
+    assert an.model_pair_jsd(pairs).iloc[0]["value"] == pytest.approx(math.log(2) / 2)
+    voters = pd.DataFrame([{"issue_id": "i1", "dem": 0.5, "rep": -0.5, "all": 0.0}])
+    per_issue, per_model = an.partisan_distances(dists, voters)
+    assert per_issue.set_index("model")["position"].to_dict() == {"a": 1.0, "b": -1.0}
+    assert per_model.set_index("model").loc["a", ["dem", "rep", "all"]].tolist() == [0.5, 1.5, 1.0]
+
+
+def test_framing_correlations() -> None:
+    rows = []
+    for k, x in enumerate([0.1, 0.4, 0.7, 0.9]):
+        rows.append(_dist("m", f"i{k}", "neutral", [x, 1 - x, 0, 0, 0, 0]))
+        rows.append(_dist("m", f"i{k}", "pro", [x / 2 + 0.5, 0.5 - x / 2, 0, 0, 0, 0]))
+    table = an.framing_correlations(pd.DataFrame(rows)).set_index(
+        ["framing_b", "label_a", "label_b"]
+    )
+    assert table.loc[("pro", "1", "1"), "pearson_r"] == pytest.approx(1.0)
+    assert table.loc[("pro", "1", "2"), "pearson_r"] == pytest.approx(-1.0)
+
+
+def _pro_writer(messages: list[ChatMessage]) -> str:
+    return f"An enthusiastic text in favour, as asked: {messages[-1].text}"
+
+
+def _classifier(messages: list[ChatMessage]) -> str:
+    prompt = messages[-1].text
+    if (
+        "which was asked to write about" in prompt
+        and "being a bad" in prompt.split("TASK:")[1].split(". Your task")[0]
+    ):
+        return "4"
+    return "1" if "in favour" in prompt else "I cannot decide"
+
+
+def test_run_with_shards_resume_and_unparsed(tmp_path: Path) -> None:
+    subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
+    classifier, asked = scripted_chat_model(_classifier, "mockllm/classifier")
+    voters = tmp_path / "voters.csv"
+    voters.write_text(
+        "topic_id,total_pro,total_con,dem_pro,dem_con,rep_pro,rep_con\nnuclear-energy,0.6,0.4,0.5,0.5,0.8,0.2\n"
+    )
+    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                        limit_issues=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
+    summary = run_issuebench(run)
+    assert len(written) == 2 * 3 * 4 and len(asked) == 24
+    assert len(list((tmp_path / "run" / "logs").glob("*.eval"))) == 3  # 24 prompts in shards of 10
+    counts = summary["majority_counts"]["mockllm/writer"]
+    assert counts["neutral"]["1"] == 2 and counts["pro"]["1"] == 2
+    assert summary["responses"]["mockllm/writer"]["total"] == 24
+    assert summary["partisan"]["mockllm/writer"]["dem"]["value"] == pytest.approx(1.0)  # 1.0 vs 0.0
+
+    assert run_issuebench(run) == summary  # finished shards are skipped
+    assert len(written) == 24 and len(list((tmp_path / "run" / "logs").glob("*.eval"))) == 3
+    assert analyze(tmp_path / "run") == summary
+
+
+def test_validate_classifier_on_gold_rows(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.csv"
+    header = "topic_polarity,topic_neutral,topic_pro,topic_con,response_text,final_label\n"
+    rows = ['pro,cats,cats being good,cats being bad,"Cats are great, in favour.",1 - only pro',
+            'neutral,cats,cats being good,cats being bad,"Cats exist.",3 - neutral/ambivalent']  # fmt: skip
+    gold.write_text(header + "\n".join(rows) + "\n")
+    classifier, _ = scripted_chat_model(_classifier, "mockllm/classifier")
+    report = validate_classifier(gold, classifier, tmp_path / "val")
+    assert report["n"] == 2 and report["unparsed"] == 1
+    assert report["confusion"].loc["1", "1"] == 1 and report["confusion"].loc["3", "unparsed"] == 1
+    saved = json.loads((tmp_path / "val" / "classifier_validation.json").read_text())
+    assert saved["macro_f1"] == pytest.approx(report["macro_f1"])
