@@ -9,6 +9,12 @@ from inspect_ai.model import ModelAPI, modelapi
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 from stancelab.llm_bias_bench.task import llm_bias_bench
 from stancelab.millstone.task import millstone, millstone_rephrase
+from stancelab.prior_prejudice.tasks import (
+    prior_prejudice,
+    prior_prejudice_arguments,
+    prior_prejudice_cross_task,
+    prior_prejudice_probe,
+)
 
 
 @modelapi(name="embedded")
@@ -25,4 +31,8 @@ __all__ = [
     "llm_bias_bench",
     "millstone",
     "millstone_rephrase",
+    "prior_prejudice",
+    "prior_prejudice_arguments",
+    "prior_prejudice_cross_task",
+    "prior_prejudice_probe",
 ]

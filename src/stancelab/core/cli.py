@@ -11,12 +11,13 @@ from pathlib import Path
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 
-PROBES = ("millstone", "llm-bias-bench", "issuebench")
-PLANNED_PROBES = ("testing-conviction", "prior-prejudice")
+PROBES = ("millstone", "llm-bias-bench", "issuebench", "prior-prejudice")
+PLANNED_PROBES = ("testing-conviction",)
 TASK_PROBES = {
     "millstone": "millstone",
     "llm_bias_bench": "llm-bias-bench",
     "issuebench": "issuebench",
+    "prior_prejudice": "prior-prejudice",
 }
 
 
@@ -29,7 +30,9 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
         help="subject model (Inspect model string, or 'embedded'); repeat to compare models",
     )
     run.add_argument(
-        "--role", action="append", help="helper role, ROLE=MODEL (rephraser; user, judge)"
+        "--role",
+        action="append",
+        help="helper role ROLE=MODEL (rephraser; user, judge; classifier; writer, judge)",
     )
     run.add_argument("--limit", type=int, help="use only the first N issues / topics")
     run.add_argument("--out", type=Path, help="output folder (default: runs/<probe>)")
@@ -51,7 +54,9 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     bias.add_argument("--judge-every-turn", action="store_true", help="verdict trajectories")
     bias.add_argument("--blind-judge", action="store_true", help="also judge without persona")
     issue = run.add_argument_group("issuebench")
-    issue.add_argument("--templates", type=int, help="a seeded sample of N templates")
+    run.add_argument(
+        "--templates", help="IssueBench: sample N templates; prior-prejudice: T1,T2,T3,T4"
+    )
     issue.add_argument("--framings", help="comma-separated: neutral,pro,con (default all)")
     issue.add_argument("--issues-file", type=Path, help="issues (JSONL, or the authors' CSV)")
     issue.add_argument("--templates-file", type=Path, help="templates (JSONL, or authors' CSV)")
@@ -59,6 +64,11 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     issue.add_argument("--shard-size", type=int, help="prompts per resumable shard")
     issue.add_argument("--batch", action="store_true", help="use the provider's batch API")
     issue.add_argument("--voters", type=Path, help="iSideWith-format voter shares")
+    prior = run.add_argument_group("prior-prejudice")
+    prior.add_argument("--claims", type=Path, help="claims file (JSONL; default: bundled)")
+    prior.add_argument("--no-arguments", action="store_true", help="rate bare claims only")
+    prior.add_argument("--no-probe", action="store_true", help="skip persuasion-as-probe")
+    prior.add_argument("--no-cross-task", action="store_true", help="skip essay/debate checks")
     bias.add_argument(
         "--price",
         action="append",
@@ -220,7 +230,7 @@ def _run_issuebench(args: argparse.Namespace) -> str:
         issues_file=args.issues_file,
         templates_file=args.templates_file,
         limit_issues=_count(args.issues, "--issues") or args.limit,
-        n_templates=args.templates,
+        n_templates=_count(args.templates, "--templates"),
         framings=args.framings,
         seed=args.seed,
         dedupe=args.dedupe,
@@ -237,6 +247,31 @@ def _run_issuebench(args: argparse.Namespace) -> str:
     )
 
 
+def _run_prior_prejudice(args: argparse.Namespace) -> str:
+    from stancelab.prior_prejudice.results import format_summary
+    from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
+
+    options = PriorPrejudiceRun(
+        models=list(resolve_models(args.model)),
+        roles=dict(parse_roles(args.role, ROLES)),
+        out_dir=args.out or Path("runs") / args.probe,
+        claims_file=args.claims,
+        limit=args.limit,
+        templates=args.templates,
+        generate_arguments=not args.no_arguments,
+        probe=not args.no_probe,
+        cross_task=not args.no_cross_task,
+        display=args.display,
+    )
+    if args.max_tokens is not None:
+        options.argument_tokens = args.max_tokens
+    summary = run_prior_prejudice(options)
+    return (
+        format_summary(summary)
+        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.probe in PLANNED_PROBES:
         raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
@@ -244,6 +279,7 @@ def _run(args: argparse.Namespace) -> int:
         "millstone": _run_millstone,
         "llm-bias-bench": _run_bias_bench,
         "issuebench": _run_issuebench,
+        "prior-prejudice": _run_prior_prejudice,
     }
     if args.probe not in runners:
         raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
@@ -260,8 +296,9 @@ def probes_in(logs_dir: Path) -> list[str]:
     found = set()
     for path in log_files(logs_dir):
         task = read_eval_log(str(path), header_only=True).eval.task.split("/")[-1]
-        if task in TASK_PROBES:
-            found.add(TASK_PROBES[task])
+        base = "prior_prejudice" if task.startswith("prior_prejudice") else task
+        if base in TASK_PROBES:
+            found.add(TASK_PROBES[base])
     return [probe for probe in PROBES if probe in found]
 
 
@@ -274,6 +311,7 @@ def _analyze(args: argparse.Namespace) -> int:
             "millstone": "stancelab.millstone.results",
             "llm-bias-bench": "stancelab.llm_bias_bench.results",
             "issuebench": "stancelab.issuebench.results",
+            "prior-prejudice": "stancelab.prior_prejudice.results",
         }[probe]
         results = importlib.import_module(module)
         print(results.format_summary(results.analyze(args.out, seed=args.seed)))

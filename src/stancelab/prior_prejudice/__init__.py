@@ -1,0 +1,1 @@
+"""Prior prejudice: persuasiveness ratings leak model beliefs; persuasion as a probe."""

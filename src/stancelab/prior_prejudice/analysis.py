@@ -1,0 +1,170 @@
+"""Prior-prejudice analyses: plain functions over frames of rated items.
+
+Ratings frame: one row per (model, item, template) with `cwa` (NaN when no rating could be
+read), `source` (logprobs / parsed / none), `digit_mass`, and the item's metadata.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stancelab.core.stats import bootstrap_ci
+
+DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard", "supporting_standard"),
+               "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
+
+
+def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
+    rows = []
+    for keys, group in frame.groupby(by):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        rows.append(
+            {
+                **dict(zip(by, keys, strict=True)),
+                **bootstrap_ci(group[column].to_numpy(dtype=float), seed=seed).as_dict(),
+            }
+        )
+    return pd.DataFrame(rows, columns=[*by, "value", "ci_low", "ci_high", "n"])
+
+
+def condition_means(ratings: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Mean CWA per (model, category, condition, template), CI over claims (Figure 2 grid)."""
+    return _estimates(ratings, ["model", "category", "condition", "template"], "cwa", seed)
+
+
+def claim_deltas(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, claim, template): negated − original, and opposing − supporting per intensity."""
+    wide = ratings.pivot_table(
+        index=["model", "category", "claim_id", "template"],
+        columns="condition",
+        values="cwa",
+        aggfunc="first",
+    )
+    rows = []
+    for kind, (minuend, subtrahend) in DELTA_KINDS.items():
+        if minuend in wide.columns and subtrahend in wide.columns:
+            delta = (wide[minuend] - wide[subtrahend]).rename("delta").reset_index()
+            rows.append(delta.assign(kind=kind))
+    if not rows:
+        return pd.DataFrame(columns=["model", "category", "claim_id", "template", "delta", "kind"])
+    return pd.concat(rows, ignore_index=True)
+
+
+def delta_summary(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Mean delta per (model, category, template, kind) with a bootstrap CI over claims."""
+    return _estimates(deltas, ["model", "category", "template", "kind"], "delta", seed)
+
+
+def rating_sources(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per model and template: ratings from log-probs, parsed integers (fallback), or none."""
+    table = ratings.groupby(["model", "template"])["source"].value_counts().unstack(fill_value=0)
+    for source in ("logprobs", "parsed", "none"):
+        if source not in table.columns:
+            table[source] = 0
+    table["mean_digit_mass"] = ratings.groupby(["model", "template"])["digit_mass"].mean()
+    return table.reset_index()
+
+
+def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per model: how the judge coded the reasoning behind high ratings of bare assertions."""
+    coded = ratings.dropna(subset=["failure_mode"])
+    coded = coded[coded["failure_mode"] != ""]
+    rows = []
+    for model, group in coded.groupby("model"):
+        counts = group["failure_mode"].value_counts()
+        rows.append({"model": model, "coded": len(group), **{f"n_{k}": int(v) for k, v in counts.items()},
+                     **{f"share_{k}": float(v / len(group)) for k, v in counts.items()}})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Mean CWA per (model, dimension, valence, group) over traits and templates, CI over traits."""
+    per_trait = probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
+        "cwa"
+    ].mean()
+    return _estimates(per_trait, ["model", "dimension", "valence", "group"], "cwa", seed)
+
+
+def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Max minus min of group means per (model, dimension, valence), bootstrapping traits."""
+    rows = []
+    per_trait = probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
+        "cwa"
+    ].mean()
+    for (model, dimension, valence), frame in per_trait.groupby(["model", "dimension", "valence"]):
+        wide = frame.pivot_table(index="trait", columns="group", values="cwa")
+        means = wide.mean()
+        spread = float(means.max() - means.min())
+        rng = np.random.default_rng(seed)
+        replicates = []
+        for _ in range(resamples):
+            sample = wide.iloc[rng.integers(0, len(wide), len(wide))].mean()
+            replicates.append(float(sample.max() - sample.min()))
+        low, high = (
+            np.nanquantile(replicates, [0.025, 0.975]) if len(wide) > 1 else (spread, spread)
+        )
+        rows.append({"model": model, "dimension": dimension, "valence": valence, "spread": spread,
+                     "ci_low": float(low), "ci_high": float(high), "highest": means.idxmax(), "lowest": means.idxmin()})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def direct_answers(direct: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, dimension): refusal and unclear rates of the direct questions."""
+    rows = []
+    for (model, dimension), frame in direct.groupby(["model", "dimension"]):
+        rows.append({"model": model, "dimension": dimension, "questions": len(frame),
+                     "refusal_rate": float((frame["choice"] == "refusal").mean()),
+                     "unclear_rate": float((frame["choice"] == "unclear").mean())})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def direct_choice_shares(direct: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, valence, group): share of its direct questions in which it was chosen."""
+    rows: list[dict[str, Any]] = []
+    for _, row in direct.iterrows():
+        for position in ("first", "second"):
+            rows.append(
+                {
+                    "model": row["model"],
+                    "valence": row["valence"],
+                    "group": row[position],
+                    "chosen": float(row["choice"] == position),
+                }
+            )
+    frame = pd.DataFrame(rows, columns=["model", "valence", "group", "chosen"])
+    return frame.groupby(["model", "valence", "group"], as_index=False)["chosen"].mean()
+
+
+def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """True-side minus false-side rating per (model, task), and the debate position effect."""
+    rows = []
+    sides = cross.pivot_table(
+        index=["model", "task", "claim_id"], columns="side", values="cwa", aggfunc="mean"
+    )
+    if {"true", "false"} <= set(sides.columns):
+        sides["delta"] = sides["true"] - sides["false"]
+        rows.append(
+            _estimates(sides.reset_index(), ["model", "task"], "delta", seed).assign(
+                measure="true_minus_false"
+            )
+        )
+    debate = cross[cross["task"] == "debate"]
+    if not debate.empty:
+        positions = debate.pivot_table(
+            index=["model", "claim_id"], columns="position", values="cwa", aggfunc="mean"
+        )
+        if {"A", "B"} <= set(positions.columns):
+            positions["delta"] = positions["A"] - positions["B"]
+            rows.append(
+                _estimates(
+                    positions.reset_index().assign(task="debate"), ["model", "task"], "delta", seed
+                ).assign(measure="position_a_minus_b")
+            )
+    return (
+        pd.concat(rows, ignore_index=True)
+        if rows
+        else pd.DataFrame(columns=["model", "task", "value", "ci_low", "ci_high", "n", "measure"])
+    )

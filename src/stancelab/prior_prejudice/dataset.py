@@ -1,0 +1,152 @@
+"""Claims with negations and (optionally generated) arguments; minimal-pair groups and traits."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from inspect_ai.dataset import MemoryDataset, Sample
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stancelab.core.data import load_jsonl
+from stancelab.core.errors import DataFileError
+from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
+
+Category = Literal["subjective", "harmful", "misinformation"]
+Stance = Literal["supporting", "opposing"]
+Intensity = Literal["standard", "strong"]
+CATEGORIES: tuple[Category, ...] = ("subjective", "harmful", "misinformation")
+STANCES: tuple[Stance, ...] = ("supporting", "opposing")
+INTENSITIES: tuple[Intensity, ...] = ("standard", "strong")
+BARE_CONDITIONS = ("original", "negated")
+TEMPLATES = tuple(RATING_TEMPLATES)
+
+
+class ArgumentText(BaseModel):
+    """An argument for or against a claim; `refused` when the writer declined."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = None
+    refused: bool = False
+    writer: str | None = None
+
+
+class Claim(BaseModel):
+    """A claim in one category, its negation, and arguments by stance and intensity."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    category: Category
+    claim: str = Field(min_length=1)
+    negation: str = Field(min_length=1)
+    arguments: dict[Stance, dict[Intensity, ArgumentText]] = Field(default_factory=dict)
+
+    def argument(self, stance: Stance, intensity: Intensity) -> ArgumentText | None:
+        return self.arguments.get(stance, {}).get(intensity)
+
+    @property
+    def has_arguments(self) -> bool:
+        return any(self.argument(s, i) for s in STANCES for i in INTENSITIES)
+
+
+def _data(name: str) -> Path:
+    return Path(str(files("stancelab.prior_prejudice") / "data" / name))
+
+
+def load_claims(path: Path | str | None = None) -> list[Claim]:
+    return load_jsonl(path or _data("claims.jsonl"), Claim, id_of=lambda claim: claim.id)
+
+
+def limit_per_category(claims: list[Claim], limit: int | None) -> list[Claim]:
+    """The first `limit` claims of each category (all when None)."""
+    if not limit:
+        return claims
+    counts: dict[str, int] = {}
+    chosen = []
+    for claim in claims:
+        counts[claim.category] = counts.get(claim.category, 0) + 1
+        if counts[claim.category] <= limit:
+            chosen.append(claim)
+    return chosen
+
+
+class MinimalPairs(BaseModel):
+    """Groups by dimension and traits by valence for "X are <trait>." items."""
+
+    model_config = ConfigDict(extra="forbid")
+    groups: dict[str, list[str]] = Field(min_length=1)
+    traits: dict[Literal["positive", "negative"], list[str]] = Field(min_length=1)
+
+
+def load_minimal_pairs(path: Path | str | None = None) -> MinimalPairs:
+    path = Path(path) if path else _data("minimal_pairs.json")
+    try:
+        return MinimalPairs.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError as error:
+        raise DataFileError(path, None, None, "file does not exist") from error
+    except json.JSONDecodeError as error:
+        raise DataFileError(path, error.lineno, None, f"invalid JSON: {error.msg}") from error
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise DataFileError(path, None, ".".join(map(str, first["loc"])), first["msg"]) from error
+
+
+def _rating_sample(sample_id: str, template: str, text: str, metadata: dict[str, object]) -> Sample:
+    return Sample(id=f"{sample_id}__{template}", input=rating_prompt(template, text),
+                  metadata={**metadata, "template": template, "rated_text": text})  # fmt: skip
+
+
+def rating_samples(
+    claims: list[Claim], templates: tuple[str, ...] = TEMPLATES
+) -> tuple[list[Sample], int]:
+    """Samples rating each bare claim, its negation and every written argument; and the
+    number of arguments skipped because the writer refused (counted, not rated)."""
+    samples, refused = [], 0
+    for claim, template in itertools.product(claims, templates):
+        base = {"claim_id": claim.id, "category": claim.category, "claim": claim.claim}
+        for condition, text in (("original", claim.claim), ("negated", claim.negation)):
+            samples.append(_rating_sample(f"{claim.id}__{condition}", template, text,
+                                          base | {"condition": condition, "stance": "", "intensity": ""}))  # fmt: skip
+        for stance, intensity in itertools.product(STANCES, INTENSITIES):
+            argument = claim.argument(stance, intensity)
+            if argument is None:
+                continue
+            if argument.refused or not argument.text:
+                refused += template == templates[0]
+                continue
+            condition = f"{stance}_{intensity}"
+            samples.append(_rating_sample(f"{claim.id}__{condition}", template, argument.text,
+                                          base | {"condition": condition, "stance": stance, "intensity": intensity}))  # fmt: skip
+    return samples, refused
+
+
+def probe_samples(pairs: MinimalPairs, templates: tuple[str, ...] = TEMPLATES) -> list[Sample]:
+    """Minimal pairs "<group> are <trait>." rated with each template, and direct questions."""
+    samples = []
+    for dimension, groups in pairs.groups.items():
+        for valence, traits in pairs.traits.items():
+            for group, trait, template in itertools.product(groups, traits, templates):
+                statement = f"{group[0].upper()}{group[1:]} are {trait}."
+                samples.append(Sample(
+                    id=f"rate__{dimension}__{group}__{trait}__{template}".replace(" ", "_"),
+                    input=rating_prompt(template, statement),
+                    metadata={"kind": "rating", "dimension": dimension, "group": group, "trait": trait,
+                              "valence": valence, "template": template, "rated_text": statement},
+                ))  # fmt: skip
+            for (first, second), trait in itertools.product(
+                itertools.combinations(groups, 2), traits
+            ):
+                samples.append(Sample(
+                    id=f"ask__{dimension}__{first}__{second}__{trait}".replace(" ", "_"),
+                    input=DIRECT_COMPARISON.format(trait=trait, first=first, second=second),
+                    metadata={"kind": "direct", "dimension": dimension, "first": first, "second": second,
+                              "trait": trait, "valence": valence, "template": ""},
+                ))  # fmt: skip
+    return samples
+
+
+def dataset(samples: list[Sample], name: str) -> MemoryDataset:
+    return MemoryDataset(samples, name=name)

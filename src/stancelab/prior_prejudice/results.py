@@ -1,0 +1,178 @@
+"""From prior-prejudice logs to tables, `summary.json` and a printed summary."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.logs import scored_samples
+from stancelab.prior_prejudice import analysis as an
+
+SUMMARY_FILE = "summary.json"
+TABLES_DIR = "tables"
+
+
+def _with_scores(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    frame = frame.rename(columns=lambda c: c.removeprefix("metadata_"))
+    for name in fields:
+        frame[name] = [score.get(name) for score in frame["score"]]
+    if "cwa" in fields:
+        frame["cwa"] = pd.to_numeric(frame["cwa"], errors="coerce")
+        frame["digit_mass"] = pd.to_numeric(frame["digit_mass"], errors="coerce")
+    return frame
+
+
+RATING_FIELDS = ("cwa", "source", "digit_mass", "failure_mode")
+
+
+def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
+    """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs."""
+    ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating"), RATING_FIELDS)
+    probe = _with_scores(
+        scored_samples(logs, "prior_prejudice_probe", "probe_scorer"),
+        ("cwa", "source", "digit_mass", "choice"),
+    )
+    cross = _with_scores(
+        scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating"), RATING_FIELDS
+    )
+    frames = {"ratings": ratings, "cross": cross}
+    if not probe.empty:
+        frames["probe_ratings"] = probe[probe["kind"] == "rating"]
+        frames["probe_direct"] = probe[probe["kind"] == "direct"]
+    return frames
+
+
+def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, pd.DataFrame]:
+    ratings = frames["ratings"]
+    deltas = an.claim_deltas(ratings)
+    tables = {
+        "ratings": ratings.drop(columns=["score"], errors="ignore"),
+        "condition_means": an.condition_means(ratings, seed),
+        "claim_deltas": deltas,
+        "deltas": an.delta_summary(deltas, seed),
+        "rating_sources": an.rating_sources(ratings),
+        "failure_modes": an.failure_modes(ratings),
+    }
+    if "probe_ratings" in frames and not frames["probe_ratings"].empty:
+        tables["group_scores"] = an.group_scores(frames["probe_ratings"], seed)
+        tables["group_spread"] = an.group_spread(frames["probe_ratings"], seed=seed)
+    if "probe_direct" in frames and not frames["probe_direct"].empty:
+        tables["direct_answers"] = an.direct_answers(frames["probe_direct"])
+        tables["direct_choice_shares"] = an.direct_choice_shares(frames["probe_direct"])
+    if not frames["cross"].empty:
+        tables["cross_task"] = an.cross_task_deltas(frames["cross"], seed)
+    return tables
+
+
+def _clean(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 6)
+    return value
+
+
+def _estimate(row: pd.Series) -> dict[str, Any]:
+    return {k: _clean(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
+
+
+def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    ratings = tables["ratings"]
+    summary: dict[str, Any] = {
+        "probe": "prior-prejudice",
+        "models": sorted(ratings["model"].unique().tolist()),
+    }
+    deltas: dict[str, Any] = {}
+    for _, row in tables["deltas"].iterrows():
+        deltas.setdefault(row["model"], {}).setdefault(row["category"], {}).setdefault(
+            row["template"], {}
+        )[row["kind"]] = _estimate(row)
+    summary["deltas"] = deltas
+    summary["rating_sources"] = {
+        model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
+                                "mean_digit_mass": _clean(r["mean_digit_mass"])} for _, r in group.iterrows()}
+        for model, group in tables["rating_sources"].groupby("model")
+    }  # fmt: skip
+    summary["failure_modes"] = {
+        r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"}
+        for _, r in tables["failure_modes"].iterrows()
+    }
+    if "group_spread" in tables:
+        summary["group_spread"] = {
+            model: {f"{r['dimension']}|{r['valence']}": {"spread": _clean(r["spread"]), "ci_low": _clean(r["ci_low"]), "ci_high": _clean(r["ci_high"]),
+                                                           "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
+            for model, group in tables["group_spread"].groupby("model")
+        }  # fmt: skip
+    if "direct_answers" in tables:
+        summary["direct_refusal_rate"] = {
+            model: {r["dimension"]: _clean(r["refusal_rate"]) for _, r in group.iterrows()}
+            for model, group in tables["direct_answers"].groupby("model")
+        }
+    if "cross_task" in tables:
+        summary["cross_task"] = {
+            model: {f"{r['task']}|{r['measure']}": _estimate(r) for _, r in group.iterrows()}
+            for model, group in tables["cross_task"].groupby("model")
+        }
+    return summary
+
+
+def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
+    (out_dir / TABLES_DIR).mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(out_dir / TABLES_DIR / f"{name}.csv", index=False)
+    (out_dir / SUMMARY_FILE).write_text(
+        json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n"
+    )
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    out_dir = Path(out_dir)
+    frames = read_frames(out_dir / "logs")
+    if frames["ratings"].empty:
+        raise StancelabError(f"No prior-prejudice rating logs under {out_dir / 'logs'}")
+    tables = compute_tables(frames, seed)
+    summary = build_summary(tables)
+    write_results(out_dir, tables, summary)
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    lines = [
+        "Prior prejudice: mean delta (bare: negated - original; arguments: opposing - supporting)"
+    ]
+    header = f"{'model':<34} {'category':<15} {'template':<8} {'bare':>18} {'standard':>18} {'strong':>18}"
+    lines += [header, "-" * len(header)]
+
+    def fmt(estimate: dict[str, Any] | None) -> str:
+        if not estimate or estimate.get("value") is None:
+            return "n/a"
+        low, high = estimate["ci_low"], estimate["ci_high"]
+        return (
+            f"{estimate['value']:+.2f} [{low:+.2f},{high:+.2f}]"
+            if low is not None
+            else f"{estimate['value']:+.2f}"
+        )
+
+    for model, categories in summary["deltas"].items():
+        for category, templates in categories.items():
+            for template, kinds in templates.items():
+                lines.append(
+                    f"{model:<34} {category:<15} {template:<8} "
+                    + " ".join(f"{fmt(kinds.get(k)):>18}" for k in ("bare", "standard", "strong"))
+                )
+    for model, templates in summary["rating_sources"].items():
+        counts = np.sum(
+            [[v["logprobs"], v["parsed"], v["none"]] for v in templates.values()], axis=0
+        )
+        lines.append(
+            f"{model}: ratings from log-probs {counts[0]}, parsed (fallback) {counts[1]}, unreadable {counts[2]}"
+        )
+    return "\n".join(lines)
