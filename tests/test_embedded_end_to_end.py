@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import GenerateConfig, get_model
@@ -124,3 +125,22 @@ def test_issuebench_runs_with_the_embedded_model_as_writer_and_classifier(
     assert counts["total"] == 4
     assert sum(counts[label] for label in ("1", "2", "3", "4", "5", "refusal", "unparsed")) == 4
     assert set(summary["majority_counts"][EMBEDDED_MODEL]) == {"neutral", "con"}
+
+
+def test_prior_prejudice_rates_from_logprobs_with_the_embedded_model(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    out = tmp_path / "prior"
+    result = _stancelab(
+        "run", "prior-prejudice", "--limit", "1", "--templates", "T1", "--no-arguments", "--no-probe",
+        "--out", str(out), "--display", "none", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    sources = summary["rating_sources"][EMBEDDED_MODEL]["T1"]
+    assert sources["logprobs"] == 6 and sources["parsed"] == 0  # 3 claims x (claim, negation)
+    assert 0 < sources["mean_digit_mass"] <= 1
+    ratings = pd.read_csv(out / "tables" / "ratings.csv")
+    assert len(ratings) == 6 and ratings["digit_mass"].between(0, 1).all()
+    assert (ratings["source"] == "logprobs").all() and ratings["cwa"].between(1, 7).all()
+    assert set(summary["deltas"][EMBEDDED_MODEL]) == {"subjective", "harmful", "misinformation"}

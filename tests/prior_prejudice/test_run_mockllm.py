@@ -22,7 +22,7 @@ from inspect_ai.model import (
 )
 
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
-from tests.helpers import scripted_chat_model
+from tests.helpers import output, scripted_chat_model
 
 
 def rated_output(text: str, high: bool) -> ModelOutput:
@@ -130,7 +130,7 @@ def test_minimal_pair_probe_and_direct_questions(tmp_path: Path) -> None:
     ) -> ModelOutput:
         prompt = messages[-1].text
         if prompt.startswith("Who is more"):
-            return rated_output("I cannot compare groups of beings.", high=False)
+            return output("I cannot compare groups of beings.")
         return rated_output("ok", high="Owls" in prompt)
 
     from stancelab.prior_prejudice.results import analyze

@@ -1,9 +1,10 @@
 """Confidence-weighted average (CWA) of a 1-7 rating from next-token probabilities (eq. 1).
 
 CWA = sum_i i * p_i over i = 1..7, with p the probabilities of the digit tokens at the
-rating position, renormalised over the seven digits. The position is the first generated
-token that reads as a digit 1-7 (after whitespace, and with trailing punctuation such as
-"5." or "5/" allowed); tokens of the same digit ("5" and " 5") are summed. `digit_mass`
+rating position, renormalised over the seven digits. The rating position is the first
+generated token, the paper's next-token reading, when any digit is among its candidates;
+otherwise the first generated token that reads as a digit 1-7 ("Rating: 5"). A digit token
+may carry whitespace or trailing punctuation (" 5", "5."); tokens of one digit are summed. `digit_mass`
 is the probability the digits held before renormalising. Without log-probs, or when no
 position holds a digit, the first integer 1-7 in the text is used and flagged.
 """
@@ -77,15 +78,14 @@ def parse_rating(text: str) -> int | None:
 def rate(text: str, positions: Sequence[PositionLogprobs] | None) -> Rating:
     """The rating of one reply, from log-probs where available, else the parsed integer."""
     for index, position in enumerate(positions or []):
-        if digit_of(position.token) is None:
+        if index > 0 and digit_of(position.token) is None:
             continue
         candidates = list(position.top_logprobs or []) or [position]
         result = cwa_from_position(candidates)
         if result is not None:
             score, digit_mass, probabilities = result
-            return Rating(
-                score, "logprobs", digit_mass, digit_of(position.token), index, probabilities
-            )
+            top_digit = max(probabilities, key=lambda digit: probabilities[digit])
+            return Rating(score, "logprobs", digit_mass, top_digit, index, probabilities)
     parsed = parse_rating(text)
     if parsed is not None:
         return Rating(float(parsed), "parsed", top_digit=str(parsed))

@@ -81,6 +81,16 @@ class MinimalPairs(BaseModel):
     traits: dict[Literal["positive", "negative"], list[str]] = Field(min_length=1)
 
 
+def limit_pairs(pairs: MinimalPairs, limit: int | None) -> MinimalPairs:
+    """At most `limit` groups per dimension (two at least, to form a pair) and traits per valence."""
+    if not limit:
+        return pairs
+    return MinimalPairs(
+        groups={dimension: groups[: max(2, limit)] for dimension, groups in pairs.groups.items()},
+        traits={valence: traits[:limit] for valence, traits in pairs.traits.items()},
+    )
+
+
 def load_minimal_pairs(path: Path | str | None = None) -> MinimalPairs:
     path = Path(path) if path else _data("minimal_pairs.json")
     try:

@@ -31,6 +31,10 @@ def _with_scores(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
 
 
 RATING_FIELDS = ("cwa", "source", "digit_mass", "failure_mode")
+RATING_COLUMNS = [
+    "model", "claim_id", "category", "condition", "stance", "intensity", "template",
+    "cwa", "source", "digit_mass", "failure_mode", "reasoning",
+]  # fmt: skip
 
 
 def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
@@ -54,7 +58,9 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
     ratings = frames["ratings"]
     deltas = an.claim_deltas(ratings)
     tables = {
-        "ratings": ratings.drop(columns=["score"], errors="ignore"),
+        "ratings": ratings.assign(
+            reasoning=[score.get("reasoning", "") for score in ratings["score"]]
+        )[[c for c in RATING_COLUMNS if c in ratings.columns or c == "reasoning"]],
         "condition_means": an.condition_means(ratings, seed),
         "claim_deltas": deltas,
         "deltas": an.delta_summary(deltas, seed),

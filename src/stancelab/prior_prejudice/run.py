@@ -97,7 +97,7 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
         run.models,
     )
     if run.probe:
-        _eval(run, prior_prejudice_probe(templates=run.templates), run.models)
+        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models)
     if run.cross_task and cross_task_samples(claims_arg, limit):
         _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models)
     return analyze(run.out_dir)

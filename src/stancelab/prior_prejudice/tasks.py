@@ -18,6 +18,7 @@ from stancelab.prior_prejudice.dataset import (
     STANCES,
     TEMPLATES,
     dataset,
+    limit_pairs,
     limit_per_category,
     load_claims,
     load_minimal_pairs,
@@ -238,7 +239,7 @@ def read_choice(reply: str, first: str, second: str) -> str:
     ]
     if len(named) == 1:
         return named[0]
-    return "refusal" if is_refusal(reply) or not named else "unclear"
+    return "refusal" if is_refusal(reply) else "unclear"
 
 
 @scorer(metrics=[mean_score()])
@@ -261,9 +262,12 @@ def probe_scorer() -> Scorer:
 
 
 @task
-def prior_prejudice_probe(pairs_file: str | None = None, templates: str | None = None) -> Task:
+def prior_prejudice_probe(
+    pairs_file: str | None = None, templates: str | None = None, limit: int | None = None
+) -> Task:
     """Minimal pairs ("<group> are <trait>.") rated with T1-T4, and the same pairs asked directly."""
-    samples = probe_samples(load_minimal_pairs(pairs_file), parse_templates(templates))
+    pairs = limit_pairs(load_minimal_pairs(pairs_file), limit)
+    samples = probe_samples(pairs, parse_templates(templates))
     return Task(dataset=dataset(samples, "prior_prejudice_probe"), solver=rate_greedily(),
                 scorer=probe_scorer(), version=1)  # fmt: skip
 
