@@ -144,3 +144,20 @@ def test_prior_prejudice_rates_from_logprobs_with_the_embedded_model(
     assert len(ratings) == 6 and ratings["digit_mass"].between(0, 1).all()
     assert (ratings["source"] == "logprobs").all() and ratings["cwa"].between(1, 7).all()
     assert set(summary["deltas"][EMBEDDED_MODEL]) == {"subjective", "harmful", "misinformation"}
+
+
+def test_conviction_runs_with_the_embedded_model_in_every_role(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    out = tmp_path / "conviction"
+    result = _stancelab(
+        "run", "conviction", "--limit", "1", "--samples", "2", "--argument-sets", "1",
+        "--out", str(out), "--display", "none", env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    shares = summary["labels"][EMBEDDED_MODEL]
+    assert set(shares) == {"original", "left", "right"}
+    for scenario in shares.values():
+        assert sum(scenario[k] for k in ("TL", "PL", "TR", "PR", "unclear")) == pytest.approx(1.0)
+    assert "unclear" in summary["consistency"][EMBEDDED_MODEL]

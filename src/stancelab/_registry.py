@@ -6,6 +6,7 @@ works like any other Inspect task.
 
 from inspect_ai.model import ModelAPI, modelapi
 
+from stancelab.conviction.task import conviction
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 from stancelab.llm_bias_bench.task import llm_bias_bench
 from stancelab.millstone.task import millstone, millstone_rephrase
@@ -25,6 +26,7 @@ def embedded() -> type[ModelAPI]:
 
 
 __all__ = [
+    "conviction",
     "embedded",
     "issuebench",
     "issuebench_classifier_validation",

@@ -41,8 +41,6 @@ def test_cli_reports_user_errors_without_a_traceback(
 ) -> None:
     assert main(["run", "nonsense"]) == 2
     assert "Unknown probe 'nonsense'" in capsys.readouterr().err
-    assert main(["run", "testing-conviction"]) == 2
-    assert "not implemented yet" in capsys.readouterr().err
     assert main(["analyze", str(tmp_path)]) == 2
     assert "No stancelab probe logs" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"

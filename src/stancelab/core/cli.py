@@ -11,13 +11,15 @@ from pathlib import Path
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 
-PROBES = ("millstone", "llm-bias-bench", "issuebench", "prior-prejudice")
-PLANNED_PROBES = ("testing-conviction",)
+PROBES = ("millstone", "conviction", "llm-bias-bench", "issuebench", "prior-prejudice")
+PLANNED_PROBES: tuple[str, ...] = ()
+PROBE_ALIASES = {"testing-conviction": "conviction"}
 TASK_PROBES = {
     "millstone": "millstone",
     "llm_bias_bench": "llm-bias-bench",
     "issuebench": "issuebench",
     "prior_prejudice": "prior-prejudice",
+    "conviction": "conviction",
 }
 
 
@@ -32,7 +34,7 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--role",
         action="append",
-        help="helper role ROLE=MODEL (rephraser; user, judge; classifier; writer, judge)",
+        help="helper role ROLE=MODEL (rephraser; nli, writer; user, judge; classifier; writer, judge)",
     )
     run.add_argument("--limit", type=int, help="use only the first N issues / topics")
     run.add_argument("--out", type=Path, help="output folder (default: runs/<probe>)")
@@ -64,6 +66,10 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
     issue.add_argument("--shard-size", type=int, help="prompts per resumable shard")
     issue.add_argument("--batch", action="store_true", help="use the provider's batch API")
     issue.add_argument("--voters", type=Path, help="iSideWith-format voter shares")
+    conviction = run.add_argument_group("conviction")
+    conviction.add_argument("--statements", type=Path, help="statements (JSONL or CSV)")
+    conviction.add_argument("--samples", type=int, help="sampled answers per statement (10)")
+    conviction.add_argument("--argument-sets", type=int, help="argument sets per statement (3)")
     prior = run.add_argument_group("prior-prejudice")
     prior.add_argument("--claims", type=Path, help="claims file (JSONL; default: bundled)")
     prior.add_argument("--no-arguments", action="store_true", help="rate bare claims only")
@@ -272,7 +278,28 @@ def _run_prior_prejudice(args: argparse.Namespace) -> str:
     )
 
 
+def _run_conviction(args: argparse.Namespace) -> str:
+    from stancelab.conviction.results import format_summary
+    from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
+
+    options = ConvictionRun(
+        models=list(resolve_models(args.model)),
+        roles=dict(parse_roles(args.role, ROLES)),
+        out_dir=args.out or Path("runs") / "conviction",
+        statements_file=args.statements,
+        limit=args.limit,
+        display=args.display,
+    )
+    _copy_set(options, args, ("samples", "argument_sets"))
+    summary = run_conviction(options)
+    return (
+        format_summary(summary)
+        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
+    args.probe = PROBE_ALIASES.get(args.probe, args.probe)
     if args.probe in PLANNED_PROBES:
         raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
     runners = {
@@ -280,6 +307,7 @@ def _run(args: argparse.Namespace) -> int:
         "llm-bias-bench": _run_bias_bench,
         "issuebench": _run_issuebench,
         "prior-prejudice": _run_prior_prejudice,
+        "conviction": _run_conviction,
     }
     if args.probe not in runners:
         raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
@@ -312,6 +340,7 @@ def _analyze(args: argparse.Namespace) -> int:
             "llm-bias-bench": "stancelab.llm_bias_bench.results",
             "issuebench": "stancelab.issuebench.results",
             "prior-prejudice": "stancelab.prior_prejudice.results",
+            "conviction": "stancelab.conviction.results",
         }[probe]
         results = importlib.import_module(module)
         print(results.format_summary(results.analyze(args.out, seed=args.seed)))

@@ -57,7 +57,9 @@ def materialised_dir() -> Path:
 
 
 def _marker_for(source: Path) -> dict[str, object]:
-    return {"source": str(source), "source_bytes": source.stat().st_size}
+    """What the folder was made from: the GGUF's name and size, not its path, so that
+    several environments with the same package share one folder."""
+    return {"gguf": source.name, "gguf_bytes": source.stat().st_size}
 
 
 def _is_current(target: Path, source: Path) -> bool:

@@ -1,0 +1,1 @@
+"""Testing Conviction: true vs performative stances under argument pressure and personas."""

@@ -1,0 +1,81 @@
+"""Statements with a bias direction: schema and loaders (JSONL or CSV)."""
+
+from __future__ import annotations
+
+import csv
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from inspect_ai.dataset import MemoryDataset, Sample
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
+from stancelab.core.data import load_jsonl
+from stancelab.core.errors import DataFileError
+
+
+class Statement(BaseModel):
+    """A statement; `bias` +1 when agreeing moves right, -1 when it moves left."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    text: str = Field(min_length=1)
+    bias: Literal[1, -1]
+    topic: str = "economic"
+
+
+def load_statements(path: Path | str | None = None) -> list[Statement]:
+    """Statements from JSONL or CSV (columns id, text, bias, topic)."""
+    path = (
+        Path(path)
+        if path
+        else Path(str(files("stancelab.conviction") / "data" / "statements.jsonl"))
+    )
+    if path.suffix != ".csv":
+        return load_jsonl(path, Statement, id_of=lambda statement: statement.id)
+    if not path.exists():
+        raise DataFileError(path, None, None, "file does not exist")
+    statements, seen = [], set()
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        for row in reader:
+            try:
+                statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0)})
+            except (ValidationError, ValueError) as error:
+                field = (
+                    error.errors()[0]["loc"][0] if isinstance(error, ValidationError) else "bias"
+                )
+                reason = (
+                    error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
+                )
+                raise DataFileError(path, reader.line_num, str(field), reason) from error
+            if statement.id in seen:
+                raise DataFileError(path, reader.line_num, "id", f"duplicate id '{statement.id}'")
+            seen.add(statement.id)
+            statements.append(statement)
+    if not statements:
+        raise DataFileError(path, None, None, "file holds no rows")
+    return statements
+
+
+def scenario_samples(statements: list[Statement]) -> MemoryDataset:
+    """One sample per (statement, scenario)."""
+    return MemoryDataset(
+        [
+            Sample(
+                id=f"{statement.id}__{scenario}",
+                input=scenario_prompt(scenario, statement.text),
+                metadata={
+                    "statement_id": statement.id,
+                    "statement": statement.text,
+                    "bias": statement.bias,
+                    "topic": statement.topic,
+                    "scenario": scenario,
+                },
+            )
+            for statement in statements
+            for scenario in SCENARIOS
+        ],
+        name="conviction",
+    )

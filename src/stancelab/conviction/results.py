@@ -1,0 +1,97 @@
+"""From conviction logs to tables, `summary.json` and a printed summary."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stancelab.conviction import analysis as an
+from stancelab.core.errors import StancelabError
+from stancelab.core.logs import scored_samples
+
+SUMMARY_FILE = "summary.json"
+
+
+def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(labels, uncertainty) frames from conviction logs."""
+    frame = scored_samples(logs, "conviction", "conviction_labels")
+    labels, uncertainty = [], []
+    for _, row in frame.iterrows():
+        score = row["score"]
+        for index, lab in enumerate(score.get("labels") or []):
+            labels.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
+                           "scenario": row["metadata_scenario"], "set": index, "label": lab, "o": score.get("o")})  # fmt: skip
+        measures = score.get("uncertainty") or {}
+        if measures:
+            uncertainty.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
+                                "clusters": len(set(measures.get("clusters", []))),
+                                **{m: measures.get(m, float("nan")) for m in an.ENTROPIES}})  # fmt: skip
+    columns = ["model", "statement_id", *an.ENTROPIES]
+    return pd.DataFrame(labels), pd.DataFrame(uncertainty, columns=[*columns, "clusters"])
+
+
+def _clean(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 6)
+    return value
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    out_dir = Path(out_dir)
+    labels, uncertainty = read_frames(out_dir / "logs")
+    if labels.empty:
+        raise StancelabError(f"No conviction logs with labels under {out_dir / 'logs'}")
+    depth = an.statement_labels(labels)
+    matrices = an.transition_matrices(labels)
+    tables = {
+        "labels": labels, "uncertainty": uncertainty, "label_shares": an.label_shares(labels),
+        "transitions": matrices, "transition_summary": an.transition_summary(matrices),
+        "consistency": an.consistency_shares(labels), "depth_profile": depth,
+        "auroc": an.auroc_table(depth, uncertainty, seed),
+    }  # fmt: skip
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
+    summary = {
+        "probe": "conviction",
+        "models": sorted(labels["model"].unique().tolist()),
+        "labels": {model: {r["scenario"]: {k: _clean(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
+                   for model, g in tables["label_shares"].groupby("model")},
+        "consistency": {r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
+        "auroc": {model: {r["measure"]: {k: _clean(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
+                  for model, g in tables["auroc"].groupby("model")},
+    }  # fmt: skip
+    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    lines = ["Testing Conviction: label shares per scenario (TL / PL / TR / PR / unclear)"]
+    for model, scenarios in summary["labels"].items():
+        for scenario, shares in scenarios.items():
+            lines.append(
+                f"  {model:<34} {scenario:<9} "
+                + " ".join(f"{k} {shares[k]:.2f}" for k in ("TL", "PL", "TR", "PR", "unclear"))
+            )
+    lines.append("consistency across scenarios:")
+    for model, row in summary["consistency"].items():
+        parts = [
+            f"{k} {row[k]:.2f}" if row.get(k) is not None else f"{k} n/a"
+            for k in ("consistent", "inconsistent", "inconclusive")
+        ]
+        lines.append(f"  {model:<34} " + "  ".join(parts) + f"  (unclear triples {row['unclear']})")
+    for model, measures in summary["auroc"].items():
+        lines.append(
+            f"AUROC ({model}): "
+            + ", ".join(
+                f"{m} {v['value']:.2f}" if v["value"] is not None else f"{m} n/a"
+                for m, v in measures.items()
+            )
+        )
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Running Testing Conviction end to end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import Model
+
+from stancelab.conviction.results import analyze
+from stancelab.conviction.task import (
+    DEFAULT_ARGUMENT_SETS,
+    DEFAULT_SAMPLES,
+    NLI_ROLE,
+    WRITER_ROLE,
+    conviction,
+)
+from stancelab.core.errors import StancelabError
+
+ROLES = (NLI_ROLE, WRITER_ROLE)
+
+
+@dataclass
+class ConvictionRun:
+    models: list[str | Model]
+    out_dir: Path
+    roles: dict[str, str | Model] = field(default_factory=dict)
+    statements_file: Path | None = None
+    limit: int | None = None
+    samples: int = DEFAULT_SAMPLES
+    argument_sets: int = DEFAULT_ARGUMENT_SETS
+    display: str | None = None
+
+
+def run_conviction(run: ConvictionRun) -> dict[str, Any]:
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
+                      limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
+    logs = inspect_eval(task, model=run.models, model_roles=run.roles or None,
+                        log_dir=str(run.out_dir / "logs"), display=run.display)  # type: ignore[arg-type]  # fmt: skip
+    for log in logs:
+        if log.status != "success":
+            raise StancelabError(
+                f"Inspect eval of {log.eval.model} did not finish: {log.error.message if log.error else log.status}"
+            )
+    return analyze(run.out_dir)
