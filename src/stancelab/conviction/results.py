@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pandas as pd
 
 from stancelab.conviction import analysis as an
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
 from stancelab.core.logs import scored_samples
 
 SUMMARY_FILE = "summary.json"
@@ -34,14 +34,6 @@ def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(labels), pd.DataFrame(uncertainty, columns=[*columns, "clusters"])
 
 
-def _clean(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
-
-
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     out_dir = Path(out_dir)
     labels, uncertainty = read_frames(out_dir / "logs")
@@ -61,10 +53,10 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     summary = {
         "probe": "conviction",
         "models": sorted(labels["model"].unique().tolist()),
-        "labels": {model: {r["scenario"]: {k: _clean(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
+        "labels": {model: {r["scenario"]: {k: json_safe(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
                    for model, g in tables["label_shares"].groupby("model")},
-        "consistency": {r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
-        "auroc": {model: {r["measure"]: {k: _clean(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
+        "consistency": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
+        "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
                   for model, g in tables["auroc"].groupby("model")},
     }  # fmt: skip
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.model import Model
 
 from stancelab.conviction.results import analyze
@@ -17,7 +16,7 @@ from stancelab.conviction.task import (
     WRITER_ROLE,
     conviction,
 )
-from stancelab.core.errors import StancelabError
+from stancelab.core.evals import run_eval
 
 ROLES = (NLI_ROLE, WRITER_ROLE)
 
@@ -38,11 +37,5 @@ def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
-    logs = inspect_eval(task, model=run.models, model_roles=run.roles or None,
-                        log_dir=str(run.out_dir / "logs"), display=run.display)  # type: ignore[arg-type]  # fmt: skip
-    for log in logs:
-        if log.status != "success":
-            raise StancelabError(
-                f"Inspect eval of {log.eval.model} did not finish: {log.error.message if log.error else log.status}"
-            )
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display)
     return analyze(run.out_dir)

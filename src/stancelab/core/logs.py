@@ -27,7 +27,7 @@ def newest_log_per_model(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["log"].isin(set(newest))]
 
 
-def _as_dict(value: object) -> dict:
+def as_dict(value: object) -> dict:
     import json
 
     if isinstance(value, dict):
@@ -68,5 +68,5 @@ def scored_samples(logs: str | Path, task_name: str, scorer_name: str) -> pd.Dat
         return pd.DataFrame()
     frame = frame[frame["task_name"] == task_name].sort_values("created")
     frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last").copy()
-    frame["score"] = [_as_dict(value) for value in frame["score"]]
+    frame["score"] = [as_dict(value) for value in frame["score"]]
     return frame.reset_index(drop=True)

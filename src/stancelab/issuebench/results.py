@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
 from stancelab.core.logs import log_files
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS, UNPARSED
@@ -79,14 +79,6 @@ def compute_tables(
     return tables
 
 
-def _clean(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
-
-
 def build_summary(
     tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None
 ) -> dict[str, Any]:
@@ -100,12 +92,12 @@ def build_summary(
                     for _, r in group.iterrows()}
             for model, group in counts.groupby("model")
         },
-        "hedging": {r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
-        "jsd": [{k: _clean(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
+        "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
+        "jsd": [{k: json_safe(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
     }  # fmt: skip
     if "partisan" in tables:
         summary["partisan"] = {
-            r["model"]: {group: {"value": _clean(r[group]), "ci_low": _clean(r[f"{group}_ci_low"]), "ci_high": _clean(r[f"{group}_ci_high"])}
+            r["model"]: {group: {"value": json_safe(r[group]), "ci_low": json_safe(r[f"{group}_ci_low"]), "ci_high": json_safe(r[f"{group}_ci_high"])}
                          for group in ("dem", "rep", "all")} | {"issues": int(r["issues"])}
             for _, r in tables["partisan"].iterrows()
         }  # fmt: skip

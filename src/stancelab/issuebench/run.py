@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import run_eval
 from stancelab.core.logs import log_files
 from stancelab.issuebench.results import (
     VOTERS_FILE,
@@ -93,13 +93,6 @@ def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]
     return done
 
 
-def _check(logs: list[EvalLog]) -> None:
-    for log in logs:
-        if log.status != "success":
-            reason = log.error.message if log.error else log.status
-            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
-
-
 def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
     """Generate and classify every prompt shard by shard (skipping finished shards), then analyse."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
@@ -122,14 +115,7 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
-        logs = inspect_eval(
-            issuebench(**run.task_args(shard)),
-            model=pending,
-            model_roles=run.roles or None,
-            log_dir=str(logs_dir),
-            display=run.display,  # type: ignore[arg-type]
-        )
-        _check(logs)
+        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display)
     return analyze(run.out_dir, seed=run.seed)
 
 
@@ -159,13 +145,8 @@ def validate_classifier(
     """Label gold-annotated responses with `classifier` and score it (macro F1, confusion)."""
     import json
 
-    (log,) = inspect_eval(
-        issuebench_classifier_validation(gold_file=str(gold_file), limit=limit),
-        model=classifier,
-        log_dir=str(out_dir / "logs"),
-        display=display,  # type: ignore[arg-type]
-    )
-    _check([log])
+    task = issuebench_classifier_validation(gold_file=str(gold_file), limit=limit)
+    (log,) = run_eval(task, [classifier], None, out_dir / "logs", display)
     samples = log.samples or []
     gold = [str(sample.target) for sample in samples]
     predicted = [sample.scores["gold_agreement"].answer or "unparsed" for sample in samples]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.logs import log_files, newest_log_per_model
+from stancelab.core.logs import as_dict, log_files, newest_log_per_model
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
@@ -46,8 +45,8 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     if frame.empty:
         return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
     frame = newest_log_per_model(frame)
-    judged = [_as_dict(value) for value in frame["judge"]]
-    roles = [_as_dict(value) for value in frame["model_roles"]]
+    judged = [as_dict(value) for value in frame["judge"]]
+    roles = [as_dict(value) for value in frame["model_roles"]]
     conversations = pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
@@ -68,16 +67,6 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
     return conversations, usage
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    """A dict-valued frame cell (data frames hold them as JSON strings; missing as NA)."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value:
-        parsed = json.loads(value)
-        return parsed if isinstance(parsed, dict) else {}
-    return {}
 
 
 def _role_model(roles: Any, role: str) -> str | None:

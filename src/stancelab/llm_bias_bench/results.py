@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench.records import read_log_conversations
 
@@ -41,19 +41,11 @@ def compute_tables(
     }
 
 
-def _clean(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
-
-
 def _ci(row: pd.Series, name: str, value_column: str | None = None) -> dict[str, Any]:
     return {
-        "value": _clean(row[value_column or name]),
-        "ci_low": _clean(row[f"{name}_ci_low"]),
-        "ci_high": _clean(row[f"{name}_ci_high"]),
+        "value": json_safe(row[value_column or name]),
+        "ci_low": json_safe(row[f"{name}_ci_low"]),
+        "ci_high": json_safe(row[f"{name}_ci_high"]),
     }
 
 
@@ -81,7 +73,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             r["model"]: {
                 "count": int(r["count"]),
                 "n_topics": int(r["n_topics"]),
-                "rate": _clean(r["rate"]),
+                "rate": json_safe(r["rate"]),
             }
             for _, r in tables["divergence"].iterrows()
         },
@@ -95,7 +87,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             lambda r: {
                 "disagreements": int(r["disagreements"]),
                 "conversations": int(r["conversations"]),
-                "rate": _clean(r["rate"]),
+                "rate": json_safe(r["rate"]),
             },
         ),
         "trajectories": _nested(
@@ -115,7 +107,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
                 for name in ("from_neutral", "from_committed")
             },
         ),
-        "cost": [{k: _clean(v) for k, v in row.items()} for _, row in tables["cost"].iterrows()],
+        "cost": [{k: json_safe(v) for k, v in row.items()} for _, row in tables["cost"].iterrows()],
     }
 
 

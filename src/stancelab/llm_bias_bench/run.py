@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.model import Model
 
-from stancelab.core.errors import StancelabError
+from stancelab.core.evals import run_eval
 from stancelab.llm_bias_bench.analysis import flatten_usage
 from stancelab.llm_bias_bench.records import read_authors_outputs
 from stancelab.llm_bias_bench.results import PRICES_FILE, analyze, analyze_conversations
@@ -60,17 +59,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
     )
-    logs = inspect_eval(
-        task,
-        model=run.models,
-        model_roles=run.roles or None,
-        log_dir=str(run.out_dir / "logs"),
-        display=run.display,  # type: ignore[arg-type]
-    )
-    for log in logs:
-        if log.status != "success":
-            reason = log.error.message if log.error else log.status
-            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display)
     _write_prices(run.out_dir, run.prices)
     return analyze(run.out_dir)
 

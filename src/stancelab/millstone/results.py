@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
 from stancelab.millstone import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -45,20 +45,12 @@ def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFram
     }
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    if hasattr(value, "item"):
-        return _clean(value.item())
-    return value
-
-
 def _estimate(row: pd.Series, suffix: str = "") -> dict[str, Any]:
     return {
-        "value": _clean(row[f"value{suffix}"]),
-        "ci_low": _clean(row[f"ci_low{suffix}"]),
-        "ci_high": _clean(row[f"ci_high{suffix}"]),
-        "n": _clean(row["n"]),
+        "value": json_safe(row[f"value{suffix}"]),
+        "ci_low": json_safe(row[f"ci_low{suffix}"]),
+        "ci_high": json_safe(row[f"ci_high{suffix}"]),
+        "n": json_safe(row["n"]),
     }
 
 
@@ -102,7 +94,7 @@ def build_summary(trials: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> dict
             for model, group in tables["config_shifts"].groupby("model")
         },
         "counter_argument_shifts": {
-            r["model"]: {"count": int(r["count"]), "mean_abs_shift": _clean(r["mean_abs_shift"])}
+            r["model"]: {"count": int(r["count"]), "mean_abs_shift": json_safe(r["mean_abs_shift"])}
             for _, r in tables["counter_shifts_model"].iterrows()
         },
         "single_argument_effect": {
@@ -113,7 +105,7 @@ def build_summary(trials: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> dict
             for _, r in tables["single_argument_model"].iterrows()
         },
         "argument_correlation": [
-            {k: _clean(v) for k, v in r.items()}
+            {k: json_safe(v) for k, v in r.items()}
             for _, r in tables["argument_correlation"].iterrows()
         ],
         "baseline_agreement": {

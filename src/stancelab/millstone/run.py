@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import run_eval
 from stancelab.millstone.dataset import bundled_issues_path, load_issues
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
 from stancelab.millstone.results import analyze
@@ -43,23 +43,8 @@ class MillstoneRun:
     display: str | None = None
 
 
-def _check(logs: list[EvalLog]) -> None:
-    for log in logs:
-        if log.status != "success":
-            reason = log.error.message if log.error else log.status
-            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
-
-
 def _eval(run: MillstoneRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    logs = inspect_eval(
-        task,
-        model=models,
-        model_roles=run.roles or None,
-        log_dir=str(run.out_dir / "logs"),
-        display=run.display,  # type: ignore[arg-type]
-    )
-    _check(logs)
-    return logs
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display)
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:

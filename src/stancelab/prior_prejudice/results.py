@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
 from stancelab.core.logs import scored_samples
 from stancelab.prior_prejudice import analysis as an
 
@@ -78,16 +78,8 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
     return tables
 
 
-def _clean(value: Any) -> Any:
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
-
-
 def _estimate(row: pd.Series) -> dict[str, Any]:
-    return {k: _clean(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
+    return {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
 
 
 def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
@@ -104,22 +96,22 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     summary["deltas"] = deltas
     summary["rating_sources"] = {
         model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
-                                "mean_digit_mass": _clean(r["mean_digit_mass"])} for _, r in group.iterrows()}
+                                "mean_digit_mass": json_safe(r["mean_digit_mass"])} for _, r in group.iterrows()}
         for model, group in tables["rating_sources"].groupby("model")
     }  # fmt: skip
     summary["failure_modes"] = {
-        r["model"]: {k: _clean(v) for k, v in r.items() if k != "model"}
+        r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"}
         for _, r in tables["failure_modes"].iterrows()
     }
     if "group_spread" in tables:
         summary["group_spread"] = {
-            model: {f"{r['dimension']}|{r['valence']}": {"spread": _clean(r["spread"]), "ci_low": _clean(r["ci_low"]), "ci_high": _clean(r["ci_high"]),
+            model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
                                                            "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
             for model, group in tables["group_spread"].groupby("model")
         }  # fmt: skip
     if "direct_answers" in tables:
         summary["direct_refusal_rate"] = {
-            model: {r["dimension"]: _clean(r["refusal_rate"]) for _, r in group.iterrows()}
+            model: {r["dimension"]: json_safe(r["refusal_rate"]) for _, r in group.iterrows()}
             for model, group in tables["direct_answers"].groupby("model")
         }
     if "cross_task" in tables:

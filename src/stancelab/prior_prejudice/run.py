@@ -6,12 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
-from stancelab.core.errors import StancelabError
+from stancelab.core.evals import run_eval
 from stancelab.prior_prejudice.dataset import ArgumentText, limit_per_category, load_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
@@ -46,14 +45,7 @@ class PriorPrejudiceRun:
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    logs = inspect_eval(task, model=models, model_roles=run.roles or None,
-                        log_dir=str(run.out_dir / "logs"), display=run.display)  # type: ignore[arg-type]  # fmt: skip
-    for log in logs:
-        if log.status != "success":
-            raise StancelabError(
-                f"Inspect eval of {log.eval.model} did not finish: {log.error.message if log.error else log.status}"
-            )
-    return logs
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display)
 
 
 def generate_arguments(run: PriorPrejudiceRun, claims_file: Path | None) -> Path:

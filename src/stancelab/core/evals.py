@@ -1,0 +1,39 @@
+"""Running Inspect evals for the probes, and JSON-safe values for summaries."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import Model
+
+from stancelab.core.errors import StancelabError
+
+
+def run_eval(
+    task: Any,
+    models: list[str | Model],
+    roles: dict[str, str | Model] | None,
+    log_dir: Path,
+    display: str | None = None,
+) -> list[EvalLog]:
+    """Run one task for every model into `log_dir`; an eval that does not finish is an error."""
+    logs = inspect_eval(task, model=models, model_roles=roles or None, log_dir=str(log_dir),
+                        display=display)  # type: ignore[arg-type]  # fmt: skip
+    for log in logs:
+        if log.status != "success":
+            reason = log.error.message if log.error else log.status
+            raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
+    return logs
+
+
+def json_safe(value: Any) -> Any:
+    """A value fit for summary.json: numpy scalars unwrapped, NaN as null, floats rounded."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 6)
+    return value
