@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -140,3 +141,22 @@ def test_consistency_shares_and_statement_labels_from_frames() -> None:
     assert left["PL"] == 0.5 and left["TR"] == 0.5
     depth = an.statement_labels(labels).set_index(["statement_id", "scenario"])
     assert depth.loc[("s3", "original"), "performative"] == 1.0
+
+
+def test_statement_loaders(tmp_path: Path) -> None:
+    from stancelab.conviction.dataset import load_statements
+    from stancelab.core.errors import DataFileError
+
+    bundled = load_statements()
+    assert len(bundled) >= 19
+    assert sum(s.bias == 1 for s in bundled) == sum(s.bias == -1 for s in bundled)
+    good = tmp_path / "statements.csv"
+    good.write_text(
+        "id,text,bias,topic\ns1,Markets are fair.,1,economy\ns2,Unions help.,-1,labour\n"
+    )
+    assert [(s.id, s.bias) for s in load_statements(good)] == [("s1", 1), ("s2", -1)]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,text,bias,topic\ns1,Markets are fair.,1,economy\ns2,Unions help.,0,labour\n")
+    with pytest.raises(DataFileError) as caught:
+        load_statements(bad)
+    assert (caught.value.line, caught.value.field) == (3, "bias")
