@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from inspect_ai.model import Model
 
 from stancelab.conviction.results import analyze
 from stancelab.conviction.task import (
@@ -16,21 +14,17 @@ from stancelab.conviction.task import (
     WRITER_ROLE,
     conviction,
 )
-from stancelab.core.evals import run_eval
+from stancelab.core.evals import ProbeRun, run_eval
 
 ROLES = (NLI_ROLE, WRITER_ROLE)
 
 
 @dataclass
-class ConvictionRun:
-    models: list[str | Model]
-    out_dir: Path
-    roles: dict[str, str | Model] = field(default_factory=dict)
+class ConvictionRun(ProbeRun):
     statements_file: Path | None = None
     limit: int | None = None
     samples: int = DEFAULT_SAMPLES
     argument_sets: int = DEFAULT_ARGUMENT_SETS
-    display: str | None = None
 
 
 def run_conviction(run: ConvictionRun) -> dict[str, Any]:

@@ -162,6 +162,20 @@ def parse_prices(assignments: list[str] | None) -> dict[str, tuple[float, float]
     return prices
 
 
+def probe_options(args: argparse.Namespace, roles: tuple[str, ...]) -> dict[str, object]:
+    """The options every probe run takes from the command line."""
+    return {
+        "models": list(resolve_models(args.model)),
+        "roles": dict(parse_roles(args.role, roles)),
+        "out_dir": args.out or Path("runs") / args.probe,
+        "display": args.display,
+    }
+
+
+def with_results_path(text: str, out_dir: Path) -> str:
+    return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
+
+
 def _copy_set(options: object, args: argparse.Namespace, names: tuple[str, ...]) -> None:
     for name in names:
         value = getattr(args, name)
@@ -174,20 +188,14 @@ def _run_millstone(args: argparse.Namespace) -> str:
     from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
 
     options = MillstoneRun(
-        models=list(resolve_models(args.model)),
-        roles=dict(parse_roles(args.role, ROLES)),
-        out_dir=args.out or Path("runs") / args.probe,
+        **probe_options(args, ROLES),
         issues_file=Path(args.issues) if args.issues else None,
         limit_issues=args.limit,
         seed=args.seed,
-        display=args.display,
     )
     _copy_set(options, args, ("trials", "max_tokens", "temperature"))
     summary = run_millstone(options)
-    return (
-        format_summary(summary)
-        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
-    )
+    return with_results_path(format_summary(summary), options.out_dir)
 
 
 def _run_bias_bench(args: argparse.Namespace) -> str:
@@ -195,14 +203,11 @@ def _run_bias_bench(args: argparse.Namespace) -> str:
     from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
 
     options = BiasBenchRun(
-        models=list(resolve_models(args.model)),
-        roles=dict(parse_roles(args.role, ROLES)),
-        out_dir=args.out or Path("runs") / args.probe,
+        **probe_options(args, ROLES),
         topics_file=args.topics,
         limit_topics=args.limit,
         categories=args.categories,
         prices=parse_prices(args.price),
-        display=args.display,
     )
     _copy_set(
         options,
@@ -210,10 +215,7 @@ def _run_bias_bench(args: argparse.Namespace) -> str:
         ("turns", "replicates", "judge_samples", "judge_every_turn", "blind_judge", "max_tokens"),
     )
     summary = run_bias_bench(options)
-    return (
-        format_summary(summary)
-        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
-    )
+    return with_results_path(format_summary(summary), options.out_dir)
 
 
 def _count(value: str | None, option: str) -> int | None:
@@ -230,9 +232,7 @@ def _run_issuebench(args: argparse.Namespace) -> str:
     from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
 
     options = IssueBenchRun(
-        models=list(resolve_models(args.model)),
-        roles=dict(parse_roles(args.role, ROLES)),
-        out_dir=args.out or Path("runs") / args.probe,
+        **probe_options(args, ROLES),
         issues_file=args.issues_file,
         templates_file=args.templates_file,
         limit_issues=_count(args.issues, "--issues") or args.limit,
@@ -243,14 +243,10 @@ def _run_issuebench(args: argparse.Namespace) -> str:
         shard_size=args.shard_size,
         batch=args.batch,
         voters_file=args.voters,
-        display=args.display,
     )
     _copy_set(options, args, ("max_tokens", "temperature"))
     summary = run_issuebench(options)
-    return (
-        format_summary(summary)
-        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
-    )
+    return with_results_path(format_summary(summary), options.out_dir)
 
 
 def _run_prior_prejudice(args: argparse.Namespace) -> str:
@@ -258,24 +254,18 @@ def _run_prior_prejudice(args: argparse.Namespace) -> str:
     from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
 
     options = PriorPrejudiceRun(
-        models=list(resolve_models(args.model)),
-        roles=dict(parse_roles(args.role, ROLES)),
-        out_dir=args.out or Path("runs") / args.probe,
+        **probe_options(args, ROLES),
         claims_file=args.claims,
         limit=args.limit,
         templates=args.templates,
         generate_arguments=not args.no_arguments,
         probe=not args.no_probe,
         cross_task=not args.no_cross_task,
-        display=args.display,
     )
     if args.max_tokens is not None:
         options.argument_tokens = args.max_tokens
     summary = run_prior_prejudice(options)
-    return (
-        format_summary(summary)
-        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
-    )
+    return with_results_path(format_summary(summary), options.out_dir)
 
 
 def _run_conviction(args: argparse.Namespace) -> str:
@@ -283,19 +273,13 @@ def _run_conviction(args: argparse.Namespace) -> str:
     from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
 
     options = ConvictionRun(
-        models=list(resolve_models(args.model)),
-        roles=dict(parse_roles(args.role, ROLES)),
-        out_dir=args.out or Path("runs") / "conviction",
+        **probe_options(args, ROLES),
         statements_file=args.statements,
         limit=args.limit,
-        display=args.display,
     )
     _copy_set(options, args, ("samples", "argument_sets"))
     summary = run_conviction(options)
-    return (
-        format_summary(summary)
-        + f"\n\nResults: {options.out_dir}/summary.json, tables in {options.out_dir}/tables/"
-    )
+    return with_results_path(format_summary(summary), options.out_dir)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -352,15 +336,14 @@ def _import(args: argparse.Namespace) -> int:
         from stancelab.issuebench.results import format_summary as format_issuebench
         from stancelab.issuebench.run import import_released_tables
 
-        print(format_issuebench(import_released_tables(args.path, args.out, args.voters)))
-        print(f"\nResults: {args.out}/summary.json, tables in {args.out}/tables/")
+        summary = import_released_tables(args.path, args.out, args.voters)
+        print(with_results_path(format_issuebench(summary), args.out))
         return 0
     from stancelab.llm_bias_bench.results import format_summary
     from stancelab.llm_bias_bench.run import import_authors_run
 
     summary = import_authors_run(args.path, args.out, parse_prices(args.price))
-    print(format_summary(summary))
-    print(f"\nResults: {args.out}/summary.json, tables in {args.out}/tables/")
+    print(with_results_path(format_summary(summary), args.out))
     return 0
 
 

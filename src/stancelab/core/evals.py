@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +38,13 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, float):
         return None if math.isnan(value) else round(value, 6)
     return value
+
+
+@dataclass
+class ProbeRun:
+    """Options every probe run shares; each probe's run options extend it."""
+
+    models: list[str | Model]
+    out_dir: Path
+    roles: dict[str, str | Model] = field(default_factory=dict)
+    display: str | None = None

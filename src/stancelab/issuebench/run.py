@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import run_eval
+from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
 from stancelab.issuebench.results import (
     VOTERS_FILE,
@@ -37,12 +37,9 @@ ROLES = (CLASSIFIER_ROLE,)
 
 
 @dataclass
-class IssueBenchRun:
+class IssueBenchRun(ProbeRun):
     """Options of one `stancelab run issuebench`."""
 
-    models: list[str | Model]
-    out_dir: Path
-    roles: dict[str, str | Model] = field(default_factory=dict)
     issues_file: Path | None = None
     templates_file: Path | None = None
     limit_issues: int | None = None
@@ -55,7 +52,6 @@ class IssueBenchRun:
     max_tokens: int = DEFAULT_MAX_TOKENS
     batch: bool = False
     voters_file: Path | None = None
-    display: str | None = None
 
     def task_args(self, shard: int) -> dict[str, Any]:
         return {

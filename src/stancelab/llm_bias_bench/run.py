@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import Model
-
-from stancelab.core.evals import run_eval
+from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.llm_bias_bench.analysis import flatten_usage
 from stancelab.llm_bias_bench.records import read_authors_outputs
 from stancelab.llm_bias_bench.results import PRICES_FILE, analyze, analyze_conversations
@@ -21,12 +19,9 @@ ROLES = (USER_ROLE, JUDGE_ROLE)
 
 
 @dataclass
-class BiasBenchRun:
+class BiasBenchRun(ProbeRun):
     """Options of one `stancelab run llm-bias-bench`."""
 
-    models: list[str | Model]
-    out_dir: Path
-    roles: dict[str, str | Model] = field(default_factory=dict)
     topics_file: Path | None = None
     limit_topics: int | None = None
     categories: str | None = None
@@ -37,7 +32,6 @@ class BiasBenchRun:
     blind_judge: bool = False
     max_tokens: int | None = None
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    display: str | None = None
 
 
 def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import run_eval
+from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.millstone.dataset import bundled_issues_path, load_issues
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
 from stancelab.millstone.results import analyze
@@ -28,19 +28,15 @@ REPHRASED_FILE = "issues_rephrased.jsonl"
 
 
 @dataclass
-class MillstoneRun:
+class MillstoneRun(ProbeRun):
     """Options of one `stancelab run millstone`."""
 
-    models: list[str | Model]
-    out_dir: Path
-    roles: dict[str, str | Model] = field(default_factory=dict)
     issues_file: Path | None = None
     limit_issues: int | None = None
     trials: int = DEFAULT_TRIALS
     seed: int = 0
     temperature: float = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
-    display: str | None = None
 
 
 def _eval(run: MillstoneRun, task: Any, models: list[str | Model]) -> list[EvalLog]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +10,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
-from stancelab.core.evals import run_eval
+from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.prior_prejudice.dataset import ArgumentText, limit_per_category, load_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
@@ -28,12 +28,9 @@ ARGUMENTS_FILE = "claims_with_arguments.jsonl"
 
 
 @dataclass
-class PriorPrejudiceRun:
+class PriorPrejudiceRun(ProbeRun):
     """Options of one `stancelab run prior-prejudice`."""
 
-    models: list[str | Model]
-    out_dir: Path
-    roles: dict[str, str | Model] = field(default_factory=dict)
     claims_file: Path | None = None
     limit: int | None = None
     templates: str | None = None
@@ -41,7 +38,6 @@ class PriorPrejudiceRun:
     probe: bool = True
     cross_task: bool = True
     argument_tokens: int = 400
-    display: str | None = None
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
