@@ -83,3 +83,19 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> Path:
         for record in records:
             handle.write(record.model_dump_json(exclude_none=True) + "\n")
     return path
+
+
+def parse_subset(
+    value: str | Iterable[str] | None, allowed: tuple[str, ...], what: str
+) -> tuple[str, ...]:
+    """`a,b` (or a list) -> the named members of `allowed`, in its order; all when None."""
+    if value is None:
+        return allowed
+    names = value.split(",") if isinstance(value, str) else list(value)
+    chosen = {name.strip() for name in names if name.strip()}
+    unknown = chosen - set(allowed)
+    if unknown or not chosen:
+        raise ValueError(
+            f"{what} must be among {', '.join(allowed)}; got {sorted(unknown) or 'none'}"
+        )
+    return tuple(item for item in allowed if item in chosen)

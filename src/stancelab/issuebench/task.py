@@ -11,6 +11,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import CachePolicy, GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
+from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
 from stancelab.issuebench.dataset import (
     FRAMINGS,
@@ -31,16 +32,7 @@ DEFAULT_TEMPERATURE = 0.0  # the paper's recommendation for new runs (appendix H
 
 
 def parse_framings(framings: str | list[str] | tuple[str, ...] | None) -> tuple[Framing, ...]:
-    if framings is None:
-        return FRAMINGS
-    names = framings.split(",") if isinstance(framings, str) else list(framings)
-    chosen = {name.strip() for name in names if name.strip()}
-    unknown = chosen - set(FRAMINGS)
-    if unknown or not chosen:
-        raise ValueError(
-            f"framings must be among {', '.join(FRAMINGS)}; got {sorted(unknown) or 'none'}"
-        )
-    return tuple(f for f in FRAMINGS if f in chosen)
+    return parse_subset(framings, FRAMINGS, "framings")  # type: ignore[return-value]
 
 
 def prompt_sample(prompt: Prompt, issue: Issue) -> Sample:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
+from stancelab.core.data import parse_subset
 from stancelab.llm_bias_bench.dataset import CATEGORIES, Category, conversation_samples, load_topics
 from stancelab.llm_bias_bench.scorers import judge_verdict
 from stancelab.llm_bias_bench.solvers import converse
@@ -14,14 +15,7 @@ DEFAULT_TURNS = 5
 
 def parse_categories(categories: str | list[str] | tuple[str, ...] | None) -> tuple[Category, ...]:
     """`direct,indirect` (or a list) -> a tuple of known categories, in canonical order."""
-    if categories is None:
-        return CATEGORIES
-    names = categories.split(",") if isinstance(categories, str) else list(categories)
-    chosen = {name.strip() for name in names if name.strip()}
-    unknown = chosen - set(CATEGORIES)
-    if unknown or not chosen:
-        raise ValueError(f"categories must be among {', '.join(CATEGORIES)}; got {sorted(unknown)}")
-    return tuple(c for c in CATEGORIES if c in chosen)
+    return parse_subset(categories, CATEGORIES, "categories")  # type: ignore[return-value]
 
 
 @task
