@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from pathlib import Path
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
+from stancelab.core.probes import PROBES as REGISTRY
+from stancelab.core.probes import get_probe, probe_for_task
 
-PROBES = ("millstone", "conviction", "llm-bias-bench", "issuebench", "prior-prejudice")
-PLANNED_PROBES: tuple[str, ...] = ()
-PROBE_ALIASES = {"testing-conviction": "conviction"}
-TASK_PROBES = {
-    "millstone": "millstone",
-    "llm_bias_bench": "llm-bias-bench",
-    "issuebench": "issuebench",
-    "prior_prejudice": "prior-prejudice",
-    "conviction": "conviction",
-}
+PROBES = tuple(REGISTRY)
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -282,20 +274,18 @@ def _run_conviction(args: argparse.Namespace) -> str:
     return with_results_path(format_summary(summary), options.out_dir)
 
 
+RUNNERS = {
+    "millstone": _run_millstone,
+    "llm-bias-bench": _run_bias_bench,
+    "issuebench": _run_issuebench,
+    "prior-prejudice": _run_prior_prejudice,
+    "conviction": _run_conviction,
+}
+
+
 def _run(args: argparse.Namespace) -> int:
-    args.probe = PROBE_ALIASES.get(args.probe, args.probe)
-    if args.probe in PLANNED_PROBES:
-        raise StancelabError(f"Probe '{args.probe}' is not implemented yet (planned).")
-    runners = {
-        "millstone": _run_millstone,
-        "llm-bias-bench": _run_bias_bench,
-        "issuebench": _run_issuebench,
-        "prior-prejudice": _run_prior_prejudice,
-        "conviction": _run_conviction,
-    }
-    if args.probe not in runners:
-        raise StancelabError(f"Unknown probe '{args.probe}'. Available: {', '.join(PROBES)}.")
-    print(runners[args.probe](args))
+    args.probe = get_probe(args.probe).name
+    print(RUNNERS[args.probe](args))
     return 0
 
 
@@ -307,10 +297,9 @@ def probes_in(logs_dir: Path) -> list[str]:
 
     found = set()
     for path in log_files(logs_dir):
-        task = read_eval_log(str(path), header_only=True).eval.task.split("/")[-1]
-        base = "prior_prejudice" if task.startswith("prior_prejudice") else task
-        if base in TASK_PROBES:
-            found.add(TASK_PROBES[base])
+        probe = probe_for_task(read_eval_log(str(path), header_only=True).eval.task)
+        if probe is not None:
+            found.add(probe.name)
     return [probe for probe in PROBES if probe in found]
 
 
@@ -319,14 +308,7 @@ def _analyze(args: argparse.Namespace) -> int:
     if not probes:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
     for probe in probes:
-        module = {
-            "millstone": "stancelab.millstone.results",
-            "llm-bias-bench": "stancelab.llm_bias_bench.results",
-            "issuebench": "stancelab.issuebench.results",
-            "prior-prejudice": "stancelab.prior_prejudice.results",
-            "conviction": "stancelab.conviction.results",
-        }[probe]
-        results = importlib.import_module(module)
+        results = get_probe(probe).module("results")
         print(results.format_summary(results.analyze(args.out, seed=args.seed)))
     return 0
 

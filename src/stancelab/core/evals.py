@@ -20,10 +20,22 @@ def run_eval(
     roles: dict[str, str | Model] | None,
     log_dir: Path,
     display: str | None = None,
+    role_names: tuple[str, ...] = (),
 ) -> list[EvalLog]:
-    """Run one task for every model into `log_dir`; an eval that does not finish is an error."""
-    logs = inspect_eval(task, model=models, model_roles=roles or None, log_dir=str(log_dir),
-                        display=display)  # type: ignore[arg-type]  # fmt: skip
+    """Run one task for every model into `log_dir`; an eval that does not finish is an error.
+
+    Helper roles in `role_names` that `roles` leaves unbound are played by each subject model
+    itself, bound by name so that logs attribute every call (and its tokens) to its role."""
+    bound = dict(roles or {})
+    unbound = [name for name in role_names if name not in bound]
+    if unbound:
+        groups = [([model], {name: model for name in unbound} | bound) for model in models]
+    else:
+        groups = [(models, bound)]
+    logs: list[EvalLog] = []
+    for group_models, group_roles in groups:
+        logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
+                                 log_dir=str(log_dir), display=display))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status

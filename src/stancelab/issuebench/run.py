@@ -111,7 +111,7 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
-        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display)
+        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display, ROLES)
     return analyze(run.out_dir, seed=run.seed)
 
 

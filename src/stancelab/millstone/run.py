@@ -39,8 +39,10 @@ class MillstoneRun(ProbeRun):
     max_tokens: int = DEFAULT_MAX_TOKENS
 
 
-def _eval(run: MillstoneRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display)
+def _eval(
+    run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = ()
+) -> list[EvalLog]:
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, role_names)
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:
@@ -60,7 +62,7 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
     task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit_issues)
-    (log,) = _eval(run, task, [rephraser])
+    (log,) = _eval(run, task, [rephraser], ROLES)
     wordings, unparsed = _wordings_from(log)
     if unparsed:
         raise StancelabError(

@@ -41,7 +41,7 @@ class PriorPrejudiceRun(ProbeRun):
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display)
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, ROLES)
 
 
 def generate_arguments(run: PriorPrejudiceRun, claims_file: Path | None) -> Path:
