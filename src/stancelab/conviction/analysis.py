@@ -14,6 +14,7 @@ import pandas as pd
 
 from stancelab.conviction.entropy import auroc_ci
 from stancelab.conviction.labels import LABELS, UNCLEAR, consistency, transition_probabilities
+from stancelab.core.stats import bootstrap_ci
 
 ENTROPIES = ("pe", "pe_normalised", "se", "dse")
 
@@ -121,3 +122,19 @@ def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -
     return pd.DataFrame(
         rows, columns=["model", "measure", "value", "ci_low", "ci_high", "n", "performative"]
     )
+
+
+def true_stance_share(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per model: share of labelled answers that are true stances (TL or TR: the opinion held
+    under pressure), with a bootstrap CI over statements; unclear answers are counted apart."""
+    rows = []
+    for model, group in labels.groupby("model"):
+        labelled = group[group["label"] != UNCLEAR]
+        per_statement = labelled.groupby("statement_id")["label"].agg(
+            lambda column: float(column.isin(["TL", "TR"]).mean())
+        )
+        estimate = bootstrap_ci(per_statement.to_numpy(), seed=seed)
+        rows.append({"model": model, **estimate.as_dict(), "labelled": len(labelled),
+                     "unclear": int((group["label"] == UNCLEAR).sum()), "answers": len(group)})  # fmt: skip
+    columns = ["model", "value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers"]
+    return pd.DataFrame(rows, columns=columns)

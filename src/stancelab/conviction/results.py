@@ -46,6 +46,7 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "transitions": matrices, "transition_summary": an.transition_summary(matrices),
         "consistency": an.consistency_shares(labels), "depth_profile": depth,
         "auroc": an.auroc_table(depth, uncertainty, seed),
+        "true_stance": an.true_stance_share(labels, seed),
     }  # fmt: skip
     (out_dir / "tables").mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
@@ -56,6 +57,8 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "labels": {model: {r["scenario"]: {k: json_safe(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
                    for model, g in tables["label_shares"].groupby("model")},
         "consistency": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
+        "true_stance_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers")}
+                              for _, r in tables["true_stance"].iterrows()},
         "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
                   for model, g in tables["auroc"].groupby("model")},
     }  # fmt: skip

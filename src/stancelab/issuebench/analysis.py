@@ -227,3 +227,21 @@ def downsampling_curve(
             rows.append({"model": model, "templates": size, "mean_jsd": float(np.nanmean(means)),
                          "sd_jsd": float(np.nanstd(means)), "seeds": seeds})  # fmt: skip
     return pd.DataFrame(rows, columns=["model", "templates", "mean_jsd", "sd_jsd", "seeds"])
+
+
+def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0) -> pd.DataFrame:
+    """Per model: % of `framing` responses that argue for one side (labels 1, 2, 4, 5 among the
+    stance labels 1-5; refusals apart), mean over issues with a bootstrap CI over issues; also
+    the response, refusal and unparsed counts behind it."""
+    rows = []
+    for model, group in dists[dists["framing"] == framing].groupby("model"):
+        stance = group[["1", "2", "3", "4", "5"]].sum(axis=1)
+        sided = group[["1", "2", "4", "5"]].sum(axis=1) / stance.replace(0, np.nan)
+        readable = group["n"] - group["n_unparsed"]
+        rows.append({
+            "model": model, **bootstrap_ci(sided.to_numpy(dtype=float) * 100, seed=seed).as_dict(),
+            "responses": int(group["n"].sum()), "refusals": int(round((group["refusal"].fillna(0) * readable).sum())),
+            "unparsed": int(group["n_unparsed"].sum()),
+        })  # fmt: skip
+    columns = ["model", "value", "ci_low", "ci_high", "n", "responses", "refusals", "unparsed"]
+    return pd.DataFrame(rows, columns=columns)

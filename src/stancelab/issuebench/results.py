@@ -68,6 +68,7 @@ def compute_tables(
         "jsd_issue_pairs": pairs,
         "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
         "jsd_issues": an.issue_jsd(pairs),
+        "one_sided": an.one_sided_share(dists, seed=seed),
     }
     if voters is not None:
         per_issue, per_model = an.partisan_distances(dists, voters, seed)
@@ -93,6 +94,8 @@ def build_summary(
             for model, group in counts.groupby("model")
         },
         "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
+        "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "responses", "refusals", "unparsed")}
+                            for _, r in tables["one_sided"].iterrows()},
         "jsd": [{k: json_safe(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
     }  # fmt: skip
     if "partisan" in tables:

@@ -296,3 +296,15 @@ def flatten_usage(records: Iterable[tuple[str, dict[str, Any]]]) -> pd.DataFrame
     return pd.DataFrame(
         rows, columns=["subject_model", "role", "model", "input_tokens", "output_tokens"]
     )
+
+
+def sycophancy_rate(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per model: % of (topic, category) cells classed sycophant (agrees with whichever user),
+    bootstrap CI over those cells, both categories pooled."""
+    rows = []
+    for model, group in classes.groupby("model"):
+        estimate = bootstrap_ci(
+            (group["class"] == "sycophant").to_numpy(dtype=float) * 100, seed=seed
+        )
+        rows.append({"model": model, **estimate.as_dict(), "cells": len(group)})
+    return pd.DataFrame(rows, columns=["model", "value", "ci_low", "ci_high", "n", "cells"])

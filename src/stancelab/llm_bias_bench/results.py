@@ -32,6 +32,7 @@ def compute_tables(
         "cells": cells,
         "classes": classes,
         "table": an.aggregate_table(classes, seed),
+        "sycophancy": an.sycophancy_rate(classes, seed),
         "divergence": an.divergence(classes),
         "verdict_rates": an.verdict_rates(conversations, seed),
         "blind_judge": an.blind_judge_disagreement(conversations),
@@ -69,6 +70,10 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         ),
         "table_ci": _nested(tables["table"], lambda r: {g: _ci(r, g) for g in groups}),
         "classes": _nested(tables["table"], lambda r: {c: int(r[f"n_{c}"]) for c in an.CLASSES}),
+        "sycophancy_rate": {
+            r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
+            for _, r in tables["sycophancy"].iterrows()
+        },
         "divergence": {
             r["model"]: {
                 "count": int(r["count"]),

@@ -168,3 +168,20 @@ def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         if rows
         else pd.DataFrame(columns=["model", "task", "value", "ci_low", "ci_high", "n", "measure"])
     )
+
+
+def subjective_prejudice(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per model: mean |negated − original| persuasiveness gap (CWA, 1-7 scale) on subjective
+    claims, averaged over templates per claim, bootstrap CI over claims. Contested claims
+    should sit near 0; a gap means the ratings leak which side the model holds."""
+    columns = ["model", "value", "ci_low", "ci_high", "n"]
+    bare = deltas[(deltas["kind"] == "bare") & (deltas["category"] == "subjective")]
+    rows = []
+    for model, group in bare.groupby("model"):
+        per_claim = group.groupby("claim_id")["delta"].apply(
+            lambda d: float(np.nanmean(np.abs(d))) if d.notna().any() else np.nan
+        )
+        rows.append(
+            {"model": model, **bootstrap_ci(per_claim.to_numpy(dtype=float), seed=seed).as_dict()}
+        )
+    return pd.DataFrame(rows, columns=columns)

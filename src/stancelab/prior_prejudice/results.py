@@ -64,6 +64,7 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
         "condition_means": an.condition_means(ratings, seed),
         "claim_deltas": deltas,
         "deltas": an.delta_summary(deltas, seed),
+        "subjective_prejudice": an.subjective_prejudice(deltas, seed),
         "rating_sources": an.rating_sources(ratings),
         "failure_modes": an.failure_modes(ratings),
     }
@@ -94,6 +95,10 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             row["template"], {}
         )[row["kind"]] = _estimate(row)
     summary["deltas"] = deltas
+    summary["subjective_prejudice"] = {
+        r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
+        for _, r in tables["subjective_prejudice"].iterrows()
+    }
     summary["rating_sources"] = {
         model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
                                 "mean_digit_mass": json_safe(r["mean_digit_mass"])} for _, r in group.iterrows()}

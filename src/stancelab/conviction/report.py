@@ -1,0 +1,99 @@
+"""Testing Conviction in the report: true-stance share, transition heat maps, label shares."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stancelab.conviction.labels import LABELS
+from stancelab.report import plots
+from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+
+MEANING = (
+    "Share of the model's stances that survive an argument against them (true stances, TL/TR); "
+    "the rest flip under pressure (performative)."
+)
+CI_TEXT = "95% percentile bootstrap over statements"
+REFUSALS = "not separated: an answer with no readable agree/disagree counts as unclear"
+
+
+def _evidence(rows: list[dict]) -> Evidence:
+    answers = sum(int(row.get("answers") or 0) for row in rows)
+    unclear = sum(int(row.get("unclear") or 0) for row in rows)
+    statements = max((int(row.get("n") or 0) for row in rows), default=0)
+    return Evidence(
+        n=f"{statements} statements with a readable stance, {answers} labelled answers",
+        ci=CI_TEXT,
+        refusals=REFUSALS,
+        unparsed=f"{unclear} of {answers} answers unclear (opinion not readable)",
+    )
+
+
+def profiles(run: RunResult) -> list[Profile]:
+    shares = run.summary.get("true_stance_share", {})
+    result = []
+    for model in run.models:
+        row = shares.get(model) or {}
+        scaled = {k: (row[k] * 100 if row.get(k) is not None else None) for k in ("value", "ci_low", "ci_high")}  # fmt: skip
+        result.append(Profile(
+            probe="conviction", model=model, label="true-stance share", value=scaled["value"],
+            ci_low=scaled["ci_low"], ci_high=scaled["ci_high"], unit="% of stances",
+            meaning=MEANING, evidence=_evidence([row]),
+        ))  # fmt: skip
+    return result
+
+
+def _transition_matrix(summary: pd.DataFrame, persona: str) -> pd.DataFrame:
+    rows = summary[summary["persona"] == persona]
+    matrix = rows.pivot_table(index="from", columns="to", values="mean", aggfunc="first", dropna=False)
+    return matrix.reindex(index=list(LABELS), columns=list(LABELS))
+
+
+def _figures(run: RunResult, evidence: Evidence) -> list[Figure]:
+    figures = []
+    summary = run.table("transition_summary")
+    for persona in ("left", "right"):
+        if summary.empty or persona not in set(summary["persona"]):
+            continue
+        models = int(summary["models"].max()) if summary["models"].notna().any() else 0
+        figures.append(Figure(
+            f"Label transitions: original -> {persona} persona",
+            plots.heatmap(_transition_matrix(summary, persona), f"P(label with {persona} persona | original label)",
+                          vmin=0.0, vmax=1.0),
+            f"Rows: label without persona; columns: label with the {persona} persona. Mean over "
+            f"{models} model(s) with a readable pair; empty cells had no such original label.",
+            evidence,
+        ))  # fmt: skip
+    shares = run.table("label_shares")
+    if not shares.empty:
+        stacked = shares.set_index(shares["model"] + " · " + shares["scenario"])
+        figures.append(Figure(
+            "Label shares per scenario",
+            plots.stacked_shares(stacked[[*LABELS, "unclear"]], "share of answers"),
+            "TL/TR: true stance (kept under the counter-argument); PL/PR: performative; "
+            "L/R: the original opinion leans left or right.", evidence,
+        ))  # fmt: skip
+    return figures
+
+
+def section(run: RunResult) -> Section:
+    rows = list(run.summary.get("true_stance_share", {}).values())
+    evidence = _evidence(rows)
+    return Section(
+        probe="conviction",
+        title="Testing Conviction: true vs performative stances",
+        intro=(
+            "Open-ended answers to political statements without a persona and with a left or "
+            "right persona, then again with a supporting or counter argument. A stance kept "
+            "under pressure is true (T), one that flips is performative (P); L/R is the lean."
+        ),
+        figures=_figures(run, evidence),
+        tables=[
+            Table("True-stance share", run.table("true_stance"), CI_TEXT),
+            Table("Consistency across scenarios", run.table("consistency"),
+                  "Triples of (original, left, right) labels; unclear triples counted apart."),
+            Table("AUROC of uncertainty against performative labels", run.table("auroc"),
+                  "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE."),
+            Table("Labels per statement", run.table("labels"), "Click a row to see its answers.",
+                  ("model", "statement_id", "scenario")),
+        ],  # fmt: skip
+    )

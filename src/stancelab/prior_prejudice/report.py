@@ -1,0 +1,102 @@
+"""Prior prejudice in the report: the subjective-claim gap, delta bars, rating sources."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stancelab.report import plots
+from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+
+MEANING = (
+    "How much the rated persuasiveness of a contested (subjective) claim changes when the claim "
+    "is negated (1-7 scale); 0 = both sides rated alike, a gap means ratings leak its beliefs."
+)
+CI_TEXT = "95% percentile bootstrap over claims"
+REFUSALS = "none possible for log-prob ratings (the 1-7 distribution is always read)"
+
+
+def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
+    sources = run.table("rating_sources")
+    if not sources.empty:
+        sources = sources[sources["model"].isin(models)]
+    total = int(sources[["logprobs", "parsed", "none"]].to_numpy().sum()) if not sources.empty else 0
+    parsed = int(sources["parsed"].sum()) if not sources.empty else 0
+    missing = int(sources["none"].sum()) if not sources.empty else 0
+    return Evidence(
+        n=f"{n_text}; {total} ratings",
+        ci=CI_TEXT,
+        refusals=REFUSALS if parsed == 0 else f"{parsed} ratings parsed from text (no log-probs)",
+        unparsed=f"{missing} of {total} ratings unreadable (no digit 1-7)",
+    )
+
+
+def profiles(run: RunResult) -> list[Profile]:
+    gaps = run.summary.get("subjective_prejudice", {})
+    result = []
+    for model in run.models:
+        gap = gaps.get(model) or {}
+        result.append(Profile(
+            probe="prior-prejudice", model=model, label="subjective-claim gap",
+            value=gap.get("value"), ci_low=gap.get("ci_low"), ci_high=gap.get("ci_high"),
+            unit="|Δ CWA|, 1-7 scale", meaning=MEANING, digits=2,
+            evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
+        ))  # fmt: skip
+    return result
+
+
+def _delta_bars(deltas: pd.DataFrame) -> pd.DataFrame:
+    return deltas.assign(
+        cell=deltas["category"] + " · " + deltas["template"],
+        series=deltas["model"].str.split("/").str[-1] + " · " + deltas["kind"],
+    )
+
+
+def _figures(run: RunResult) -> list[Figure]:
+    figures = []
+    deltas = run.table("deltas")
+    if not deltas.empty:
+        claims = run.table("claim_deltas")
+        n_claims = claims["claim_id"].nunique() if not claims.empty else 0
+        figures.append(Figure(
+            "Persuasiveness deltas by category and template",
+            plots.bars_with_ci(_delta_bars(deltas), "cell", "series", "Δ CWA (1-7 scale)"),
+            "bare: negated − original claim; standard / strong: opposing − supporting argument. "
+            "Subjective claims should sit near 0; harmful and misinformation above it.",
+            _evidence(run, run.models, f"{n_claims} claims"),
+        ))  # fmt: skip
+    means = run.table("condition_means")
+    if not means.empty:
+        grid = means.assign(column=means["category"] + " · " + means["template"]).pivot_table(
+            index=means["model"].str.split("/").str[-1] + " · " + means["condition"],
+            columns="column", values="value", aggfunc="first",
+        )  # fmt: skip
+        figures.append(Figure(
+            "Mean rating per condition (the Figure 2 grid)",
+            plots.heatmap(grid, "mean CWA", vmin=1.0, vmax=7.0),
+            "Confidence-weighted average rating per claim condition, category and template.",
+            _evidence(run, run.models, f"{means['n'].max()} claims per cell at most"),
+        ))  # fmt: skip
+    return figures
+
+
+def section(run: RunResult) -> Section:
+    return Section(
+        probe="prior-prejudice",
+        title="Prior prejudice: persuasiveness ratings as a probe",
+        intro=(
+            "The model rates the rhetorical persuasiveness (1-7) of claims, their negations and "
+            "generated arguments; the score is the confidence-weighted average over the next-token "
+            "probabilities of 1..7. Minimal pairs differing only in a group word probe hidden "
+            "preferences."
+        ),
+        figures=_figures(run),
+        tables=[
+            Table("Subjective-claim gap", run.table("subjective_prejudice"), CI_TEXT),
+            Table("Deltas", run.table("deltas"), CI_TEXT),
+            Table("Where ratings came from", run.table("rating_sources"),
+                  "logprobs: CWA from next-token probabilities; parsed: text fallback; none: unreadable."),
+            Table("Group spread (minimal pairs)", run.table("group_spread"), ""),
+            Table("Ratings", run.table("ratings"), "Click a row to see its rating call.",
+                  ("model", "claim_id", "condition", "template")),
+        ],  # fmt: skip
+    )

@@ -1,0 +1,91 @@
+"""Building the report: run folders in, one self-contained HTML file out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from stancelab.core.probes import PROBES, get_probe
+from stancelab.report.cost import token_usage
+from stancelab.report.model import Profile, RunResult, Section, Table
+from stancelab.report.render import render, table_html
+from stancelab.report.runs import load_runs
+from stancelab.report.transcripts import DEFAULT_MAX_SAMPLES, Transcript, read_transcripts
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """Where the report went and what it holds."""
+
+    path: Path
+    size_bytes: int
+    runs: int
+    figures: int
+    transcripts: int
+
+
+def _order(run: RunResult) -> int:
+    return list(PROBES).index(run.probe)
+
+
+def _profiles(runs: list[RunResult]) -> dict[tuple[str, str], Profile]:
+    """(model, probe) -> headline; a later folder on the command line wins a tie."""
+    profiles: dict[tuple[str, str], Profile] = {}
+    for run in runs:
+        for profile in get_probe(run.probe).module("report").profiles(run):
+            profiles[(profile.model, profile.probe)] = profile
+    return profiles
+
+
+def _sections(runs: list[RunResult]) -> list[SimpleNamespace]:
+    repeated = {run.probe for run in runs if sum(r.probe == run.probe for r in runs) > 1}
+    sections = []
+    for run in runs:
+        section: Section = get_probe(run.probe).module("report").section(run)
+        title = f"{section.title} ({run.folder})" if run.probe in repeated else section.title
+        tables = [
+            SimpleNamespace(title=t.title, caption=t.caption,
+                            html=table_html(t, str(run.folder / "tables")))
+            for t in section.tables
+        ]  # fmt: skip
+        sections.append(SimpleNamespace(probe=section.probe, title=title, intro=section.intro,
+                                        figures=section.figures, tables=tables, notes=section.notes))  # fmt: skip
+    return sections
+
+
+def _transcripts(runs: list[RunResult], max_samples: int) -> tuple[list[Transcript], int]:
+    transcripts: list[Transcript] = []
+    omitted = 0
+    for run in runs:
+        if run.logs.is_dir():
+            found = read_transcripts(run.probe, run.folder, max_samples)
+            transcripts.extend(found.transcripts)
+            omitted += found.omitted
+    return transcripts, omitted
+
+
+def build_report(
+    folders: list[Path],
+    out_path: Path,
+    prices: dict[str, tuple[float, float]] | None = None,
+    max_transcripts: int = DEFAULT_MAX_SAMPLES,
+    seed: int = 0,
+) -> ReportResult:
+    """Write one HTML report for every probe run found in `folders`."""
+    runs = sorted(load_runs(folders, seed), key=_order)
+    sections = _sections(runs)
+    transcripts, omitted = _transcripts(runs, max_transcripts)
+    cost = token_usage([(run.probe, run.folder) for run in runs], prices)
+    models = sorted({model for run in runs for model in run.models})
+    page = render({
+        "runs": runs, "models": models, "lenses": list(PROBES.values()),
+        "profiles": _profiles(runs), "sections": sections,
+        "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
+    })  # fmt: skip
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(page, encoding="utf-8")
+    return ReportResult(
+        path=out_path, size_bytes=out_path.stat().st_size, runs=len(runs),
+        figures=sum(len(s.figures) for s in sections), transcripts=len(transcripts),
+    )  # fmt: skip

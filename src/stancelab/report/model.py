@@ -1,0 +1,107 @@
+"""What a report is made of: runs, headline profiles, figures, tables and sections."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stancelab.core.errors import StancelabError
+
+
+@dataclass
+class RunResult:
+    """One probe's results in one run folder: summary.json, tables/*.csv and (maybe) logs."""
+
+    probe: str
+    folder: Path
+    summary: dict[str, Any]
+    tables: dict[str, pd.DataFrame]
+
+    @property
+    def logs(self) -> Path:
+        return self.folder / "logs"
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.summary.get("models", []))
+
+    def table(self, name: str) -> pd.DataFrame:
+        """A result table, or an empty frame when this run did not produce it."""
+        return self.tables.get(name, pd.DataFrame())
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What every figure and headline states: sample size, interval, refusals, unparsed."""
+
+    n: str
+    ci: str
+    refusals: str
+    unparsed: str
+
+    def __post_init__(self) -> None:
+        for name in ("n", "ci", "refusals", "unparsed"):
+            if not getattr(self, name).strip():
+                raise StancelabError(f"Report evidence needs a non-empty '{name}'.")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A model's headline figure for one lens, with its CI and a sentence saying what it means."""
+
+    probe: str
+    model: str
+    label: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    unit: str
+    meaning: str
+    evidence: Evidence
+    digits: int = 1
+
+    def value_text(self) -> str:
+        if self.value is None or math.isnan(self.value):
+            return "n/a"
+        return f"{self.value:.{self.digits}f}"
+
+    def ci_text(self) -> str:
+        if self.ci_low is None or self.ci_high is None or math.isnan(self.ci_low):
+            return "no CI"
+        return f"95% CI [{self.ci_low:.{self.digits}f}, {self.ci_high:.{self.digits}f}]"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A plot (PNG, base64) with its caption and evidence line."""
+
+    title: str
+    png_base64: str
+    caption: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result table shown in the report; `link_columns` make a row open its transcripts."""
+
+    title: str
+    frame: pd.DataFrame
+    caption: str = ""
+    link_columns: tuple[str, ...] = ()
+
+
+@dataclass
+class Section:
+    """One method's part of the report."""
+
+    probe: str
+    title: str
+    intro: str
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,127 @@
+"""Plot helpers: matplotlib figures rendered to base64 PNG for embedding in the report."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+DPI = 80
+PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
+           "#8c8c8c", "#ccb974", "#64b5cd"]  # fmt: skip
+
+
+def to_png_base64(figure: plt.Figure) -> str:
+    """Render and close a figure; returns its PNG bytes as base64 text."""
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    plt.close(figure)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _short(label: object, width: int = 28) -> str:
+    text = str(label)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def bars_with_ci(
+    frame: pd.DataFrame,
+    category: str,
+    group: str,
+    ylabel: str,
+    value: str = "value",
+    low: str = "ci_low",
+    high: str = "ci_high",
+    scale: float = 1.0,
+) -> str:
+    """Grouped bars (one colour per `group`, e.g. model) with 95% CI error bars."""
+    categories = list(dict.fromkeys(frame[category].astype(str)))
+    groups = list(dict.fromkeys(frame[group].astype(str)))
+    width = 0.8 / max(len(groups), 1)
+    figure, axes = plt.subplots(figsize=(max(5.0, 0.9 * len(categories) + 2), 3.4))
+    positions = np.arange(len(categories))
+    for index, name in enumerate(groups):
+        rows = frame[frame[group].astype(str) == name]
+        rows = rows.set_index(rows[category].astype(str)).reindex(categories)
+        values = rows[value].to_numpy(dtype=float) * scale
+        errors = np.vstack(
+            [values - rows[low].to_numpy(dtype=float) * scale,
+             rows[high].to_numpy(dtype=float) * scale - values]
+        )  # fmt: skip
+        axes.bar(positions + index * width, np.nan_to_num(values), width, label=_short(name, 40),
+                 color=PALETTE[index % len(PALETTE)], yerr=np.nan_to_num(np.abs(errors)), capsize=3)  # fmt: skip
+    axes.set_xticks(positions + width * (len(groups) - 1) / 2)
+    axes.set_xticklabels([_short(c) for c in categories], rotation=30, ha="right", fontsize=8)
+    axes.set_ylabel(ylabel)
+    axes.axhline(0, color="black", linewidth=0.6)
+    axes.legend(fontsize=7, loc="best")
+    return to_png_base64(figure)
+
+
+def heatmap(
+    matrix: pd.DataFrame, title: str, value_format: str = "{:.2f}", cmap: str = "viridis",
+    vmin: float | None = None, vmax: float | None = None,
+) -> str:  # fmt: skip
+    """A labelled heat map of a numeric matrix, values written in the cells."""
+    values = matrix.to_numpy(dtype=float)
+    figure, axes = plt.subplots(
+        figsize=(max(3.5, 0.8 * values.shape[1] + 2.5), max(2.5, 0.45 * values.shape[0] + 1.5))
+    )
+    image = axes.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    axes.set_xticks(range(values.shape[1]))
+    axes.set_xticklabels([_short(c, 20) for c in matrix.columns], rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(values.shape[0]))
+    axes.set_yticklabels([_short(r, 32) for r in matrix.index], fontsize=8)
+    axes.set_title(title, fontsize=9)
+    for (row, column), cell in np.ndenumerate(values):
+        if not np.isnan(cell):
+            axes.text(column, row, value_format.format(cell), ha="center", va="center",
+                      fontsize=7, color="white" if cell < np.nanmean(values) else "black")  # fmt: skip
+    figure.colorbar(image, ax=axes, fraction=0.046)
+    return to_png_base64(figure)
+
+
+def category_grid(grid: pd.DataFrame, categories: Sequence[str], title: str) -> str:
+    """Rows x columns of categorical values (e.g. topic x model), one colour per category."""
+    codes = {name: index for index, name in enumerate(categories)}
+    values = grid.apply(lambda column: column.map(lambda v: codes.get(v, np.nan))).to_numpy(float)
+    colours = matplotlib.colors.ListedColormap([PALETTE[i % len(PALETTE)] for i in range(len(categories))])  # fmt: skip
+    figure, axes = plt.subplots(
+        figsize=(max(4.5, 1.2 * values.shape[1] + 3.5), max(2.0, 0.35 * values.shape[0] + 1.5))
+    )
+    axes.imshow(values, cmap=colours, vmin=-0.5, vmax=len(categories) - 0.5, aspect="auto")
+    axes.set_xticks(range(values.shape[1]))
+    axes.set_xticklabels([_short(c, 30) for c in grid.columns], rotation=30, ha="right", fontsize=8)
+    axes.set_yticks(range(values.shape[0]))
+    axes.set_yticklabels([_short(r, 40) for r in grid.index], fontsize=8)
+    for (row, column), cell in np.ndenumerate(values):
+        if not np.isnan(cell):
+            axes.text(column, row, categories[int(cell)], ha="center", va="center", fontsize=6)
+    axes.set_title(title, fontsize=9)
+    return to_png_base64(figure)
+
+
+def stacked_shares(shares: pd.DataFrame, ylabel: str) -> str:
+    """Stacked bars: rows are bars, columns the parts (already shares or counts)."""
+    figure, axes = plt.subplots(figsize=(max(5.0, 0.8 * len(shares) + 3), 3.4))
+    bottom = np.zeros(len(shares))
+    positions = np.arange(len(shares))
+    for index, column in enumerate(shares.columns):
+        heights = shares[column].to_numpy(dtype=float)
+        axes.bar(positions, heights, bottom=bottom, label=str(column),
+                 color=PALETTE[index % len(PALETTE)])  # fmt: skip
+        bottom += np.nan_to_num(heights)
+    axes.set_xticks(positions)
+    axes.set_xticklabels([_short(i, 34) for i in shares.index], rotation=30, ha="right", fontsize=8)
+    axes.set_ylabel(ylabel)
+    axes.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+    return to_png_base64(figure)
