@@ -95,5 +95,5 @@ def section(run: RunResult) -> Section:
                   "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE."),
             Table("Labels per statement", run.table("labels"), "Click a row to see its answers.",
                   ("model", "statement_id", "scenario")),
-        ],  # fmt: skip
+        ],
     )

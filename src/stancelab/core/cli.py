@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
@@ -16,7 +17,31 @@ PROBES = tuple(REGISTRY)
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
-    run = subparsers.add_parser("run", help="run a probe and analyse its logs")
+    _add_probe_arguments(subparsers.add_parser("run", help="run a probe and analyse its logs"))
+    estimate = subparsers.add_parser(
+        "estimate", help="predict a run's calls, tokens and cost (same options as run)"
+    )
+    _add_probe_arguments(estimate)
+
+
+def _add_report(subparsers: argparse._SubParsersAction) -> None:
+    report = subparsers.add_parser("report", help="one HTML report from run folders")
+    report.add_argument("folders", nargs="+", type=Path, help="run folders (or folders of runs)")
+    report.add_argument("-o", "--output", type=Path, default=Path("report.html"))
+    report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
+    report.add_argument("--max-transcripts", type=int, default=300,
+                        help="samples per task and model embedded in the report (default 300)")  # fmt: skip
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
+    demo = subparsers.add_parser(
+        "demo", help="run every probe with small limits on the embedded model, then the report"
+    )
+    demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
+    demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
+    demo.add_argument("--display", default="none", help="Inspect display (default none)")
+    demo.add_argument("--open", action="store_true", help="open the report in a browser")
+
+
+def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("probe", help=f"probe to run: {', '.join(PROBES)}")
     run.add_argument(
         "--model",
@@ -129,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_run(subparsers)
+    _add_report(subparsers)
     _add_analyze(subparsers)
     _add_import(subparsers)
     _add_millstone(subparsers)
@@ -175,9 +201,8 @@ def _copy_set(options: object, args: argparse.Namespace, names: tuple[str, ...])
             setattr(options, name, value)
 
 
-def _run_millstone(args: argparse.Namespace) -> str:
-    from stancelab.millstone.results import format_summary
-    from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
+def _millstone_options(args: argparse.Namespace) -> Any:
+    from stancelab.millstone.run import ROLES, MillstoneRun
 
     options = MillstoneRun(
         **probe_options(args, ROLES),
@@ -186,13 +211,11 @@ def _run_millstone(args: argparse.Namespace) -> str:
         seed=args.seed,
     )
     _copy_set(options, args, ("trials", "max_tokens", "temperature"))
-    summary = run_millstone(options)
-    return with_results_path(format_summary(summary), options.out_dir)
+    return options
 
 
-def _run_bias_bench(args: argparse.Namespace) -> str:
-    from stancelab.llm_bias_bench.results import format_summary
-    from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
+def _bias_bench_options(args: argparse.Namespace) -> Any:
+    from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun
 
     options = BiasBenchRun(
         **probe_options(args, ROLES),
@@ -206,8 +229,7 @@ def _run_bias_bench(args: argparse.Namespace) -> str:
         args,
         ("turns", "replicates", "judge_samples", "judge_every_turn", "blind_judge", "max_tokens"),
     )
-    summary = run_bias_bench(options)
-    return with_results_path(format_summary(summary), options.out_dir)
+    return options
 
 
 def _count(value: str | None, option: str) -> int | None:
@@ -219,9 +241,8 @@ def _count(value: str | None, option: str) -> int | None:
         raise StancelabError(f"{option} expects a number for this probe, got '{value}'.") from None
 
 
-def _run_issuebench(args: argparse.Namespace) -> str:
-    from stancelab.issuebench.results import format_summary
-    from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
+def _issuebench_options(args: argparse.Namespace) -> Any:
+    from stancelab.issuebench.run import ROLES, IssueBenchRun
 
     options = IssueBenchRun(
         **probe_options(args, ROLES),
@@ -237,13 +258,11 @@ def _run_issuebench(args: argparse.Namespace) -> str:
         voters_file=args.voters,
     )
     _copy_set(options, args, ("max_tokens", "temperature"))
-    summary = run_issuebench(options)
-    return with_results_path(format_summary(summary), options.out_dir)
+    return options
 
 
-def _run_prior_prejudice(args: argparse.Namespace) -> str:
-    from stancelab.prior_prejudice.results import format_summary
-    from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
+def _prior_prejudice_options(args: argparse.Namespace) -> Any:
+    from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun
 
     options = PriorPrejudiceRun(
         **probe_options(args, ROLES),
@@ -256,13 +275,11 @@ def _run_prior_prejudice(args: argparse.Namespace) -> str:
     )
     if args.max_tokens is not None:
         options.argument_tokens = args.max_tokens
-    summary = run_prior_prejudice(options)
-    return with_results_path(format_summary(summary), options.out_dir)
+    return options
 
 
-def _run_conviction(args: argparse.Namespace) -> str:
-    from stancelab.conviction.results import format_summary
-    from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
+def _conviction_options(args: argparse.Namespace) -> Any:
+    from stancelab.conviction.run import ROLES, ConvictionRun
 
     options = ConvictionRun(
         **probe_options(args, ROLES),
@@ -270,22 +287,73 @@ def _run_conviction(args: argparse.Namespace) -> str:
         limit=args.limit,
     )
     _copy_set(options, args, ("samples", "argument_sets"))
-    summary = run_conviction(options)
-    return with_results_path(format_summary(summary), options.out_dir)
+    return options
 
 
-RUNNERS = {
-    "millstone": _run_millstone,
-    "llm-bias-bench": _run_bias_bench,
-    "issuebench": _run_issuebench,
-    "prior-prejudice": _run_prior_prejudice,
-    "conviction": _run_conviction,
+OPTIONS = {
+    "millstone": _millstone_options,
+    "llm-bias-bench": _bias_bench_options,
+    "issuebench": _issuebench_options,
+    "prior-prejudice": _prior_prejudice_options,
+    "conviction": _conviction_options,
 }
+RUN_FUNCTIONS = {
+    "millstone": "run_millstone",
+    "llm-bias-bench": "run_bias_bench",
+    "issuebench": "run_issuebench",
+    "prior-prejudice": "run_prior_prejudice",
+    "conviction": "run_conviction",
+}
+
+
+def run_probe(name: str, options: Any) -> str:
+    """Run a probe with its options; returns the printed summary and where results went."""
+    probe = get_probe(name)
+    summary = getattr(probe.module("run"), RUN_FUNCTIONS[probe.name])(options)
+    return with_results_path(probe.module("results").format_summary(summary), options.out_dir)
 
 
 def _run(args: argparse.Namespace) -> int:
     args.probe = get_probe(args.probe).name
-    print(RUNNERS[args.probe](args))
+    print(run_probe(args.probe, OPTIONS[args.probe](args)))
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from stancelab.core.estimate import format_plan, plan_frame
+
+    probe = get_probe(args.probe)
+    options = OPTIONS[probe.name](args)
+    plans = probe.module("estimate").plan(options)
+    models = [str(model) for model in options.models]
+    roles = {role: str(model) for role, model in options.roles.items()}
+    print(f"{probe.title}: planned calls per subject model and role")
+    print(format_plan(plan_frame(plans, models, parse_prices(args.price), roles)))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from stancelab.report.build import build_report, format_profiles
+
+    result = build_report(args.folders, args.output, parse_prices(args.price),
+                          args.max_transcripts, args.seed)  # fmt: skip
+    print(format_profiles(result))
+    print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "
+          f"{result.figures} figures, {result.transcripts} transcripts)")  # fmt: skip
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from stancelab.core.demo import run_demo
+    from stancelab.report.build import format_profiles
+
+    result = run_demo(args.out, list(resolve_models(args.model)), args.display)
+    print(format_profiles(result))
+    print(f"\nReport: {result.path.resolve()} ({result.size_bytes / 1e6:.1f} MB)")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(result.path.resolve().as_uri())
     return 0
 
 
@@ -362,6 +430,9 @@ def _embedded(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "run": _run,
+    "estimate": _estimate,
+    "report": _report,
+    "demo": _demo,
     "analyze": _analyze,
     "import": _import,
     "millstone": _millstone,

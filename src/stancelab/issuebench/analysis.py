@@ -240,7 +240,7 @@ def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0
         readable = group["n"] - group["n_unparsed"]
         rows.append({
             "model": model, **bootstrap_ci(sided.to_numpy(dtype=float) * 100, seed=seed).as_dict(),
-            "responses": int(group["n"].sum()), "refusals": int(round((group["refusal"].fillna(0) * readable).sum())),
+            "responses": int(group["n"].sum()), "refusals": round((group["refusal"].fillna(0) * readable).sum()),
             "unparsed": int(group["n_unparsed"].sum()),
         })  # fmt: skip
     columns = ["model", "value", "ci_low", "ci_high", "n", "responses", "refusals", "unparsed"]

@@ -46,7 +46,7 @@ def _all_framings_evidence(run: RunResult) -> Evidence:
     total = int(dists["n"].sum()) if not dists.empty else 0
     unparsed = int(dists["n_unparsed"].sum()) if not dists.empty else 0
     readable = dists["n"] - dists["n_unparsed"] if not dists.empty else pd.Series(dtype=float)
-    refusals = int(round((dists["refusal"].fillna(0) * readable).sum())) if not dists.empty else 0
+    refusals = round((dists["refusal"].fillna(0) * readable).sum()) if not dists.empty else 0
     issues = dists["issue_id"].nunique() if not dists.empty else 0
     return Evidence(
         n=f"{issues} issues, {total} responses over all framings",
@@ -112,5 +112,5 @@ def section(run: RunResult) -> Section:
             Table("Partisan distance", run.table("partisan"), ""),
             Table("Responses", run.table("responses"), "Click a row to see the response.",
                   ("model", "issue_id", "framing", "template_id")),
-        ],  # fmt: skip
+        ],
     )

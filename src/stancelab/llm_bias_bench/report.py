@@ -96,5 +96,5 @@ def section(run: RunResult) -> Section:
             Table("Cost (tokens, USD where priced)", run.table("cost"), ""),
             Table("Class per topic", run.table("classes"), "Click a row to see its conversations.",
                   ("model", "category", "topic_id")),
-        ],  # fmt: skip
+        ],
     )

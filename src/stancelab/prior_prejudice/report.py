@@ -98,5 +98,5 @@ def section(run: RunResult) -> Section:
             Table("Group spread (minimal pairs)", run.table("group_spread"), ""),
             Table("Ratings", run.table("ratings"), "Click a row to see its rating call.",
                   ("model", "claim_id", "condition", "template")),
-        ],  # fmt: skip
+        ],
     )

@@ -23,6 +23,7 @@ class ReportResult:
     runs: int
     figures: int
     transcripts: int
+    profiles: tuple[Profile, ...] = ()
 
 
 def _order(run: RunResult) -> int:
@@ -78,9 +79,10 @@ def build_report(
     transcripts, omitted = _transcripts(runs, max_transcripts)
     cost = token_usage([(run.probe, run.folder) for run in runs], prices)
     models = sorted({model for run in runs for model in run.models})
+    profiles = _profiles(runs)
     page = render({
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
-        "profiles": _profiles(runs), "sections": sections,
+        "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -88,4 +90,16 @@ def build_report(
     return ReportResult(
         path=out_path, size_bytes=out_path.stat().st_size, runs=len(runs),
         figures=sum(len(s.figures) for s in sections), transcripts=len(transcripts),
+        profiles=tuple(profiles.values()),
     )  # fmt: skip
+
+
+def format_profiles(result: ReportResult) -> str:
+    """The front page as text: one line per model and lens."""
+    lines = [f"{'model':<36} {'lens':<18} {'headline':<26} {'value':>8}  95% CI"]
+    order = list(PROBES)
+    for profile in sorted(result.profiles, key=lambda p: (p.model, order.index(p.probe))):
+        lens = PROBES[profile.probe].lens
+        lines.append(f"{profile.model:<36} {lens:<18} {profile.label:<26} "
+                     f"{profile.value_text():>8}  {profile.ci_text().removeprefix('95% CI ')}  ({profile.unit})")  # fmt: skip
+    return "\n".join(lines)

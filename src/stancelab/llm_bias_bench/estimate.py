@@ -1,0 +1,34 @@
+"""Planned calls and tokens of an llm-bias-bench run (`stancelab estimate llm-bias-bench`)."""
+
+from __future__ import annotations
+
+from stancelab.core.estimate import PlannedCalls, tokens
+from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
+from stancelab.llm_bias_bench.prompts import judge_prompt, user_system_prompt
+from stancelab.llm_bias_bench.run import BiasBenchRun
+from stancelab.llm_bias_bench.task import parse_categories
+
+ASSUMED_MAX_TOKENS = 512  # when --max-tokens is not set, the provider's default applies
+
+
+def plan(run: BiasBenchRun) -> list[PlannedCalls]:
+    """Per conversation: `turns` user and subject calls, and the judge calls; exact counts.
+    Context grows every turn; each earlier message is counted at the cap."""
+    topics = load_topics(run.topics_file)
+    chosen = topics[: run.limit_topics] if run.limit_topics else topics
+    samples = list(conversation_samples(chosen, parse_categories(run.categories)))
+    cap = run.max_tokens or ASSUMED_MAX_TOKENS
+    turns, conversations = run.turns, len(samples) * run.replicates
+    user_input = subject_input = judge_input = 0
+    for sample in samples:
+        system = tokens(user_system_prompt(sample.metadata or {}, turns))
+        user_input += sum(system + (2 * t) * cap for t in range(turns))
+        subject_input += sum((2 * t + 1) * cap for t in range(turns))
+        judge_input += tokens(judge_prompt(sample.metadata or {}, [], False)) + 2 * turns * cap
+    judgements = run.judge_samples * ((turns if run.judge_every_turn else 1) + int(run.blind_judge))
+    return [
+        PlannedCalls.exact("llm_bias_bench", "user", conversations * turns, user_input * run.replicates, cap),
+        PlannedCalls.exact("llm_bias_bench", "subject", conversations * turns, subject_input * run.replicates, cap),
+        PlannedCalls.exact("llm_bias_bench", "judge", conversations * judgements,
+                           judge_input * run.replicates * judgements, cap),
+    ]  # fmt: skip
