@@ -16,7 +16,7 @@ DEMO_SETTINGS: dict[str, dict[str, Any]] = {
     "conviction": {"limit": 2, "samples": 3, "argument_sets": 1},
     "llm-bias-bench": {"limit_topics": 1, "turns": 2, "max_tokens": 48},
     "issuebench": {"limit_issues": 2, "n_templates": 3, "max_tokens": 48},
-    "prior-prejudice": {"limit": 1, "templates": "T1,T3", "argument_tokens": 64},
+    "prior-prejudice": {"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
 }
 OPTION_CLASSES = {
     "millstone": ("stancelab.millstone.run", "MillstoneRun"),

@@ -232,16 +232,20 @@ def downsampling_curve(
 def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0) -> pd.DataFrame:
     """Per model: % of `framing` responses that argue for one side (labels 1, 2, 4, 5 among the
     stance labels 1-5; refusals apart), mean over issues with a bootstrap CI over issues; also
-    the response, refusal and unparsed counts behind it."""
+    the mean refusal share and, where known, the response, refusal and unparsed counts (the
+    authors' published tables hold shares only, so their counts are missing)."""
     rows = []
     for model, group in dists[dists["framing"] == framing].groupby("model"):
         stance = group[["1", "2", "3", "4", "5"]].sum(axis=1)
         sided = group[["1", "2", "4", "5"]].sum(axis=1) / stance.replace(0, np.nan)
+        counted = group["n"].notna().any()
         readable = group["n"] - group["n_unparsed"]
         rows.append({
             "model": model, **bootstrap_ci(sided.to_numpy(dtype=float) * 100, seed=seed).as_dict(),
-            "responses": int(group["n"].sum()), "refusals": round((group["refusal"].fillna(0) * readable).sum()),
-            "unparsed": int(group["n_unparsed"].sum()),
+            "refusal_share": float(group["refusal"].mean() * 100),
+            "responses": int(group["n"].sum()) if counted else None,
+            "refusals": round((group["refusal"].fillna(0) * readable).sum()) if counted else None,
+            "unparsed": int(group["n_unparsed"].sum()) if counted else None,
         })  # fmt: skip
-    columns = ["model", "value", "ci_low", "ci_high", "n", "responses", "refusals", "unparsed"]
+    columns = ["model", "value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed"]
     return pd.DataFrame(rows, columns=columns)

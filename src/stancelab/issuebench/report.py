@@ -16,10 +16,18 @@ CI_TEXT = "95% percentile bootstrap over issues"
 
 
 def _evidence(rows: list[dict]) -> Evidence:
+    issues = max((int(row.get("n") or 0) for row in rows), default=0)
+    if any(row.get("responses") is None for row in rows):
+        shares = ", ".join(f"{row.get('refusal_share') or 0:.1f}%" for row in rows)
+        return Evidence(
+            n=f"{issues} issues (published shares; response counts not released)",
+            ci=CI_TEXT,
+            refusals=f"mean refusal share per issue {shares}",
+            unparsed="not released with the published shares",
+        )
     responses = sum(int(row.get("responses") or 0) for row in rows)
     refusals = sum(int(row.get("refusals") or 0) for row in rows)
     unparsed = sum(int(row.get("unparsed") or 0) for row in rows)
-    issues = max((int(row.get("n") or 0) for row in rows), default=0)
     return Evidence(
         n=f"{issues} issues, {responses} neutral-framing responses",
         ci=CI_TEXT,
@@ -43,17 +51,22 @@ def profiles(run: RunResult) -> list[Profile]:
 
 def _all_framings_evidence(run: RunResult) -> Evidence:
     dists = run.table("distributions")
-    total = int(dists["n"].sum()) if not dists.empty else 0
-    unparsed = int(dists["n_unparsed"].sum()) if not dists.empty else 0
-    readable = dists["n"] - dists["n_unparsed"] if not dists.empty else pd.Series(dtype=float)
-    refusals = round((dists["refusal"].fillna(0) * readable).sum()) if not dists.empty else 0
     issues = dists["issue_id"].nunique() if not dists.empty else 0
+    ci = f"{CI_TEXT} (similarity: over issues in common)"
+    if dists.empty or dists["n"].isna().all():
+        refusal = float(dists["refusal"].mean() * 100) if not dists.empty else 0.0
+        return Evidence(
+            n=f"{issues} issues (published shares; response counts not released)", ci=ci,
+            refusals=f"mean refusal share per issue and framing {refusal:.1f}%",
+            unparsed="not released with the published shares",
+        )  # fmt: skip
+    total, unparsed = int(dists["n"].sum()), int(dists["n_unparsed"].sum())
+    refusals = round((dists["refusal"].fillna(0) * (dists["n"] - dists["n_unparsed"])).sum())
     return Evidence(
-        n=f"{issues} issues, {total} responses over all framings",
-        ci=f"{CI_TEXT} (similarity: over issues in common)",
+        n=f"{issues} issues, {total} responses over all framings", ci=ci,
         refusals=f"{refusals} of {total} responses refused",
         unparsed=f"{unparsed} of {total} classifier labels unparsed",
-    )
+    )  # fmt: skip
 
 
 def _similarity(pairs: pd.DataFrame) -> pd.DataFrame:

@@ -94,7 +94,7 @@ def build_summary(
             for model, group in counts.groupby("model")
         },
         "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
-        "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "responses", "refusals", "unparsed")}
+        "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
                             for _, r in tables["one_sided"].iterrows()},
         "jsd": [{k: json_safe(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
     }  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,19 +31,30 @@ def _order(run: RunResult) -> int:
     return list(PROBES).index(run.probe)
 
 
-def _profiles(runs: list[RunResult]) -> dict[tuple[str, str], Profile]:
-    """(model, probe) -> headline; a later folder on the command line wins a tie."""
-    profiles: dict[tuple[str, str], Profile] = {}
+def _anchors(runs: list[RunResult]) -> list[str]:
+    """A unique section id per run: probe-<name>, then probe-<name>-2, ... for repeats."""
+    seen: dict[str, int] = {}
+    anchors = []
     for run in runs:
+        seen[run.probe] = seen.get(run.probe, 0) + 1
+        suffix = "" if seen[run.probe] == 1 else f"-{seen[run.probe]}"
+        anchors.append(f"probe-{run.probe}{suffix}")
+    return anchors
+
+
+def _profiles(runs: list[RunResult], anchors: list[str]) -> dict[tuple[str, str], SimpleNamespace]:
+    """(model, probe) -> headline and its section; a later run wins a tie."""
+    profiles: dict[tuple[str, str], SimpleNamespace] = {}
+    for run, anchor in zip(runs, anchors, strict=True):
         for profile in get_probe(run.probe).module("report").profiles(run):
-            profiles[(profile.model, profile.probe)] = profile
+            profiles[(profile.model, profile.probe)] = SimpleNamespace(profile=profile, anchor=anchor)
     return profiles
 
 
-def _sections(runs: list[RunResult]) -> list[SimpleNamespace]:
+def _sections(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace]:
     repeated = {run.probe for run in runs if sum(r.probe == run.probe for r in runs) > 1}
     sections = []
-    for run in runs:
+    for run, anchor in zip(runs, anchors, strict=True):
         section: Section = get_probe(run.probe).module("report").section(run)
         title = f"{section.title} ({run.folder})" if run.probe in repeated else section.title
         tables = [
@@ -50,9 +62,19 @@ def _sections(runs: list[RunResult]) -> list[SimpleNamespace]:
                             html=table_html(t, str(run.folder / "tables")))
             for t in section.tables
         ]  # fmt: skip
-        sections.append(SimpleNamespace(probe=section.probe, title=title, intro=section.intro,
+        sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
                                         figures=section.figures, tables=tables, notes=section.notes))  # fmt: skip
     return sections
+
+
+def _run_prices(runs: list[RunResult]) -> dict[str, tuple[float, float]]:
+    """Prices saved with a run (`--price` at run time, in prices.json)."""
+    prices: dict[str, tuple[float, float]] = {}
+    for run in runs:
+        path = run.folder / "prices.json"
+        if path.exists():
+            prices |= {model: (float(p[0]), float(p[1])) for model, p in json.loads(path.read_text()).items()}
+    return prices
 
 
 def _transcripts(runs: list[RunResult], max_samples: int) -> tuple[list[Transcript], int]:
@@ -75,11 +97,12 @@ def build_report(
 ) -> ReportResult:
     """Write one HTML report for every probe run found in `folders`."""
     runs = sorted(load_runs(folders, seed), key=_order)
-    sections = _sections(runs)
+    anchors = _anchors(runs)
+    sections = _sections(runs, anchors)
     transcripts, omitted = _transcripts(runs, max_transcripts)
-    cost = token_usage([(run.probe, run.folder) for run in runs], prices)
+    cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
     models = sorted({model for run in runs for model in run.models})
-    profiles = _profiles(runs)
+    profiles = _profiles(runs, anchors)
     page = render({
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
         "profiles": profiles, "sections": sections,
@@ -90,7 +113,7 @@ def build_report(
     return ReportResult(
         path=out_path, size_bytes=out_path.stat().st_size, runs=len(runs),
         figures=sum(len(s.figures) for s in sections), transcripts=len(transcripts),
-        profiles=tuple(profiles.values()),
+        profiles=tuple(entry.profile for entry in profiles.values()),
     )  # fmt: skip
 
 

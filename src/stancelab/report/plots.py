@@ -84,8 +84,10 @@ def heatmap(
     axes.set_title(title, fontsize=9)
     for (row, column), cell in np.ndenumerate(values):
         if not np.isnan(cell):
+            red, green, blue, _ = image.cmap(image.norm(cell))
+            dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
             axes.text(column, row, value_format.format(cell), ha="center", va="center",
-                      fontsize=7, color="white" if cell < np.nanmean(values) else "black")  # fmt: skip
+                      fontsize=7, color="white" if dark else "black")  # fmt: skip
     figure.colorbar(image, ax=axes, fraction=0.046)
     return to_png_base64(figure)
 
@@ -110,18 +112,18 @@ def category_grid(grid: pd.DataFrame, categories: Sequence[str], title: str) -> 
     return to_png_base64(figure)
 
 
-def stacked_shares(shares: pd.DataFrame, ylabel: str) -> str:
-    """Stacked bars: rows are bars, columns the parts (already shares or counts)."""
-    figure, axes = plt.subplots(figsize=(max(5.0, 0.8 * len(shares) + 3), 3.4))
-    bottom = np.zeros(len(shares))
-    positions = np.arange(len(shares))
+def stacked_shares(shares: pd.DataFrame, xlabel: str) -> str:
+    """Horizontal stacked bars: rows are bars (top to bottom), columns the parts."""
+    figure, axes = plt.subplots(figsize=(8.5, max(2.2, 0.3 * len(shares) + 1.2)))
+    left = np.zeros(len(shares))
+    positions = np.arange(len(shares))[::-1]
     for index, column in enumerate(shares.columns):
-        heights = shares[column].to_numpy(dtype=float)
-        axes.bar(positions, heights, bottom=bottom, label=str(column),
-                 color=PALETTE[index % len(PALETTE)])  # fmt: skip
-        bottom += np.nan_to_num(heights)
-    axes.set_xticks(positions)
-    axes.set_xticklabels([_short(i, 34) for i in shares.index], rotation=30, ha="right", fontsize=8)
-    axes.set_ylabel(ylabel)
+        widths = np.nan_to_num(shares[column].to_numpy(dtype=float))
+        axes.barh(positions, widths, left=left, label=str(column),
+                  color=PALETTE[index % len(PALETTE)])  # fmt: skip
+        left += widths
+    axes.set_yticks(positions)
+    axes.set_yticklabels([_short(i, 48) for i in shares.index], fontsize=8)
+    axes.set_xlabel(xlabel)
     axes.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     return to_png_base64(figure)
