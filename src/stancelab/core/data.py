@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from stancelab.core.errors import DataFileError
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
+MAX_LINE_CHARS = 1_000_000  # one record; far above any real argument, template or topic
 
 
 def _field_of(error: ValidationError) -> tuple[str | None, str]:
@@ -48,6 +49,10 @@ def load_jsonl(
     for line_number, line in enumerate(_read_lines(path), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_LINE_CHARS:
+            raise DataFileError(
+                path, line_number, None, f"line has {len(line):,} characters (limit {MAX_LINE_CHARS:,})"
+            )
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as error:
