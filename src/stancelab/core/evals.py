@@ -13,6 +13,10 @@ from inspect_ai.model import Model
 
 from stancelab.core.errors import StancelabError
 
+# A sample that fails on an error the provider layer does not retry (e.g. a response body cut
+# mid-JSON) is run again; its calls that had completed come from the cache, unpaid.
+SAMPLE_RETRIES = 3
+
 
 def run_eval(
     task: Any,
@@ -35,7 +39,8 @@ def run_eval(
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
         logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                 log_dir=str(log_dir), display=display))  # type: ignore[arg-type]  # fmt: skip
+                                 log_dir=str(log_dir), display=display,
+                                 retry_on_error=SAMPLE_RETRIES))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status

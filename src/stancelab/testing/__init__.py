@@ -1,0 +1,1 @@
+"""Instruments for tests and benchmarks (a fake OpenAI-compatible server)."""

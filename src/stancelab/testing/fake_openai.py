@@ -1,0 +1,231 @@
+"""A small OpenAI-compatible server for tests and benchmarks: fixed latency, request
+counting and fault injection (429, 500, timeouts, truncated bodies).
+
+    with FakeOpenAIServer(latency=0.1, faults=Faults(rate=0.2)) as server:
+        os.environ["FAKE_BASE_URL"] = server.base_url
+        ...  # run with --model openai-api/fake/<any-name>
+
+It answers /v1/chat/completions deterministically from the last user message, so a rerun
+gets the same answers, and it records which requests were answered in full (paid)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+
+FAULT_KINDS = ("429", "500", "timeout", "truncated")
+Reply = Callable[[list[dict[str, Any]]], str]
+
+
+def default_reply(messages: list[dict[str, Any]]) -> str:
+    """A short deterministic answer: the digest of the last message, and 'position A'."""
+    last = str(messages[-1].get("content", "")) if messages else ""
+    digest = hashlib.sha256(last.encode()).hexdigest()[:8]
+    return f"4. I choose position A ({digest})."
+
+
+@dataclass
+class Faults:
+    """Inject a fault into `rate` of the requests (seeded, so runs are repeatable)."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULT_KINDS
+    timeout_seconds: float = 3.0
+    seed: int = 0
+
+
+@dataclass
+class ServerStats:
+    """What the server saw."""
+
+    requests: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    paid: Counter[str] = field(default_factory=Counter)  # request key -> full 200 answers
+    choices: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    @property
+    def paid_calls(self) -> int:
+        return sum(self.paid.values())
+
+    @property
+    def duplicate_paid_calls(self) -> int:
+        return sum(count - 1 for count in self.paid.values() if count > 1)
+
+
+def _request_key(body: dict[str, Any]) -> str:
+    relevant = {k: v for k, v in body.items() if k not in ("stream", "stream_options", "user")}
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _logprobs(text: str, top: int) -> dict[str, Any]:
+    pieces = text.split(" ")
+    content = []
+    for index, piece in enumerate(pieces):
+        token = piece if index == 0 else " " + piece
+        alternatives = [{"token": token, "logprob": -0.05, "bytes": list(token.encode())}]
+        alternatives += [{"token": str(d), "logprob": -3.0 - d, "bytes": list(str(d).encode())}
+                         for d in range(1, 8) if str(d) != token][: max(0, top - 1)]  # fmt: skip
+        content.append({"token": token, "logprob": -0.05, "bytes": list(token.encode()),
+                        "top_logprobs": alternatives})  # fmt: skip
+    return {"content": content}
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    messages = body.get("messages") or []
+    text = reply(messages)
+    n = int(body.get("n") or 1)
+    prompt = " ".join(str(m.get("content", "")) for m in messages)
+    choices = []
+    for index in range(n):
+        choice: dict[str, Any] = {"index": index, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": text}}  # fmt: skip
+        if body.get("logprobs"):
+            choice["logprobs"] = _logprobs(text, int(body.get("top_logprobs") or 1))
+        choices.append(choice)
+    return {
+        "id": f"chatcmpl-{hashlib.sha256(prompt.encode()).hexdigest()[:12]}",
+        "object": "chat.completion", "created": int(time.time()), "model": body.get("model", "fake"),
+        "choices": choices,
+        "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": n * _tokens(text),
+                  "total_tokens": _tokens(prompt) + n * _tokens(text)},
+    }  # fmt: skip
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat server on 127.0.0.1, run in a background thread."""
+
+    def __init__(self, latency: float = 0.0, faults: Faults | None = None,
+                 reply: Reply = default_reply, port: int | None = None) -> None:  # fmt: skip
+        self.latency = latency
+        self.faults = faults or Faults()
+        self.reply = reply
+        self.port = port or _free_port()
+        self.stats = ServerStats()
+        self._random = random.Random(self.faults.seed)
+        self._lock = threading.Lock()
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reset(self) -> None:
+        with self._lock:
+            self.stats = ServerStats()
+
+    def _draw_fault(self) -> str | None:
+        with self._lock:
+            if self._random.random() < self.faults.rate:
+                return self._random.choice(self.faults.kinds)
+        return None
+
+    async def _send(self, send: Any, status: int, payload: bytes) -> None:
+        length = str(len(payload)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", length)]
+        if status == 429:
+            headers.append((b"retry-after", b"0"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload, "more_body": False})
+
+    async def _chat(self, body: dict[str, Any], send: Any) -> None:
+        fault = self._draw_fault()
+        with self._lock:
+            self.stats.requests += 1
+            self.stats.in_flight += 1
+            self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
+        try:
+            await asyncio.sleep(self.latency)
+            if fault == "timeout":  # stall, then give up as a gateway would
+                await asyncio.sleep(self.faults.timeout_seconds)
+                fault_status = "504"
+            else:
+                fault_status = fault
+            if fault_status in ("429", "500", "504"):
+                error = {"error": {"message": f"injected {fault}", "type": "fault", "code": fault}}
+                await self._send(send, int(fault_status), json.dumps(error).encode())
+            elif fault == "truncated":
+                payload = json.dumps(_completion(body, self.reply)).encode()
+                await self._send(send, 200, payload[: len(payload) // 2])  # cut mid-JSON
+            else:
+                completion = _completion(body, self.reply)
+                await self._send(send, 200, json.dumps(completion).encode())
+                with self._lock:
+                    self.stats.paid[_request_key(body)] += 1
+                    self.stats.choices += len(completion["choices"])
+            with self._lock:
+                self.stats.outcomes[fault or "ok"] += 1
+        finally:
+            with self._lock:
+                self.stats.in_flight -= 1
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        path = scope.get("path", "")
+        if path.endswith("/chat/completions"):
+            await self._chat(json.loads(b"".join(chunks) or b"{}"), send)
+        elif path.endswith("/models"):
+            await self._send(send, 200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
+        else:
+            await self._send(send, 404, b'{"error": {"message": "not found"}}')
+
+    def start(self) -> FakeOpenAIServer:
+        config = uvicorn.Config(self, host="127.0.0.1", port=self.port, log_level="error",
+                                lifespan="on", timeout_keep_alive=30, backlog=4096)  # fmt: skip
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.time() + 10
+        while not self._server.started:
+            if time.time() > deadline:
+                raise RuntimeError("the fake OpenAI server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -1,0 +1,92 @@
+"""Every probe through Inspect's `openai-api` provider against a local OpenAI-compatible
+server that fails 20% of requests (429, 500, stalls then 504, bodies cut mid-JSON):
+all samples complete, no answer is paid twice, and the API key never reaches an output."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from stancelab.core.demo import run_demo
+from stancelab.core.logs import log_files
+from stancelab.core.probes import PROBES
+from stancelab.report.build import ReportResult
+from stancelab.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, Faults, ServerStats
+from tests.report.conftest import TINY
+
+SECRET = "sk-stancelab-test-SECRET-8f3a1c"
+MODEL = "openai-api/fake/fake-model"
+
+
+@pytest.fixture(scope="module")
+def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ReportResult, ServerStats]]:
+    out = tmp_path_factory.mktemp("faults")
+    patch = pytest.MonkeyPatch()
+    faults = Faults(rate=0.2, timeout_seconds=1.0, seed=7)
+    with FakeOpenAIServer(latency=0.01, faults=faults) as server:
+        patch.setenv("FAKE_BASE_URL", server.base_url)
+        patch.setenv("FAKE_API_KEY", SECRET)
+        patch.setenv("OPENAI_API_KEY", SECRET)
+        patch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
+        try:
+            yield run_demo(out / "runs", [MODEL], settings=TINY), server.stats
+        finally:
+            patch.undo()
+
+
+def _logs(runs: Path) -> list[Path]:
+    return [path for folder in sorted(runs.glob("*/logs")) for path in log_files(folder)]
+
+
+def _used_calls(runs: Path) -> int:
+    """Model calls whose answers the runs used and did not take from the cache."""
+    used = 0
+    for path in _logs(runs):
+        for sample in read_eval_log(str(path)).samples or []:
+            used += sum(e.event == "model" and e.cache != "read" and e.error is None
+                        for e in sample.events)  # fmt: skip
+    return used
+
+
+def test_every_probe_completes_every_sample_despite_faults(
+    faulty_run: tuple[ReportResult, ServerStats],
+) -> None:
+    report, stats = faulty_run
+    assert {profile.probe for profile in report.profiles} == set(PROBES)
+    for path in _logs(report.path.parent):
+        log = read_eval_log(str(path))
+        assert log.status == "success"
+        assert log.results is not None and log.results.completed_samples == log.results.total_samples
+    assert set(stats.outcomes) == {"ok", *FAULT_KINDS}
+    faulted = stats.requests - stats.outcomes["ok"]
+    assert 0.1 < faulted / stats.requests < 0.3
+
+
+def test_no_answer_is_paid_twice(faulty_run: tuple[ReportResult, ServerStats]) -> None:
+    report, stats = faulty_run
+    assert stats.paid_calls == _used_calls(report.path.parent)
+
+
+def _texts(root: Path) -> Iterator[tuple[str, bytes]]:
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix == ".eval":
+            with zipfile.ZipFile(path) as archive:
+                for name in archive.namelist():
+                    yield f"{path}:{name}", archive.read(name)
+        elif path.is_file():
+            yield str(path), path.read_bytes()
+
+
+def test_the_api_key_never_reaches_logs_summaries_tables_or_report(
+    faulty_run: tuple[ReportResult, ServerStats],
+) -> None:
+    report, _ = faulty_run
+    checked = 0
+    for name, content in _texts(report.path.parent):
+        assert SECRET.encode() not in content, name
+        checked += 1
+    assert checked > 20
