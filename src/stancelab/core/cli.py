@@ -145,6 +145,11 @@ def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
     embedded = subparsers.add_parser("embedded", help="the embedded offline model")
     commands = embedded.add_subparsers(dest="embedded_command", required=True)
     commands.add_parser("prepare", help="materialise the model folder now (first use does it too)")
+    serve = subparsers.add_parser(
+        "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
+    )
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="listen address (default loopback)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -428,7 +433,14 @@ def _embedded(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_embedded(args: argparse.Namespace) -> int:
+    from stancelab.core.serve import serve_embedded
+
+    return serve_embedded(args.port, args.host)
+
+
 COMMANDS = {
+    "serve-embedded": _serve_embedded,
     "run": _run,
     "estimate": _estimate,
     "report": _report,

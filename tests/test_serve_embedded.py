@@ -1,0 +1,76 @@
+"""The embedded model behind `stancelab serve-embedded` (transformers serve on 127.0.0.1),
+used through Inspect's `openai-api` provider: the same kind of results as in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from stancelab.core.embedded import EMBEDDED_MODEL, materialise
+from stancelab.core.serve import PROVIDER, served_model_name
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "stancelab", "serve-embedded", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if process.poll() is not None or time.time() > deadline:
+                    pytest.fail(f"server did not start: {process.stdout.read() if process.stdout else ''}")
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _run(model: str, out: Path, env: dict[str, str]) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "stancelab", "run", "issuebench", "--model", model, "--issues", "1",
+         "--templates", "2", "--framings", "neutral", "--max-tokens", "24", "--out", str(out),
+         "--display", "none"],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_a_probe_through_the_local_server_matches_the_in_process_model(
+    server: str, tmp_path: Path
+) -> None:
+    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+           f"{PROVIDER.upper()}_BASE_URL": server, f"{PROVIDER.upper()}_API_KEY": "local"}  # fmt: skip
+    served = served_model_name(materialise())
+    remote = _run(served, tmp_path / "served", env)
+    local = _run(EMBEDDED_MODEL, tmp_path / "local", env)
+    assert remote["models"] == [served] and local["models"] == [EMBEDDED_MODEL]
+    labels = {"1", "2", "3", "4", "5", "refusal", "unparsed", "total"}
+    assert set(remote["responses"][served]) == set(local["responses"][EMBEDDED_MODEL]) == labels
+    assert remote["responses"][served]["total"] == local["responses"][EMBEDDED_MODEL]["total"] == 2
+    assert set(remote["one_sided_share"][served]) == set(local["one_sided_share"][EMBEDDED_MODEL])
