@@ -140,3 +140,29 @@ def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
     (pair,) = summary["argument_correlation"]
     assert (pair["model_a"], pair["model_b"]) == ("mockllm/model", "mockllm/stubborn")
     assert pair["pearson_r"] is None  # the stubborn model's shares do not vary
+
+
+def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stancelab.testing.fake_openai import FakeOpenAIServer
+
+    issues = _issues_file(tmp_path / "issues.jsonl")
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        run = MillstoneRun(models=["openai-api/fake/m"], out_dir=tmp_path / "run", trials=3,
+                           issues_file=issues, limit_issues=1, choices_per_request=True)  # fmt: skip
+        summary = run_millstone(run)
+        assert server.stats.requests == 66 and server.stats.choices == 66 * 3
+    counts = summary["trials"]["openai-api/fake/m"]
+    # the server always answers "position A", which is pro in half of the templates
+    assert counts["total"] == 66 * 3 and counts["pro"] == counts["con"] == 33 * 3
+
+
+def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> None:
+    model, seen = scripted_model(follower)  # mockllm returns one choice per request
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit_issues=1,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
+    summary = run_millstone(run)
+    counts = summary["trials"]["mockllm/model"]
+    assert len(seen) == 66
+    assert counts["total"] == 66 * 3 and counts["error"] == 66 * 2

@@ -64,6 +64,10 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
         "--issues", help="MillStone: issues file (JSONL); IssueBench: number of issues to use"
     )
     millstone.add_argument("--temperature", type=float, help="subject sampling temperature")
+    millstone.add_argument(
+        "--choices-per-request", action="store_true",
+        help="MillStone: all trials of a prompt in one request (num_choices; OpenAI-compatible)",
+    )  # fmt: skip
     bias = run.add_argument_group("llm-bias-bench")
     bias.add_argument("--topics", type=Path, help="topics file (ours or the authors' format)")
     bias.add_argument("--categories", help="comma-separated: direct,indirect (default both)")
@@ -215,7 +219,7 @@ def _millstone_options(args: argparse.Namespace) -> Any:
         limit_issues=args.limit,
         seed=args.seed,
     )
-    _copy_set(options, args, ("trials", "max_tokens", "temperature"))
+    _copy_set(options, args, ("trials", "max_tokens", "temperature", "choices_per_request"))
     return options
 
 

@@ -68,6 +68,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         SampleColumn("stance", path=lambda s: _score_field(s, "answer")),
         SampleColumn("letter", path=lambda s: _score_field(s, "letter")),
         SampleColumn("pattern", path=lambda s: _score_field(s, "pattern")),
+        SampleColumn("choice_trials", path=lambda s: _choice_trials(s), full=True),
     ]
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty:
@@ -77,8 +78,35 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))
     frame = frame.drop(columns=["sample_id"]).rename(columns={"id": "sample_id"})
+    frame = _one_row_per_choice(frame)
     frame["stance"] = frame["stance"].fillna("error")
     return frame[TRIAL_COLUMNS].reset_index(drop=True)
+
+
+def _choice_trials(sample: object) -> str | None:
+    """The per-choice trials of a `choices_per_request` sample, as JSON text."""
+    import json
+
+    trials = _score_field(sample, "trials")
+    return json.dumps(trials) if trials else None
+
+
+def _one_row_per_choice(frame: pd.DataFrame) -> pd.DataFrame:
+    """Samples scored with several choices (`choices_per_request`) become one row per choice,
+    numbered like epochs."""
+    import json
+
+    if "choice_trials" not in frame or frame["choice_trials"].isna().all():
+        return frame
+    rows = []
+    for _, row in frame.iterrows():
+        if not isinstance(row["choice_trials"], str):
+            rows.append(row)
+            continue
+        for index, trial in enumerate(json.loads(row["choice_trials"]), start=1):
+            choice = {"epoch": index, **{k: trial.get(k) for k in ("stance", "letter", "pattern")}}
+            rows.append(pd.Series({**row.to_dict(), **choice}))
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- shares

@@ -37,6 +37,7 @@ class MillstoneRun(ProbeRun):
     seed: int = 0
     temperature: float = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
+    choices_per_request: bool = False
 
 
 def _eval(
@@ -88,6 +89,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         seed=run.seed,
         temperature=run.temperature,
         max_tokens=run.max_tokens,
+        choices_per_request=run.choices_per_request,
     )
     _eval(run, task, run.models)
     return analyze(run.out_dir, seed=run.seed)

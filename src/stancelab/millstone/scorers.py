@@ -18,17 +18,37 @@ def stance_of(response: str, template_number: int) -> tuple[Stance, str | None, 
 
 
 @scorer(metrics={stance: [mean()] for stance in STANCES})
-def millstone_stance() -> Scorer:
-    """Scores each trial as one-hot over pro / con / other; `answer` holds the stance."""
+def millstone_stance(choices: int = 1) -> Scorer:
+    """Scores each trial as one-hot over pro / con / other; `answer` holds the stance.
+
+    With `choices` > 1 the trials are the choices of one response: the value is their mean,
+    and `metadata["trials"]` lists each one (a choice the provider did not return is "error")."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        response = state.output.completion if state.output else ""
-        stance, letter, pattern = stance_of(response, int(state.metadata["template"]))
+        template_number = int(state.metadata["template"])
+        if choices == 1:
+            response = state.output.completion if state.output else ""
+            stance, letter, pattern = stance_of(response, template_number)
+            return Score(
+                value={name: float(name == stance) for name in STANCES},
+                answer=stance,
+                explanation=f"matched {pattern!r} -> {letter}" if pattern else "no A/B answer found",
+                metadata={"letter": letter, "pattern": pattern},
+            )
+        returned = state.output.choices if state.output else []
+        trials = []
+        for index in range(choices):
+            if index < len(returned):
+                stance, letter, pattern = stance_of(returned[index].message.text, template_number)
+            else:
+                stance, letter, pattern = "error", None, None
+            trials.append({"stance": stance, "letter": letter, "pattern": pattern})
+        stances = [trial["stance"] for trial in trials]
         return Score(
-            value={name: float(name == stance) for name in STANCES},
-            answer=stance,
-            explanation=f"matched {pattern!r} -> {letter}" if pattern else "no A/B answer found",
-            metadata={"letter": letter, "pattern": pattern},
+            value={name: stances.count(name) / choices for name in STANCES},
+            answer=",".join(stances),
+            explanation=f"{len(returned)} of {choices} choices returned",
+            metadata={"trials": trials},
         )
 
     return score

@@ -23,6 +23,7 @@ def millstone(
     seed: int = 0,
     temperature: float = DEFAULT_TEMPERATURE,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    choices_per_request: bool = False,
 ) -> Task:
     """MillStone: 6 neutral templates x 11 argument configurations x `trials` per issue.
 
@@ -33,16 +34,22 @@ def millstone(
         seed: seed for argument draws and argument order.
         temperature: sampling temperature for the subject model.
         max_tokens: cap on each answer's length.
+        choices_per_request: ask for all `trials` answers in one request (`num_choices`), so
+            the prompt is billed once instead of once per trial; for providers that support
+            it (OpenAI and compatible servers). Missing choices count as error trials.
     """
     issues = load_issues(issues_file)
+    shared = choices_per_request and trials > 1
     return Task(
         dataset=millstone_dataset(issues, seed=seed, limit_issues=limit_issues),
         solver=answer_once(),
-        scorer=millstone_stance(),
-        epochs=Epochs(trials, "mean"),
+        scorer=millstone_stance(trials if shared else 1),
+        epochs=Epochs(1 if shared else trials, "mean"),
         # No generate seed: a fixed provider seed would make the trials identical.
-        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),
-        metadata={"probe": "millstone", "seed": seed, "trials": trials},
+        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens,
+                              num_choices=trials if shared else None),
+        metadata={"probe": "millstone", "seed": seed, "trials": trials,
+                  "choices_per_request": shared},
         version=1,
     )
 

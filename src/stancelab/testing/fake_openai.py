@@ -35,6 +35,22 @@ def default_reply(messages: list[dict[str, Any]]) -> str:
     return f"4. I choose position A ({digest})."
 
 
+def random_ab_reply(seed: int = 0) -> Reply:
+    """Sampled answers: 'position A' with a probability set by the prompt (so configurations
+    differ), drawn afresh for every choice and request, like a model at temperature 1."""
+    rng = random.Random(seed)
+    lock = threading.Lock()
+
+    def reply(messages: list[dict[str, Any]]) -> str:
+        last = str(messages[-1].get("content", "")) if messages else ""
+        p_a = int(hashlib.sha256(last.encode()).hexdigest()[:4], 16) / 0xFFFF
+        with lock:
+            draw = rng.random()
+        return "I choose position A." if draw < p_a else "I choose position B."
+
+    return reply
+
+
 @dataclass
 class Faults:
     """Inject a fault into `rate` of the requests (seeded, so runs are repeatable)."""
@@ -53,6 +69,7 @@ class ServerStats:
     outcomes: Counter[str] = field(default_factory=Counter)
     paid: Counter[str] = field(default_factory=Counter)  # request key -> full 200 answers
     choices: int = 0
+    prompt_tokens: int = 0  # billed input tokens of the answered requests
     in_flight: int = 0
     max_in_flight: int = 0
 
@@ -89,11 +106,12 @@ def _logprobs(text: str, top: int) -> dict[str, Any]:
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     messages = body.get("messages") or []
-    text = reply(messages)
     n = int(body.get("n") or 1)
+    texts = [reply(messages) for _ in range(n)]
+    text = texts[0]
     prompt = " ".join(str(m.get("content", "")) for m in messages)
     choices = []
-    for index in range(n):
+    for index, text in enumerate(texts):
         choice: dict[str, Any] = {"index": index, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": text}}  # fmt: skip
         if body.get("logprobs"):
@@ -103,8 +121,8 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "id": f"chatcmpl-{hashlib.sha256(prompt.encode()).hexdigest()[:12]}",
         "object": "chat.completion", "created": int(time.time()), "model": body.get("model", "fake"),
         "choices": choices,
-        "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": n * _tokens(text),
-                  "total_tokens": _tokens(prompt) + n * _tokens(text)},
+        "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": sum(map(_tokens, texts)),
+                  "total_tokens": _tokens(prompt) + sum(map(_tokens, texts))},
     }  # fmt: skip
 
 
@@ -130,6 +148,15 @@ class FakeOpenAIServer:
     def reset(self) -> None:
         with self._lock:
             self.stats = ServerStats()
+
+    def stats_dict(self) -> dict[str, Any]:
+        with self._lock:
+            stats = self.stats
+            return {"requests": stats.requests, "outcomes": dict(stats.outcomes),
+                    "paid_calls": stats.paid_calls, "duplicate_paid_calls": stats.duplicate_paid_calls,
+                    "paid_keys": list(stats.paid), "choices": stats.choices,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "max_in_flight": stats.max_in_flight}  # fmt: skip
 
     def _draw_fault(self) -> str | None:
         with self._lock:
@@ -170,6 +197,7 @@ class FakeOpenAIServer:
                 with self._lock:
                     self.stats.paid[_request_key(body)] += 1
                     self.stats.choices += len(completion["choices"])
+                    self.stats.prompt_tokens += completion["usage"]["prompt_tokens"]
             with self._lock:
                 self.stats.outcomes[fault or "ok"] += 1
         finally:
@@ -194,6 +222,11 @@ class FakeOpenAIServer:
         path = scope.get("path", "")
         if path.endswith("/chat/completions"):
             await self._chat(json.loads(b"".join(chunks) or b"{}"), send)
+        elif path == "/stats":
+            await self._send(send, 200, json.dumps(self.stats_dict()).encode())
+        elif path == "/reset":
+            self.reset()
+            await self._send(send, 200, b"{}")
         elif path.endswith("/models"):
             await self._send(send, 200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
         else:
@@ -229,3 +262,24 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def main() -> None:
+    """Run the server in the foreground: `python -m stancelab.testing.fake_openai --port P`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible server (tests, benchmarks)")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--random-ab", action="store_true", help="answer A or B at random (seeded)")
+    args = parser.parse_args()
+    reply = random_ab_reply() if args.random_ab else default_reply
+    server = FakeOpenAIServer(latency=args.latency, faults=Faults(rate=args.fault_rate), port=args.port,
+                              reply=reply)  # fmt: skip
+    config = uvicorn.Config(server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096)
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()
