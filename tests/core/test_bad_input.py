@@ -96,3 +96,55 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
     for load, *_rest in LOADERS.values():
         with pytest.raises(DataFileError, match="does not exist"):
             load(tmp_path / "absent.jsonl")
+
+
+CSV_LOADERS: dict[str, tuple[Callable[[Path], object], list[str], list[str]]] = {
+    "conviction statements (CSV)": (load_statements, ["id", "text", "bias", "topic"],
+                                    ["free-trade", "Free trade helps workers.", "1", "trade"]),
+    "issuebench issues (authors' CSV)": (load_issuebench_issues, ["topic_id", "topic_neutral", "topic_pro", "topic_con"],
+                                         ["7", "nuclear energy", "nuclear energy being good", "nuclear energy being bad"]),
+    "issuebench templates (authors' CSV)": (load_templates, ["id", "annot1_template"], ["t1", "Write about X."]),
+}  # fmt: skip
+CSV_CASES = {  # case -> (line of the error, field named)
+    "empty": (None, None),
+    "missing column": (1, "header"),
+    "wrong encoding": (3, None),
+    "duplicate id": (3, "id"),
+    "huge line": (3, None),
+}
+
+
+def _csv(header: list[str], row: list[str], case: str) -> bytes:
+    import csv
+    import io
+
+    if case == "empty":
+        return b""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header[1:] if case == "missing column" else header)
+    second = list(row)
+    if case == "wrong encoding":
+        second[-1] += " café"
+    if case == "huge line":
+        second[-1] += "x" * 200_000
+    first = list(row) if case == "duplicate id" else [f"{row[0]}-0", *row[1:]]
+    writer.writerow(first if case != "missing column" else first[1:])
+    writer.writerow(second if case != "missing column" else second[1:])
+    return buffer.getvalue().encode("latin-1" if case == "wrong encoding" else "utf-8")
+
+
+@pytest.mark.parametrize("case", list(CSV_CASES))
+@pytest.mark.parametrize("name", list(CSV_LOADERS))
+def test_bad_csv_gives_one_error_naming_file_line_and_field(name: str, case: str, tmp_path: Path) -> None:
+    load, header, row = CSV_LOADERS[name]
+    path = tmp_path / f"{case.replace(' ', '_')}.csv"
+    path.write_bytes(_csv(header, row, case))
+    with pytest.raises(DataFileError) as caught:
+        load(path)
+    line, field = CSV_CASES[case]
+    assert caught.value.path == path and caught.value.line == line
+    if field == "header":
+        assert caught.value.field == header[0] and "missing column" in caught.value.reason
+    elif field is not None:
+        assert caught.value.field == field

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
@@ -11,7 +10,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
-from stancelab.core.data import load_jsonl
+from stancelab.core.data import load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
 
 
@@ -34,28 +33,18 @@ def load_statements(path: Path | str | None = None) -> list[Statement]:
     )
     if path.suffix != ".csv":
         return load_jsonl(path, Statement, id_of=lambda statement: statement.id)
-    if not path.exists():
-        raise DataFileError(path, None, None, "file does not exist")
     statements, seen = [], set()
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        for row in reader:
-            try:
-                statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0)})
-            except (ValidationError, ValueError) as error:
-                field = (
-                    error.errors()[0]["loc"][0] if isinstance(error, ValidationError) else "bias"
-                )
-                reason = (
-                    error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
-                )
-                raise DataFileError(path, reader.line_num, str(field), reason) from error
-            if statement.id in seen:
-                raise DataFileError(path, reader.line_num, "id", f"duplicate id '{statement.id}'")
-            seen.add(statement.id)
-            statements.append(statement)
-    if not statements:
-        raise DataFileError(path, None, None, "file holds no rows")
+    for line, row in read_csv_rows(path, ("id", "text", "bias")):
+        try:
+            statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0)})
+        except (ValidationError, ValueError) as error:
+            field = error.errors()[0]["loc"][0] if isinstance(error, ValidationError) else "bias"
+            reason = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
+            raise DataFileError(path, line, str(field), reason) from error
+        if statement.id in seen:
+            raise DataFileError(path, line, "id", f"duplicate id '{statement.id}'")
+        seen.add(statement.id)
+        statements.append(statement)
     return statements
 
 

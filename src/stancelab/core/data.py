@@ -7,8 +7,10 @@ reason, and nothing is returned: a file loads whole or not at all.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,15 +28,43 @@ def _field_of(error: ValidationError) -> tuple[str | None, str]:
     return location, first.get("msg", str(error))
 
 
-def _read_lines(path: Path) -> list[str]:
+def _read_text(path: Path) -> str:
     if not path.exists():
         raise DataFileError(path, None, None, "file does not exist")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         line = path.read_bytes()[: error.start].count(b"\n") + 1
         raise DataFileError(path, line, None, "file is not valid UTF-8") from error
-    return text.splitlines()
+
+
+def _read_lines(path: Path) -> list[str]:
+    return _read_text(path).splitlines()
+
+
+def read_csv_rows(path: Path | str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) pairs of a UTF-8 CSV file with the `required` columns. A missing
+    file or column, bad encoding, a malformed or oversized row, or no rows at all is a
+    DataFileError naming the file and line."""
+    path = Path(path)
+    text = _read_text(path)
+    if not text.strip():
+        raise DataFileError(path, None, None, "file is empty")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        missing = sorted(set(required) - set(reader.fieldnames or []))
+        if missing:
+            raise DataFileError(path, 1, missing[0], "missing column")
+        rows = 0
+        for row in reader:
+            if len(str(row)) > MAX_LINE_CHARS:
+                raise DataFileError(path, reader.line_num, None, f"row is longer than {MAX_LINE_CHARS:,} characters")
+            rows += 1
+            yield reader.line_num, row
+    except csv.Error as error:  # raised while reading the row after the last one read
+        raise DataFileError(path, reader.line_num + 1, None, f"malformed CSV: {error}") from error
+    if rows == 0:
+        raise DataFileError(path, None, None, "file holds no rows")
 
 
 def load_jsonl(

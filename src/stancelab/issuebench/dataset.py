@@ -7,7 +7,6 @@ templates; 2.49M for the full authors' set) are generated lazily, never held who
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import random
 import re
@@ -20,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import load_jsonl
+from stancelab.core.data import load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
 
 Framing = Literal["neutral", "pro", "con"]
@@ -77,16 +76,17 @@ def _data_path(name: str) -> Path:
 
 
 def _csv_rows(path: Path, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) pairs; a missing column fails with the file named."""
-    if not path.exists():
-        raise DataFileError(path, None, None, "file does not exist")
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = set(required) - set(reader.fieldnames or [])
-        if missing:
-            raise DataFileError(path, 1, sorted(missing)[0], "missing column")
-        for row in reader:
-            yield reader.line_num, row
+    """(line number, row) pairs; bad files fail with file, line and field named."""
+    return read_csv_rows(path, required)
+
+
+def _unique(path: Path, records: list[BaseModel], lines: list[int]) -> None:
+    first_line: dict[str, int] = {}
+    for record, line in zip(records, lines, strict=True):
+        record_id = record.id  # type: ignore[attr-defined]
+        if record_id in first_line:
+            raise DataFileError(path, line, "id", f"duplicate id '{record_id}' (first seen on line {first_line[record_id]})")
+        first_line[record_id] = line
 
 
 def _validated(path: Path, line: int, build: type[BaseModel], **values: str) -> BaseModel:
@@ -103,12 +103,14 @@ def load_issues(path: Path | str | None = None) -> list[Issue]:
     path = Path(path) if path else _data_path("issues.jsonl")
     if path.suffix != ".csv":
         return load_jsonl(path, Issue, id_of=lambda issue: issue.id)
-    issues = []
+    issues, lines = [], []
     for line, row in _csv_rows(path, ("topic_id", "topic_neutral", "topic_pro", "topic_con")):
         if row["topic_neutral"] in AUTHORS_PLACEHOLDER_TOPICS:
             continue
         issues.append(_validated(path, line, Issue, id=row["topic_id"], neutral=row["topic_neutral"],
                                  pro=row["topic_pro"], con=row["topic_con"]))  # fmt: skip
+        lines.append(line)
+    _unique(path, issues, lines)
     return issues  # type: ignore[return-value]
 
 
@@ -117,10 +119,12 @@ def load_templates(path: Path | str | None = None) -> list[Template]:
     path = Path(path) if path else _data_path("templates.jsonl")
     if path.suffix != ".csv":
         return load_jsonl(path, Template, id_of=lambda template: template.id)
-    templates = []
+    templates, lines = [], []
     for line, row in _csv_rows(path, ("id", "annot1_template")):
         templates.append(_validated(path, line, Template, id=row["id"], text=row["annot1_template"],
                                     placeholder=AUTHORS_PLACEHOLDER))  # fmt: skip
+        lines.append(line)
+    _unique(path, templates, lines)
     return templates  # type: ignore[return-value]
 
 
