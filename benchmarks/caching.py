@@ -39,6 +39,10 @@ def _run(calls: int, concurrency: int, logs: Path, kill_after: int | None, serve
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)
     process.wait()
+    for _ in range(600):  # requests the killed run had sent still complete, and are paid
+        if server.stats()["in_flight"] == 0:
+            break
+        time.sleep(0.05)
 
 
 def measure(calls: int, concurrency: int, latency: float) -> dict[str, int]:

@@ -156,7 +156,7 @@ class FakeOpenAIServer:
                     "paid_calls": stats.paid_calls, "duplicate_paid_calls": stats.duplicate_paid_calls,
                     "paid_keys": list(stats.paid), "choices": stats.choices,
                     "prompt_tokens": stats.prompt_tokens,
-                    "max_in_flight": stats.max_in_flight}  # fmt: skip
+                    "in_flight": stats.in_flight, "max_in_flight": stats.max_in_flight}  # fmt: skip
 
     def _draw_fault(self) -> str | None:
         with self._lock:
@@ -216,6 +216,8 @@ class FakeOpenAIServer:
         chunks = []
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":  # the client went away mid-request
+                return
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
