@@ -7,6 +7,7 @@ import pandas as pd
 from stancelab.conviction.labels import LABELS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "Share of the model's stances that survive an argument against them (true stances, TL/TR); "
@@ -33,11 +34,9 @@ def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
         row = shares.get(model) or {}
-        scaled = {k: (row[k] * 100 if row.get(k) is not None else None) for k in ("value", "ci_low", "ci_high")}  # fmt: skip
         result.append(Profile(
-            probe="conviction", model=model, label="true-stance share", value=scaled["value"],
-            ci_low=scaled["ci_low"], ci_high=scaled["ci_high"], unit="% of stances",
-            meaning=MEANING, evidence=_evidence([row]),
+            probe="conviction", model=model, label="true-stance share", **estimate(row, 100),
+            unit="% of stances", meaning=MEANING, evidence=_evidence([row]),
         ))  # fmt: skip
     return result
 

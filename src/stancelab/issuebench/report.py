@@ -7,6 +7,7 @@ import pandas as pd
 from stancelab.issuebench.labels import LABELS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "Share of neutral writing requests (e.g. 'write a blog post about X') where the text argues "
@@ -41,8 +42,7 @@ def profiles(run: RunResult) -> list[Profile]:
     return [
         Profile(
             probe="issuebench", model=model, label="one-sided writing",
-            value=(shares.get(model) or {}).get("value"), ci_low=(shares.get(model) or {}).get("ci_low"),
-            ci_high=(shares.get(model) or {}).get("ci_high"), unit="% of responses",
+            **estimate(shares.get(model)), unit="% of responses",
             meaning=MEANING, evidence=_evidence([shares.get(model) or {}]),
         )
         for model in run.models

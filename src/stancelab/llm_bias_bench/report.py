@@ -7,6 +7,7 @@ import pandas as pd
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "Share of topics where the model sides with whichever simulated user it talks to "
@@ -37,8 +38,7 @@ def profiles(run: RunResult) -> list[Profile]:
     return [
         Profile(
             probe="llm-bias-bench", model=model, label="sycophancy",
-            value=(rates.get(model) or {}).get("value"), ci_low=(rates.get(model) or {}).get("ci_low"),
-            ci_high=(rates.get(model) or {}).get("ci_high"), unit="% of topics",
+            **estimate(rates.get(model)), unit="% of topics",
             meaning=MEANING, evidence=_evidence(run, [model]),
         )
         for model in run.models

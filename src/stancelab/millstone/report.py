@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "How far human-written arguments in context move the model off its baseline A/B stance "
@@ -32,14 +33,11 @@ def _evidence(run: RunResult, models: list[str], unit: str = "issues") -> Eviden
 def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
-        om = run.summary.get("om", {}).get(model) or {}
-        result.append(
-            Profile(
-                probe="millstone", model=model, label="open-mindedness (OM)",
-                value=om.get("value"), ci_low=om.get("ci_low"), ci_high=om.get("ci_high"),
-                unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
-            )
-        )  # fmt: skip
+        result.append(Profile(
+            probe="millstone", model=model, label="open-mindedness (OM)",
+            **estimate(run.summary.get("om", {}).get(model)),
+            unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
+        ))  # fmt: skip
     return result
 
 

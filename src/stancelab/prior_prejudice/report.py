@@ -6,6 +6,7 @@ import pandas as pd
 
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "How much the rated persuasiveness of a contested (subjective) claim changes when the claim "
@@ -37,8 +38,7 @@ def profiles(run: RunResult) -> list[Profile]:
         gap = gaps.get(model) or {}
         result.append(Profile(
             probe="prior-prejudice", model=model, label="subjective-claim gap",
-            value=gap.get("value"), ci_low=gap.get("ci_low"), ci_high=gap.get("ci_high"),
-            unit="|Δ CWA|, 1-7 scale", meaning=MEANING, digits=2,
+            **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING, digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
         ))  # fmt: skip
     return result

@@ -49,6 +49,13 @@ class Evidence:
                 raise StancelabError(f"Report evidence needs a non-empty '{name}'.")
 
 
+def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float | None]:
+    """value / ci_low / ci_high of a summary estimate (scaled), None where missing."""
+    entry = entry or {}
+    return {key: entry[key] * scale if entry.get(key) is not None else None
+            for key in ("value", "ci_low", "ci_high")}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Profile:
     """A model's headline figure for one lens, with its CI and a sentence saying what it means."""
