@@ -52,13 +52,11 @@ def machine() -> str:
 class ServerProcess:
     """The fake OpenAI server in its own process, so its CPU is not the harness's."""
 
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0) -> None:
-        import socket
+    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, random_ab: bool = False) -> None:
+        from stancelab.testing.fake_openai import free_port
 
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.latency, self.fault_rate = latency, fault_rate
+        self.port = free_port()
+        self.latency, self.fault_rate, self.random_ab = latency, fault_rate, random_ab
         self.process = None
 
     @property
@@ -84,7 +82,8 @@ class ServerProcess:
 
         self.process = subprocess.Popen(
             [sys.executable, "-m", "stancelab.testing.fake_openai", "--port", str(self.port),
-             "--latency", str(self.latency), "--fault-rate", str(self.fault_rate)],
+             "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
+             *(["--random-ab"] if self.random_ab else [])],
         )  # fmt: skip
         for _ in range(200):
             try:

@@ -44,21 +44,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=15)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="stancelab-bench-cost-"))
-    with ServerProcess() as server:
-        server.process.terminate()  # restart it answering A/B at random
-        server.process.wait()
-        import subprocess
-
-        server.process = subprocess.Popen([sys.executable, "-m", "stancelab.testing.fake_openai", "--port",
-                                           str(server.port), "--random-ab"])  # fmt: skip
-        import time
-
-        for _ in range(200):
-            try:
-                server.stats()
-                break
-            except OSError:
-                time.sleep(0.05)
+    with ServerProcess(random_ab=True) as server:
         use_fake_endpoint(server.base_url)
         per_trial, per_trial_stats = _run(server, args.issues, args.trials, False, work)
         shared, shared_stats = _run(server, args.issues, args.trials, True, work)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from inspect_ai.model import GenerateConfig
 
 from stancelab.core.embedded import EMBEDDED_MODEL, materialise
 from stancelab.core.serve import PROVIDER, served_model_name
+from stancelab.testing.fake_openai import free_port
 
 
 def tokens_per_second(model: str, prompts: int, max_tokens: int) -> tuple[float, int, float]:
@@ -57,9 +57,7 @@ def main() -> None:
     print(f"embedded model ({machine()}): {args.prompts} prompts, up to {args.max_tokens} tokens each")
     rate, tokens, seconds = tokens_per_second(EMBEDDED_MODEL, args.prompts, args.max_tokens)
     print(f"  in-process ({EMBEDDED_MODEL}): {rate:.1f} output tokens/s ({tokens} tokens in {seconds:.1f} s, model load included)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "stancelab", "serve-embedded", "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,19 +16,14 @@ import pytest
 
 from stancelab.core.embedded import EMBEDDED_MODEL, materialise
 from stancelab.core.serve import PROVIDER, served_model_name
+from stancelab.testing.fake_openai import free_port
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "stancelab", "serve-embedded", "--port", str(port)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"

@@ -134,7 +134,7 @@ class FakeOpenAIServer:
         self.latency = latency
         self.faults = faults or Faults()
         self.reply = reply
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.stats = ServerStats()
         self._random = random.Random(self.faults.seed)
         self._lock = threading.Lock()
@@ -260,7 +260,7 @@ class FakeOpenAIServer:
         self.stop()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
