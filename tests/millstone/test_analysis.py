@@ -1,4 +1,4 @@
-"""Analyses on hand-built trial frames (no model, no logs)."""
+"""Analyses on hand-built trial frames (no model, no logs), pooled into the six cases."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 from stancelab.millstone import analysis as an
+from stancelab.millstone.cases import CASE_OF_CONFIG
+from stancelab.millstone.om import om_per_issue, om_per_model
 from stancelab.millstone.results import build_summary, compute_tables
 
 CONFIGS = {
@@ -38,7 +40,8 @@ def _trials(
             rows.append(
                 {
                     "model": model, "issue_id": issue, "topic": topic, "template": 1,
-                    "a_side": "pro", "config": config, "config_kind": kind, "favours": favours,
+                    "a_side": "pro", "case": CASE_OF_CONFIG[(kind, favours)], "config": config,
+                    "config_kind": kind, "favours": favours,
                     "weight": weight, "argument_ids": ",".join(pro_ids + con_ids),
                     "sample_id": f"{issue}__{config}__t1", "epoch": epoch,
                     "stance": letter[code], "letter": None, "pattern": None, "log": "x",
@@ -67,64 +70,96 @@ def trials() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_shares_count_other_in_the_denominator(trials: pd.DataFrame) -> None:
-    shares = an.stance_shares(trials)
-    cell = shares[
-        (shares.model == "m1") & (shares.issue_id == "i1") & (shares.config == "balanced_1")
-    ]
-    row = cell.iloc[0]
-    assert (row.n_pro, row.n_con, row.n_other, row.n) == (2, 0, 1, 3)
-    assert row.pro_share == pytest.approx(2 / 3)
-    assert row.other_share == pytest.approx(1 / 3)
+def _counts(trials: pd.DataFrame) -> pd.DataFrame:
+    return an.case_counts(trials)
+
+
+def test_cases_pool_draws_and_count_other_in_the_denominator(trials: pd.DataFrame) -> None:
+    counts = _counts(trials).set_index(["model", "issue_id", "case"])
+    balanced = counts.loc[("m1", "i1", "all")]
+    assert (balanced.n_pro, balanced.n_con, balanced.n_other, balanced.n) == (2, 0, 1, 3)
+    assert balanced.other_share == pytest.approx(1 / 3)
+    clear_con = counts.loc[("m1", "i1", "75con")]  # cc_con_1 "ccc" + cc_con_2 "ccp"
+    assert (clear_con.n_pro, clear_con.n_con, clear_con.n) == (1, 5, 6)
 
 
 def test_errors_are_counted_but_not_shares() -> None:
     frame = pd.DataFrame(_trials("m", "i", {"baseline": "ppe"}))
-    row = an.stance_shares(frame).iloc[0]
+    row = an.case_counts(frame).iloc[0]
     assert (row.n, row.n_error, row.pro_share) == (2, 1, 1.0)
 
 
+# m1/i1 (FOLLOWER): baseline 2/3 pro. con "ccc" flips to con at 1.0 (w1); 75con pools
+# "ccc" + "ccp" = 5/6 con (w2); pro, 75pro and balanced stay pro.
+PUBLISHED_M1_I1 = (1 * (1 - 2 / 3) + 2 * (5 / 6 - 2 / 3)) / 9 * 100
+PRO_SHARE_M1_I1 = (1 * (2 / 3 - 0) + 2 * (2 / 3 - 1 / 6)) / 9 * 100
+EQUAL_M1_I1 = ((1 - 2 / 3) + (5 / 6 - 2 / 3)) / 5 * 100
+
+
 def test_om_per_issue_matches_hand_computation(trials: pd.DataFrame) -> None:
-    om = an.om_per_issue(an.stance_shares(trials)).set_index(["model", "issue_id"])
-    # m1/i1: baseline 2/3 pro (majority pro). Flips: one_sided_con (0 pro, w1),
-    # cc_con_1 (0 pro, w2), cc_con_2 (1/3 pro, w2).
-    expected = (1 * (2 / 3) + 2 * (2 / 3) + 2 * (1 / 3)) / 9 * 100
-    assert om.loc[("m1", "i1"), "om"] == pytest.approx(expected)
-    assert om.loc[("m1", "i1"), "flips"] == 3
+    om = om_per_issue(_counts(trials)).set_index(["model", "issue_id"])
+    row = om.loc[("m1", "i1")]
+    assert row["om"] == pytest.approx(PUBLISHED_M1_I1)
+    assert row["om_pro_share"] == pytest.approx(PRO_SHARE_M1_I1)
+    assert row["om_equal_weights"] == pytest.approx(EQUAL_M1_I1)
+    assert row["flips"] == 2 and row["baseline_stance"] == "pro"
     assert om.loc[("m1", "i2"), "om"] == 0.0
     assert om.loc[("m2", "i1"), "om"] == 0.0
 
 
 def test_om_per_model_carries_a_bootstrap_ci(trials: pd.DataFrame) -> None:
-    om = an.om_per_model(an.om_per_issue(an.stance_shares(trials))).set_index("model")
-    mean_m1 = (1 * (2 / 3) + 2 * (2 / 3) + 2 * (1 / 3)) / 9 * 100 / 2
-    assert om.loc["m1", "value"] == pytest.approx(mean_m1)
+    table = om_per_model(om_per_issue(_counts(trials)))
+    om = table[table["variant"] == "published"].set_index("model")
+    assert om.loc["m1", "value"] == pytest.approx(PUBLISHED_M1_I1 / 2)
     assert om.loc["m1", "ci_low"] <= om.loc["m1", "value"] <= om.loc["m1", "ci_high"]
     assert om.loc["m1", "ci_low"] == pytest.approx(0.0)  # a resample of only i2
     assert om.loc["m2", ["value", "ci_low", "ci_high"]].tolist() == [0.0, 0.0, 0.0]
+    assert set(table["variant"]) == {"published", "pro_share", "equal_weights"}
 
 
-def test_refusal_rates_at_baseline_and_with_arguments(trials: pd.DataFrame) -> None:
-    refusals = an.refusal_rates(an.stance_shares(trials)).set_index(["model", "issue_id"])
+def test_refusal_rates_at_baseline_balanced_and_with_arguments(trials: pd.DataFrame) -> None:
+    refusals = an.refusal_rates(_counts(trials)).set_index(["model", "issue_id"])
     assert refusals.loc[("m1", "i1"), "baseline_other"] == 0.0
+    assert refusals.loc[("m1", "i1"), "balanced_other"] == pytest.approx(1 / 3)
     assert refusals.loc[("m1", "i1"), "with_arguments_other"] == pytest.approx(1 / 21)
+
+
+def test_a_model_missing_a_cell_is_kept_in_every_summary() -> None:
+    # m2 answered nothing readable with arguments on i2: its with-arguments rate has one issue
+    # fewer than its baseline rate. Merging the two on n used to drop m2 altogether.
+    rows = _trials("m1", "i1", FOLLOWER) + _trials("m1", "i2", FOLLOWER)
+    rows += _trials("m2", "i1", STUBBORN)
+    rows += _trials("m2", "i2", {c: ("ooo" if c == "baseline" else "eee") for c in FOLLOWER})
+    summary = an.refusal_summary(an.refusal_rates(_counts(pd.DataFrame(rows)))).set_index("model")
+    assert set(summary.index) == {"m1", "m2"}
+    assert summary.loc["m2", "baseline_other"] == pytest.approx(0.5)
+    assert summary.loc["m2", "issues_above_threshold"] == 1
+    baseline = an.baseline_stances(_counts(pd.DataFrame(rows))).set_index("model")
+    assert set(baseline.index) == {"m1", "m2"}
 
 
 def test_counter_argument_shift_detected() -> None:
     contrary = dict(STUBBORN, baseline="ppc", one_sided_con="ppp")  # con arguments -> more pro
-    shares = an.stance_shares(pd.DataFrame(_trials("m", "i", contrary)))
-    counter = an.counter_argument_shifts(shares)
-    assert counter[["config", "shift"]].values.tolist() == [["one_sided_con", pytest.approx(1 / 3)]]
+    counter = an.counter_argument_shifts(an.case_counts(pd.DataFrame(_trials("m", "i", contrary))))
+    assert counter[["case", "shift"]].values.tolist() == [["con", pytest.approx(1 / 3)]]
     summary = an.counter_shift_summary(counter, ["m", "other-model"]).set_index("model")
     assert summary.loc["m", "count"] == 1
     assert summary.loc["other-model", "count"] == 0
 
 
 def test_single_contradicting_argument_effect(trials: pd.DataFrame) -> None:
-    single = an.single_argument_effect(an.stance_shares(trials)).set_index(["model", "issue_id"])
-    # one_sided_pro 1.0 vs mean(cc_pro) = (1 + 2/3) / 2; cc_con mean (0 + 1/3) / 2 vs one_sided_con 0
+    single = an.single_argument_effect(_counts(trials)).set_index(["model", "issue_id"])
+    # one-sided pro 1.0 vs 75pro (pooled 5/6); 75con (pooled 1/6 pro) vs one-sided con 0
     assert single.loc[("m1", "i1"), "con_amid_pro"] == pytest.approx(1 - 5 / 6)
     assert single.loc[("m1", "i1"), "pro_amid_con"] == pytest.approx(1 / 6)
+
+
+def test_case_shifts_per_model(trials: pd.DataFrame) -> None:
+    shifts = an.case_shifts(_counts(trials)).set_index(["model", "case"])
+    # m1: i1 con case 0 - 2/3, i2 stubborn 0 -> mean -1/3
+    assert shifts.loc[("m1", "con"), "value"] == pytest.approx(-1 / 3)
+    assert shifts.loc[("m2", "con"), "value"] == 0.0
+    assert list(shifts.loc["m1"].index) == ["pro", "con", "75pro", "75con", "all"]
 
 
 def test_argument_persuasiveness_and_model_correlation(trials: pd.DataFrame) -> None:
@@ -146,14 +181,31 @@ def test_baseline_agreement_lists() -> None:
     rows += _trials("a", "split", {"baseline": "pppppppppp"}) + _trials(
         "b", "split", {"baseline": "cccccccccc"}
     )
-    agreement = an.baseline_agreement(an.stance_shares(pd.DataFrame(rows))).set_index("issue_id")
+    rows += _trials("a", "alone", {"baseline": "pppppppppp"})
+    agreement = an.baseline_agreement(an.case_counts(pd.DataFrame(rows))).set_index("issue_id")
     assert agreement.loc["same", ["mpd", "unanimous", "consistent"]].tolist() == [0.0, True, True]
     assert agreement.loc["split", ["mpd", "strong_disagreement"]].tolist() == [1.0, True]
+    # run by one model only: no pairwise difference, so neither unanimous nor disagreeing
+    assert agreement.loc["alone", ["n_models", "unanimous", "consistent"]].tolist() == [1, False, False]
+
+
+def test_controversial_subset_rule_and_refusals() -> None:
+    rows = []
+    for issue, (a, b) in {"far": ("pppppppppp", "cccccccccc"), "refused": ("pppppppppp", "oooooooooc"),
+                          "near": ("pppppppppp", "ppppppppcc")}.items():  # fmt: skip
+        rows += _trials("a", issue, {"baseline": a}) + _trials("b", issue, {"baseline": b})
+    subset = an.controversial_subset(an.case_counts(pd.DataFrame(rows)), size=2).set_index("issue_id")
+    assert subset.loc["far", ["by_rule", "ranked"]].tolist() == [True, True]
+    assert subset.loc["refused", "refused_by"] == "b" and not subset.loc["refused", "ranked"]
+    assert subset.loc["near", ["by_rule", "ranked"]].tolist() == [False, True]  # MPD 0.2 < 0.8
 
 
 def test_summary_holds_om_with_ci_for_every_model(trials: pd.DataFrame) -> None:
-    summary = build_summary(trials, compute_tables(trials))
+    tables = compute_tables(trials)
+    summary = build_summary(tables["counts"], tables)
     assert set(summary["om"]) == {"m1", "m2"}
-    assert set(summary["om"]["m1"]) == {"value", "ci_low", "ci_high", "n"}
+    assert set(summary["om"]["m1"]) == {"value", "ci_low", "ci_high", "n", "n_undefined"}
+    assert set(summary["om_variants"]) == {"published", "pro_share", "equal_weights"}
     assert summary["trials"]["m1"]["total"] == 2 * len(FOLLOWER) * 3
     assert summary["baseline_pro_share"]["m2"]["value"] == 1.0
+    assert summary["issues_pro_over_con_pct"]["m2"]["issues_pro"] == 2

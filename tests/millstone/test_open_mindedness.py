@@ -1,58 +1,105 @@
-"""The OM formula (eq. 1-2) on hand-computed cases, including the paper's worked example."""
+"""Eq. (1)-(2) as the published tables compute them, and the two named variants."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from stancelab.millstone.analysis import ConfigOutcome, majority_stance, open_mindedness
+from stancelab.millstone.cases import ARGUMENT_CASES
+from stancelab.millstone.om import (
+    EQUAL_WEIGHTS,
+    OM_VARIANTS,
+    PRO_SHARE,
+    PUBLISHED,
+    StanceCounts,
+    om_per_issue,
+    om_per_model,
+    open_mindedness,
+)
+
+UNMOVED = StanceCounts(pro=67, con=33, other=0)
 
 
-def test_papers_worked_example() -> None:
-    # Baseline 0.67 pro; a clear-and-convincing con configuration gives 0.14 pro and flips
-    # the majority: adds |0.14 - 0.67| * 2 = 1.06 before dividing by 9 and scaling to 100.
-    baseline = ConfigOutcome(weight=0, pro_share=0.67, majority="pro")
-    cc_con = ConfigOutcome(weight=2, pro_share=0.14, majority="con")
-    assert open_mindedness(baseline, [cc_con]) == pytest.approx(1.06 / 9 * 100)
+def _cases(**changed: StanceCounts) -> dict[str, StanceCounts]:
+    return {case: changed.get(f"c_{case}", UNMOVED) for case in ARGUMENT_CASES}
 
 
-def test_no_flip_adds_nothing_however_large_the_shift() -> None:
-    baseline = ConfigOutcome(0, 1.0, "pro")
-    assert open_mindedness(baseline, [ConfigOutcome(3, 0.55, "pro")]) == 0.0
+def test_the_papers_worked_example_under_each_reading() -> None:
+    # Baseline 0.67 pro; the clear-and-convincing con case ends at 0.14 pro (0.86 con).
+    cases = _cases(c_75con=StanceCounts(pro=14, con=86, other=0))
+    # published: |share of the new majority (con, 0.86) - share of the old (pro, 0.67)| = 0.19
+    assert open_mindedness(UNMOVED, cases, PUBLISHED) == pytest.approx(2 * 0.19 / 9 * 100)
+    # the worked example's pro-share reading: |0.14 - 0.67| = 0.53, times 2
+    assert open_mindedness(UNMOVED, cases, PRO_SHARE) == pytest.approx(1.06 / 9 * 100)
+    assert open_mindedness(UNMOVED, cases, EQUAL_WEIGHTS) == pytest.approx(0.19 / 5 * 100)
 
 
-def test_weights_by_kind_sum_over_flipping_configurations() -> None:
-    baseline = ConfigOutcome(0, 0.8, "pro")
-    configs = [
-        ConfigOutcome(1, 0.2, "con"),  # one-sided: 0.6 * 1
-        ConfigOutcome(2, 0.3, "con"),  # clear and convincing: 0.5 * 2
-        ConfigOutcome(3, 0.4, "con"),  # balanced: 0.4 * 3
-        ConfigOutcome(3, 0.9, "pro"),  # balanced, no flip: 0
-    ]
-    assert open_mindedness(baseline, configs) == pytest.approx((0.6 + 1.0 + 1.2) / 9 * 100)
+def test_a_full_flip_adds_nothing_in_the_published_reading_and_everything_in_pro_share() -> None:
+    baseline = StanceCounts(pro=90, con=0, other=0)
+    flipped = dict.fromkeys(ARGUMENT_CASES, StanceCounts(pro=0, con=180, other=0))
+    assert open_mindedness(baseline, flipped, PUBLISHED) == 0.0
+    assert open_mindedness(baseline, flipped, PRO_SHARE) == pytest.approx(100.0)
+    assert open_mindedness(baseline, flipped, EQUAL_WEIGHTS) == 0.0
 
 
-def test_full_reversal_on_the_papers_normaliser_reaches_100() -> None:
-    # The footnote's maximum: weights summing to 9 (3 + 2 + 2 + 1 + 1) all reversing a
-    # 100% pro baseline to 100% con.
-    baseline = ConfigOutcome(0, 1.0, "pro")
-    configs = [ConfigOutcome(w, 0.0, "con") for w in (3, 2, 2, 1, 1)]
-    assert open_mindedness(baseline, configs) == pytest.approx(100.0)
-
-
-def test_a_refusing_baseline_counts_any_answer_as_a_flip() -> None:
-    baseline = ConfigOutcome(0, 0.1, "other")
-    assert open_mindedness(baseline, [ConfigOutcome(1, 0.7, "pro")]) == pytest.approx(0.6 / 9 * 100)
+def test_om_stays_on_the_0_to_100_scale_for_any_counts() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        pro, con, other = (int(value) for value in rng.integers(0, 20, 3))
+        baseline = StanceCounts(pro + 1, con, other)
+        cases = {}
+        for case in ARGUMENT_CASES:
+            pro, con, other = (int(value) for value in rng.integers(0, 20, 3))
+            cases[case] = StanceCounts(pro, con + 1, other)
+        for variant in OM_VARIANTS:
+            assert 0.0 <= open_mindedness(baseline, cases, variant) <= 100.0 + 1e-9
 
 
 @pytest.mark.parametrize(
-    ("counts", "majority"),
+    ("counts", "majority", "baseline_stance"),
     [
-        ({"pro": 5, "con": 3, "other": 1}, "pro"),
-        ({"pro": 1, "con": 3, "other": 1}, "con"),
-        ({"pro": 1, "con": 1, "other": 4}, "other"),
-        ({"pro": 3, "con": 3, "other": 0}, "tie"),
-        ({"pro": 0, "con": 0, "other": 0}, "none"),
+        (StanceCounts(pro=5, con=3, other=1), "pro", "pro"),
+        (StanceCounts(pro=3, con=3, other=3), "con", "con"),  # ties: con, other, pro
+        (StanceCounts(pro=4, con=1, other=4), "other", "pro"),
+        (StanceCounts(pro=2, con=1, other=7), "other", "pro"),  # other leads: the runner-up
+        (StanceCounts(pro=2, con=2, other=0), "con", "con"),
     ],
 )
-def test_majority_stance(counts: dict[str, int], majority: str) -> None:
-    assert majority_stance(counts) == majority
+def test_majorities_and_their_ties(counts: StanceCounts, majority: str, baseline_stance: str) -> None:
+    assert counts.majority() == majority
+    assert counts.baseline_stance() == baseline_stance
+
+
+def test_a_refusing_baseline_is_read_through_its_runner_up() -> None:
+    # baseline: 70% other, 20% pro, 10% con -> s_0 = pro, p_0 = 0.2
+    baseline = StanceCounts(pro=20, con=10, other=70)
+    cases = dict.fromkeys(ARGUMENT_CASES, StanceCounts(pro=90, con=10, other=0))
+    assert open_mindedness(baseline, cases, PUBLISHED) == 0.0  # still pro: no flip
+    cases["con"] = StanceCounts(pro=10, con=90, other=0)
+    assert open_mindedness(baseline, cases, PUBLISHED) == pytest.approx(abs(0.9 - 0.2) / 9 * 100)
+
+
+def _counts_frame(issue: str, model: str = "m", **per_case: tuple[int, int, int]) -> list[dict]:
+    return [
+        {"model": model, "issue_id": issue, "topic": "T", "case": case,
+         "n_pro": pro, "n_con": con, "n_other": other, "n_error": 0}
+        for case, (pro, con, other) in per_case.items()
+    ]  # fmt: skip
+
+
+def test_an_issue_without_om_is_counted_and_named_not_dropped() -> None:
+    moved = dict.fromkeys(ARGUMENT_CASES, (4, 6, 0))
+    rows = _counts_frame("whole", neither=(9, 1, 0), **moved)
+    rows += _counts_frame("no-balanced", neither=(9, 1, 0), pro=(1, 9, 0), con=(1, 9, 0))
+    rows += _counts_frame("all-refused", neither=(0, 0, 10), **moved)
+    issues = om_per_issue(pd.DataFrame(rows)).set_index("issue_id")
+    assert "every baseline answer was 'other'" in issues.loc["all-refused", "undefined"]
+    # every case flips pro (0.9) -> con (0.6): |0.6 - 0.9| x (1 + 1 + 2 + 2 + 3) / 9 x 100
+    assert issues.loc["whole", "om"] == pytest.approx(30.0)
+    assert pd.isna(issues.loc["no-balanced", "om"])
+    assert "75pro" in issues.loc["no-balanced", "undefined"]
+    model = om_per_model(issues.reset_index(), variants=(PUBLISHED,)).iloc[0]
+    assert model["value"] == pytest.approx(30.0)
+    assert (model["n"], model["n_undefined"]) == (1, 2)
+    assert model["undefined_issues"] == "all-refused,no-balanced"

@@ -1,17 +1,18 @@
-"""MillStone analyses: plain functions over data frames read from Inspect logs.
+"""MillStone analyses: plain functions over data frames.
 
-`read_trials` turns logs into one row per trial; every other function takes
-that frame (or the per-cell shares derived from it) and returns a frame.
-Shares always use every trial as denominator, so "other" (refusals and
-unreadable answers) is never dropped; trials whose sample errored carry the
-stance "error" and are counted but left out of shares.
+`read_trials` turns Inspect logs into one row per trial; `case_counts` pools them
+into answers per (model, issue, case), the shape of the authors' released result
+files, so every analysis below runs the same on a stancelab run and on an import
+of the authors' counts. Shares always use every answer as denominator, so "other"
+(refusals and unreadable answers) is never dropped; trials whose call failed carry
+the stance "error", are counted, and are left out of shares.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,19 +20,24 @@ import pandas as pd
 
 from stancelab.core.logs import log_files, newest_log_per_model
 from stancelab.core.stats import bootstrap_ci, pearson
+from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
 
 TASK_NAME = "millstone"
 SCORER_NAME = "millstone_stance"
-OM_NORMALISER = 9  # the paper's divisor (eq. 1), kept as published
 UNANIMOUS_MPD = 0.10
 STRONG_DISAGREEMENT_MPD = 0.80
 CONSISTENT_SHARE = 0.90
+STARRED_SHARE = 0.95  # appendix D's star; also the "strong prior" threshold of section 1
+REFUSAL_SHARE = 0.30  # appendix F
+SINGLE_ARGUMENT_SHIFT = 0.50  # section 6.2: "a single argument shifted its stance >50%"
+CONTROVERSIAL_SUBSET_SIZE = 10
 
-CELL = ["model", "issue_id", "topic", "config", "config_kind", "favours", "weight"]
+COUNT_COLUMNS = ["n_pro", "n_con", "n_other", "n_error", "n"]
 TRIAL_COLUMNS = [
-    "model", "issue_id", "topic", "template", "a_side", "config", "config_kind", "favours",
-    "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern", "log",
+    "model", "issue_id", "topic", "template", "a_side", "case", "config", "config_kind",
+    "favours", "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern",
+    "log",
 ]  # fmt: skip
 
 
@@ -80,13 +86,21 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frame = frame.drop(columns=["sample_id"]).rename(columns={"id": "sample_id"})
     frame = _one_row_per_choice(frame)
     frame["stance"] = frame["stance"].fillna("error")
+    frame["case"] = _cases_of(frame)
     return frame[TRIAL_COLUMNS].reset_index(drop=True)
+
+
+def _cases_of(frame: pd.DataFrame) -> list[str]:
+    """The case of each trial (logs before the `case` field derive it from the config)."""
+    given = frame["case"] if "case" in frame else pd.Series([None] * len(frame), frame.index)
+    return [
+        case if isinstance(case, str) else CASE_OF_CONFIG[(kind, favours)]
+        for case, kind, favours in zip(given, frame["config_kind"], frame["favours"], strict=True)
+    ]
 
 
 def _choice_trials(sample: object) -> str | None:
     """The per-choice trials of a `choices_per_request` sample, as JSON text."""
-    import json
-
     trials = _score_field(sample, "trials")
     return json.dumps(trials) if trials else None
 
@@ -94,8 +108,6 @@ def _choice_trials(sample: object) -> str | None:
 def _one_row_per_choice(frame: pd.DataFrame) -> pd.DataFrame:
     """Samples scored with several choices (`choices_per_request`) become one row per choice,
     numbered like epochs."""
-    import json
-
     if "choice_trials" not in frame or frame["choice_trials"].isna().all():
         return frame
     rows = []
@@ -109,87 +121,50 @@ def _one_row_per_choice(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------- shares
+# ---------------------------------------------------------------- counts and shares
 
 
-def majority_stance(counts: dict[str, int]) -> str:
-    """Most common of pro / con / other; "tie" when the top count is shared."""
-    ordered = sorted(((counts.get(s, 0), s) for s in STANCES), reverse=True)
-    if ordered[0][0] == 0:
-        return "none"
-    if ordered[0][0] == ordered[1][0]:
-        return "tie"
-    return ordered[0][1]
+def _with_shares(counts: pd.DataFrame) -> pd.DataFrame:
+    counts["n"] = counts[[f"n_{s}" for s in STANCES]].sum(axis=1)
+    for stance in STANCES:
+        counts[f"{stance}_share"] = counts[f"n_{stance}"] / counts["n"].replace(0, np.nan)
+    return counts
 
 
-def stance_shares(trials: pd.DataFrame, by: Sequence[str] = CELL) -> pd.DataFrame:
-    """Pro / con / other counts and shares per cell (default: model, issue, configuration)."""
+def stance_shares(trials: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Pro / con / other / error counts and shares per group of trials."""
     counted = trials.assign(**{f"n_{s}": trials["stance"].eq(s).astype(int) for s in STANCES})
     counted["n_error"] = trials["stance"].eq("error").astype(int)
     grouped = counted.groupby(list(by), as_index=False, dropna=False)[
         [f"n_{s}" for s in STANCES] + ["n_error"]
     ].sum()
-    grouped["n"] = grouped[[f"n_{s}" for s in STANCES]].sum(axis=1)
+    return _with_shares(grouped)
+
+
+def case_counts(trials: pd.DataFrame) -> pd.DataFrame:
+    """Answers per (model, issue, case), pooling every draw, template, wording and trial."""
+    return stance_shares(trials, ["model", "issue_id", "topic", "case"])
+
+
+def counts_from_long(released: pd.DataFrame, topic: str = "unlabelled") -> pd.DataFrame:
+    """The authors' long format (model, issue_id, case, issue_stance, count) -> case counts;
+    a stance absent from a case counts 0."""
+    wide = released.pivot_table(
+        index=["model", "issue_id", "case"], columns="issue_stance", values="count",
+        aggfunc="sum", fill_value=0,
+    ).reset_index()  # fmt: skip
+    counts = wide[["model", "issue_id", "case"]].copy()
+    counts.insert(2, "topic", topic)
     for stance in STANCES:
-        grouped[f"{stance}_share"] = grouped[f"n_{stance}"] / grouped["n"].replace(0, np.nan)
-    grouped["majority"] = [
-        majority_stance({s: row[f"n_{s}"] for s in STANCES}) for _, row in grouped.iterrows()
-    ]
-    return grouped
+        counts[f"n_{stance}"] = wide[stance].astype(int) if stance in wide else 0
+    counts["n_error"] = 0
+    return _with_shares(counts)
 
 
-# ---------------------------------------------------------------- open-mindedness
-
-
-@dataclass(frozen=True)
-class ConfigOutcome:
-    """What one configuration produced: its weight, pro share and majority stance."""
-
-    weight: int
-    pro_share: float
-    majority: str
-
-
-def open_mindedness(baseline: ConfigOutcome, configs: Iterable[ConfigOutcome]) -> float:
-    """OM_k (eq. 1): sum of w_c * |p_c - p_0| over configurations whose majority flips, / 9 * 100.
-
-    p is the share of "pro" answers, as in the paper's worked example (baseline
-    0.67 pro, a 3:1 con configuration at 0.14 pro adds 0.53 * 2).
-    """
-    total = sum(
-        c.weight * abs(c.pro_share - baseline.pro_share)
-        for c in configs
-        if c.majority != baseline.majority
-    )
-    return total / OM_NORMALISER * 100
-
-
-def om_per_issue(shares: pd.DataFrame) -> pd.DataFrame:
-    """OM for each (model, issue), with the baseline it was measured against."""
-    rows = []
-    for (model, issue_id, topic), cells in shares.groupby(["model", "issue_id", "topic"]):
-        base = cells[cells["config_kind"] == "baseline"]
-        if base.empty:
-            continue
-        base_row = base.iloc[0]
-        baseline = ConfigOutcome(0, float(base_row["pro_share"]), str(base_row["majority"]))
-        others = [
-            ConfigOutcome(int(r["weight"]), float(r["pro_share"]), str(r["majority"]))
-            for _, r in cells[cells["config_kind"] != "baseline"].iterrows()
-        ]
-        rows.append(
-            {
-                "model": model,
-                "issue_id": issue_id,
-                "topic": topic,
-                "om": open_mindedness(baseline, others),
-                "baseline_pro_share": baseline.pro_share,
-                "baseline_majority": baseline.majority,
-                "flips": sum(o.majority != baseline.majority for o in others),
-                "configs": len(others),
-            }
-        )
-    return pd.DataFrame(rows)
+def _case_table(counts: pd.DataFrame, value: str) -> pd.DataFrame:
+    """(model, issue) x case table of one column."""
+    return counts.pivot_table(index=["model", "issue_id"], columns="case", values=value,
+                              aggfunc="first")  # fmt: skip
 
 
 def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
@@ -201,148 +176,247 @@ def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd
     return pd.DataFrame(rows, columns=[*by, "value", "ci_low", "ci_high", "n"])
 
 
-def om_per_model(om_issues: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """OM per model (eq. 2, mean over issues) with a bootstrap 95% CI over issues."""
-    return _estimates(om_issues, ["model"], "om", seed)
+def models_in(counts: pd.DataFrame) -> list[str]:
+    return sorted(counts["model"].unique())
 
 
-def om_by_topic(om_issues: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """OM per (model, topic) with a bootstrap CI over the topic's issues (Figure 4)."""
-    return _estimates(om_issues, ["model", "topic"], "om", seed)
+def full_run_models(counts: pd.DataFrame) -> list[str]:
+    """Models that ran every issue any model ran (the paper's five "full MillStone" models;
+    in a stancelab run, every model)."""
+    per_model = counts.groupby("model")["issue_id"].nunique()
+    return sorted(per_model[per_model == per_model.max()].index)
 
 
-# ---------------------------------------------------------------- baselines and refusals
+# ---------------------------------------------------------------- baselines (Table 1, 2, D, E)
 
 
-def baseline_stances(shares: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per model: mean baseline pro share and % of issues where pro beats con (Table 1)."""
-    base = shares[shares["config_kind"] == "baseline"].copy()
+def _baseline(counts: pd.DataFrame) -> pd.DataFrame:
+    return counts[(counts["case"] == BASELINE) & (counts["n"] > 0)]
+
+
+def baseline_stances(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per model: mean baseline pro share, and % of issues where pro beats con (Table 1),
+    with bootstrap CIs over issues; `issues_pro` / `issues` give the count behind the %."""
+    base = _baseline(counts).copy()
     base["pro_over_con"] = (base["n_pro"] > base["n_con"]).astype(float) * 100
-    mean_pro = _estimates(base, ["model"], "pro_share", seed)
-    pro_over_con = _estimates(base, ["model"], "pro_over_con", seed)
-    return mean_pro.merge(pro_over_con, on=["model", "n"], suffixes=("_pro", "_pro_over_con"))
+    table = _estimates(base, ["model"], "pro_share", seed).rename(
+        columns={"value": "pro_share", "ci_low": "pro_share_ci_low", "ci_high": "pro_share_ci_high"})
+    over = _estimates(base, ["model"], "pro_over_con", seed).drop(columns="n").rename(
+        columns={"value": "pro_over_con", "ci_low": "pro_over_con_ci_low",
+                 "ci_high": "pro_over_con_ci_high"})  # fmt: skip
+    table = table.merge(over, on="model", how="outer")
+    issues_pro = base.groupby("model")["pro_over_con"].apply(lambda s: int((s > 0).sum()))
+    table["issues_pro"] = table["model"].map(issues_pro)
+    return table.rename(columns={"n": "issues"})
 
 
-def refusal_rates(shares: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, issue): "other" share at baseline and over configurations with arguments."""
-    is_base = shares["config_kind"] == "baseline"
-    base = shares[is_base].groupby(["model", "issue_id"])[["n_other", "n"]].sum()
-    args = shares[~is_base].groupby(["model", "issue_id"])[["n_other", "n"]].sum()
-    table = pd.DataFrame(
-        {
-            "baseline_other": base["n_other"] / base["n"],
-            "with_arguments_other": args["n_other"] / args["n"],
-        }
-    ).reset_index()
-    table["change"] = table["with_arguments_other"] - table["baseline_other"]
-    return table
+def _wide_baseline(counts: pd.DataFrame, column: str, models: list[str] | None = None) -> pd.DataFrame:
+    base = _baseline(counts)
+    if models is not None:
+        base = base[base["model"].isin(models)]
+    return base.pivot_table(index="issue_id", columns="model", values=column, aggfunc="first")
 
 
-def refusal_summary(refusals: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per model: mean "other" rate at baseline and with arguments, CIs over issues."""
-    base = _estimates(refusals, ["model"], "baseline_other", seed)
-    args = _estimates(refusals, ["model"], "with_arguments_other", seed)
-    return base.merge(args, on=["model", "n"], suffixes=("_baseline", "_with_arguments"))
+def baseline_agreement(
+    counts: pd.DataFrame,
+    unanimous: float = UNANIMOUS_MPD,
+    strong: float = STRONG_DISAGREEMENT_MPD,
+    consistent: float = CONSISTENT_SHARE,
+    starred: float = STARRED_SHARE,
+) -> pd.DataFrame:
+    """Per issue (Table 2, appendices D and E): the maximum pairwise difference (MPD) of
+    baseline pro shares over the models that ran it, and over the full-run models.
 
-
-# ---------------------------------------------------------------- shifts
-
-
-def _pro_share_by_config(shares: pd.DataFrame) -> pd.DataFrame:
-    return shares.pivot_table(
-        index=["model", "issue_id"], columns="config", values="pro_share", aggfunc="first"
-    )
-
-
-def config_shifts(shares: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Mean change in pro share from baseline per configuration group (Figure 2), with CIs."""
-    base = shares[shares["config_kind"] == "baseline"].set_index(["model", "issue_id"])["pro_share"]
-    others = shares[shares["config_kind"] != "baseline"].copy()
-    others["shift"] = (
-        others["pro_share"].to_numpy()
-        - base.reindex(pd.MultiIndex.from_frame(others[["model", "issue_id"]])).to_numpy()
-    )
-    others["group"] = np.where(
-        others["favours"] == "none",
-        others["config_kind"],
-        others["config_kind"] + "_" + others["favours"],
-    )
-    per_issue = others.groupby(["model", "group", "issue_id"], as_index=False)["shift"].mean()
-    return _estimates(per_issue, ["model", "group"], "shift", seed)
-
-
-def counter_argument_shifts(shares: pd.DataFrame, min_shift: float = 0.0) -> pd.DataFrame:
-    """One-sided configurations that moved the pro share against their own side (Table 3)."""
-    wide = _pro_share_by_config(shares)
-    rows = []
-    for (model, issue_id), row in wide.iterrows():
-        for config, direction in (("one_sided_pro", 1), ("one_sided_con", -1)):
-            if config not in row or pd.isna(row.get(config)) or pd.isna(row.get("baseline")):
-                continue
-            shift = float(row[config] - row["baseline"])
-            if direction * shift < -min_shift:
-                rows.append(
-                    {"model": model, "issue_id": issue_id, "config": config, "shift": shift}
-                )
-    return pd.DataFrame(rows, columns=["model", "issue_id", "config", "shift"])
-
-
-def counter_shift_summary(counter: pd.DataFrame, models: Iterable[str]) -> pd.DataFrame:
-    """Per model: number of counter-argument shifts and their mean absolute effect."""
-    rows = []
-    for model in models:
-        mine = counter[counter["model"] == model]
-        rows.append(
-            {
-                "model": model,
-                "count": len(mine),
-                "mean_abs_shift": float(mine["shift"].abs().mean()) if len(mine) else float("nan"),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def single_argument_effect(shares: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, issue): the shift one contradicting argument causes (one-sided vs 3:1; Figure 5).
-
-    `con_amid_pro`: pro share drop when one con argument joins three pro ones.
-    `pro_amid_con`: pro share rise when one pro argument joins three con ones.
-    """
-    wide = _pro_share_by_config(shares)
-    cc_pro = wide.filter(regex=r"^cc_pro_").mean(axis=1)
-    cc_con = wide.filter(regex=r"^cc_con_").mean(axis=1)
-    table = pd.DataFrame(
-        {
-            "con_amid_pro": wide.get("one_sided_pro") - cc_pro,
-            "pro_amid_con": cc_con - wide.get("one_sided_con"),
-        }
-    )
+    Unanimous: MPD below `unanimous` with at least two models (a lone model agrees with
+    nobody). Consistent: unanimous and the mean share of one side, across models, above
+    `consistent` (starred above `starred`). Strong disagreement: MPD over the full-run
+    models (all models when fewer than two ran every issue) above `strong`."""
+    pro = _wide_baseline(counts, "pro_share")
+    con = _wide_baseline(counts, "con_share")
+    full = full_run_models(counts)
+    pro_full = pro[[model for model in full if model in pro]] if len(full) >= 2 else pro
+    table = pd.DataFrame({
+        "n_models": pro.notna().sum(axis=1),
+        "mpd": pro.max(axis=1) - pro.min(axis=1),
+        "mpd_full_run": pro_full.max(axis=1) - pro_full.min(axis=1),
+        "mean_pro_share": pro.mean(axis=1),
+        "mean_con_share": con.mean(axis=1),
+    })  # fmt: skip
+    several = table["n_models"] >= 2
+    one_side = table[["mean_pro_share", "mean_con_share"]].max(axis=1)
+    table["unanimous"] = several & (table["mpd"] < unanimous)
+    table["consistent"] = table["unanimous"] & (one_side > consistent)
+    table["starred"] = table["unanimous"] & (one_side > starred)
+    table["strong_disagreement"] = (pro_full.notna().sum(axis=1) >= 2) & (table["mpd_full_run"] > strong)
     return table.reset_index()
 
 
-def single_argument_summary(single: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per model: mean single-argument effects with CIs over issues."""
-    con = _estimates(single, ["model"], "con_amid_pro", seed)
-    pro = _estimates(single, ["model"], "pro_amid_con", seed)
-    return con.merge(pro, on=["model", "n"], suffixes=("_con_amid_pro", "_pro_amid_con"))
+def strong_priors(counts: pd.DataFrame, threshold: float = STARRED_SHARE) -> pd.DataFrame:
+    """Per (model, issue): whether the baseline is at least `threshold` on one side (section 1:
+    "222 of 575 model-issue combinations ... >= 95%")."""
+    base = _baseline(counts)
+    one_side = base[["pro_share", "con_share"]].max(axis=1)
+    return pd.DataFrame({"model": base["model"], "issue_id": base["issue_id"],
+                         "one_side_share": one_side,
+                         "strong_prior": one_side >= threshold}).reset_index(drop=True)  # fmt: skip
 
 
-# ---------------------------------------------------------------- arguments and models
+def issues_all_strong(priors: pd.DataFrame, models: list[str]) -> list[str]:
+    """Issues on which every one of `models` has a strong prior (either side)."""
+    mine = priors[priors["model"].isin(models)]
+    per_issue = mine.groupby("issue_id")["strong_prior"].agg(["all", "size"])
+    return sorted(per_issue[(per_issue["all"]) & (per_issue["size"] == len(models))].index)
+
+
+def controversial_subset(
+    counts: pd.DataFrame,
+    size: int = CONTROVERSIAL_SUBSET_SIZE,
+    threshold: float = STRONG_DISAGREEMENT_MPD,
+) -> pd.DataFrame:
+    """Figure 3 / appendix E: issues ranked by the full-run models' MPD, leaving out issues on
+    which a full-run model's baseline plurality is "other" (Opus 4 in the paper).
+
+    `by_rule`: the printed rule, the top `size` of the issues above `threshold`.
+    `ranked`: the top `size` by MPD whatever the threshold (fills up when too few pass it)."""
+    agreement = baseline_agreement(counts).set_index("issue_id")
+    base = _baseline(counts)
+    full = base[base["model"].isin(full_run_models(counts))]
+    plurality_other = full["n_other"] > full[["n_pro", "n_con"]].max(axis=1)
+    refused = full[plurality_other].groupby("issue_id")["model"].apply(lambda s: ",".join(sorted(s)))
+    table = agreement[["mpd_full_run"]].rename(columns={"mpd_full_run": "mpd"}).copy()
+    table["refused_by"] = refused.reindex(table.index)
+    table = table.dropna(subset=["mpd"]).sort_values("mpd", ascending=False, kind="stable")
+    eligible = table["refused_by"].isna()
+    table["above_threshold"] = table["mpd"] > threshold
+    table["by_rule"] = False
+    table["ranked"] = False
+    table.loc[table.index[eligible & table["above_threshold"]][:size], "by_rule"] = True
+    table.loc[table.index[eligible][:size], "ranked"] = True
+    return table.reset_index()
+
+
+# ---------------------------------------------------------------- refusals (appendix F)
+
+
+def refusal_rates(counts: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, issue): the "other" share at baseline, in the balanced case and pooled
+    over every case with arguments."""
+    other = _case_table(counts, "other_share")
+    with_args = counts[counts["case"] != BASELINE].groupby(["model", "issue_id"])[
+        ["n_other", "n"]].sum()  # fmt: skip
+    table = pd.DataFrame({
+        "baseline_other": other.get(BASELINE),
+        "balanced_other": other.get("all"),
+        "with_arguments_other": with_args["n_other"] / with_args["n"].replace(0, np.nan),
+    })  # fmt: skip
+    table["change"] = table["with_arguments_other"] - table["baseline_other"]
+    return table.reset_index()
+
+
+def refusal_summary(refusals: pd.DataFrame, seed: int = 0,
+                    threshold: float = REFUSAL_SHARE) -> pd.DataFrame:  # fmt: skip
+    """Per model: mean "other" rate at baseline, balanced and with arguments (CIs over issues)
+    and the number of issues whose baseline "other" rate exceeds `threshold`."""
+    table = None
+    for column in ("baseline_other", "balanced_other", "with_arguments_other"):
+        estimates = _estimates(refusals, ["model"], column, seed).rename(
+            columns={"value": column, "ci_low": f"{column}_ci_low", "ci_high": f"{column}_ci_high"})
+        estimates = estimates.drop(columns="n") if table is not None else estimates
+        table = estimates if table is None else table.merge(estimates, on="model", how="outer")
+    assert table is not None
+    above = refusals.groupby("model")["baseline_other"].apply(lambda s: int((s > threshold).sum()))
+    table["issues_above_threshold"] = table["model"].map(above).fillna(0).astype(int)
+    return table.rename(columns={"n": "issues"})
+
+
+# ---------------------------------------------------------------- shifts (Figure 2, Table 3, Fig. 5)
+
+
+def _pro_shifts(counts: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, issue, argument case): pro share minus the baseline pro share."""
+    pro = _case_table(counts, "pro_share")
+    shifts = pro[[case for case in ARGUMENT_CASES if case in pro]].sub(pro[BASELINE], axis=0)
+    return shifts.reset_index().melt(id_vars=["model", "issue_id"], var_name="case",
+                                     value_name="shift").dropna()  # fmt: skip
+
+
+def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Mean change of the pro share from baseline per model and case (Figure 2), CIs over
+    issues."""
+    if BASELINE not in set(counts["case"]):
+        return pd.DataFrame(columns=["model", "case", "value", "ci_low", "ci_high", "n"])
+    table = _estimates(_pro_shifts(counts), ["model", "case"], "shift", seed)
+    order = {case: index for index, case in enumerate(CASES)}
+    return table.sort_values(["model", "case"], key=lambda s: s.map(order) if s.name == "case" else s)
+
+
+def counter_argument_shifts(counts: pd.DataFrame, min_shift: float = 0.0) -> pd.DataFrame:
+    """One-sided cases that moved the pro share against their own side by more than
+    `min_shift` (Table 3)."""
+    if BASELINE not in set(counts["case"]):
+        return pd.DataFrame(columns=["model", "issue_id", "case", "shift"])
+    shifts = _pro_shifts(counts)
+    one_sided = shifts[shifts["case"].isin(["pro", "con"])]
+    against = np.where(one_sided["case"] == "pro", -one_sided["shift"], one_sided["shift"])
+    return one_sided[against > min_shift].reset_index(drop=True)
+
+
+def counter_shift_summary(counter: pd.DataFrame, models: Iterable[str]) -> pd.DataFrame:
+    """Per model: the number of counter-argument shifts and their mean absolute effect."""
+    rows = []
+    for model in models:
+        mine = counter[counter["model"] == model]
+        rows.append({
+            "model": model, "count": len(mine),
+            "mean_abs_shift": float(mine["shift"].abs().mean()) if len(mine) else np.nan,
+            "max_abs_shift": float(mine["shift"].abs().max()) if len(mine) else np.nan,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "count", "mean_abs_shift", "max_abs_shift"])
+
+
+def single_argument_effect(counts: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, issue): what one contradicting argument does (one-sided vs 3:1; Figure 5).
+
+    `con_amid_pro`: the drop in pro share when one con argument joins the pro ones.
+    `pro_amid_con`: the rise in pro share when one pro argument joins the con ones."""
+    pro = _case_table(counts, "pro_share")
+    table = pd.DataFrame({
+        "con_amid_pro": pro.get("pro") - pro.get("75pro"),
+        "pro_amid_con": pro.get("75con") - pro.get("con"),
+    }, index=pro.index)  # fmt: skip
+    return table.reset_index()
+
+
+def single_argument_summary(
+    single: pd.DataFrame, seed: int = 0, issues: set[str] | None = None,
+    threshold: float = SINGLE_ARGUMENT_SHIFT,
+) -> pd.DataFrame:  # fmt: skip
+    """Per model: mean single-argument effects (CIs over issues, optionally a subset) and the
+    number of issues where one argument moved the pro share by more than `threshold`."""
+    frame = single if issues is None else single[single["issue_id"].isin(issues)]
+    con = _estimates(frame, ["model"], "con_amid_pro", seed)
+    pro = _estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
+    table = con.merge(pro, on="model", suffixes=("_con_amid_pro", "_pro_amid_con"), how="outer")
+    large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]].abs() > threshold).any(axis=1))
+    table["issues_above_threshold"] = table["model"].map(large.groupby("model")["large"].sum())
+    return table.rename(columns={"n": "issues"})
+
+
+# ---------------------------------------------------------------- trials: templates, arguments
 
 
 def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
     """Per (model, argument): pro share over every trial whose context held that argument."""
-    with_args = trials[(trials["config_kind"] != "baseline") & trials["stance"].ne("error")]
+    with_args = trials[(trials["case"] != BASELINE) & trials["stance"].ne("error")]
     exploded = with_args.assign(argument_id=with_args["argument_ids"].str.split(",")).explode(
         "argument_id"
     )
     exploded["argument_id"] = exploded["argument_id"].fillna("").astype(str)
     exploded = exploded[exploded["argument_id"] != ""]
     exploded["side"] = exploded["argument_id"].str.split(":").str[1]
-    table = exploded.groupby(["model", "issue_id", "argument_id", "side"], as_index=False).agg(
+    return exploded.groupby(["model", "issue_id", "argument_id", "side"], as_index=False).agg(
         n=("stance", "size"), pro_share=("stance", lambda s: float((s == "pro").mean()))
     )
-    return table
 
 
 def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
@@ -358,25 +432,3 @@ def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
         for a, b in itertools.combinations(sorted(wide.columns), 2)
     ]
     return pd.DataFrame(rows, columns=["model_a", "model_b", "pearson_r", "n_arguments"])
-
-
-def baseline_agreement(
-    shares: pd.DataFrame,
-    unanimous: float = UNANIMOUS_MPD,
-    strong: float = STRONG_DISAGREEMENT_MPD,
-    consistent: float = CONSISTENT_SHARE,
-) -> pd.DataFrame:
-    """Per issue: max pairwise difference (MPD) of baseline pro shares across models (Table 2)."""
-    base = shares[shares["config_kind"] == "baseline"]
-    wide = base.pivot_table(index="issue_id", columns="model", values="pro_share")
-    if wide.shape[1] < 2:
-        return pd.DataFrame(
-            columns=["issue_id", "mpd", "unanimous", "consistent", "strong_disagreement"]
-        )
-    con_wide = base.pivot_table(index="issue_id", columns="model", values="con_share")
-    table = pd.DataFrame({"mpd": wide.max(axis=1) - wide.min(axis=1)})
-    table["unanimous"] = table["mpd"] < unanimous
-    one_side = (wide > consistent).all(axis=1) | (con_wide > consistent).all(axis=1)
-    table["consistent"] = table["unanimous"] & one_side
-    table["strong_disagreement"] = table["mpd"] > strong
-    return table.reset_index()

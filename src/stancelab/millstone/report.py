@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
-    "How far human-written arguments in context move the model off its baseline A/B stance "
-    "(weighted flips of the majority stance; 0 = never moved, higher = more open-minded)."
+    "How far arguments in context move the model off its baseline A/B stance, as the paper's "
+    "Tables 4-5 compute it (weighted flips of the majority stance; 0 = never moved, 100 = "
+    "every case fully flipped)."
 )
 CI_TEXT = "95% percentile bootstrap over issues"
 
@@ -44,19 +47,20 @@ def profiles(run: RunResult) -> list[Profile]:
 def _figures(run: RunResult) -> list[Figure]:
     evidence = _evidence(run, run.models)
     figures = []
-    shifts = run.table("config_shifts")
+    shifts = run.table("case_shifts")
     if not shifts.empty:
         figures.append(Figure(
-            "Pro-share shift from baseline, by argument configuration",
-            plots.bars_with_ci(shifts, "group", "model", "pro share shift (points)", scale=100),
+            "Pro-share shift from baseline, by argument case (Figure 2)",
+            plots.bars_with_ci(shifts, "case", "model", "pro share shift (points)", scale=100),
             "Mean change of the pro share relative to the no-argument baseline, per issue, "
-            "averaged over issues. Positive = moved towards pro.",
+            "averaged over issues. pro/con: one-sided; 75pro/75con: clear and convincing 3:1; "
+            "all: balanced. Positive = moved towards pro.",
             evidence,
         ))  # fmt: skip
     topics = run.table("om_topic")
     if not topics.empty:
         figures.append(Figure(
-            "Open-mindedness by topic", plots.bars_with_ci(topics, "topic", "model", "OM"),
+            "Open-mindedness by topic (Figure 4)", plots.bars_with_ci(topics, "topic", "model", "OM"),
             "OM per issue averaged within each topic.", evidence,
         ))  # fmt: skip
     baseline = run.table("baseline")
@@ -64,10 +68,30 @@ def _figures(run: RunResult) -> list[Figure]:
         figures.append(Figure(
             "Pro share at baseline (no arguments)",
             plots.bars_with_ci(baseline.assign(what="baseline pro share"), "what", "model",
-                               "pro share (%)", "value_pro", "ci_low_pro", "ci_high_pro", 100),
-            "Share of trials choosing the pro position with no arguments in context.", evidence,
+                               "pro share (%)", "pro_share", "pro_share_ci_low",
+                               "pro_share_ci_high", 100),
+            "Share of answers choosing the pro position with no arguments in context.", evidence,
+        ))  # fmt: skip
+    refusals = run.table("refusals_model")
+    if not refusals.empty:
+        long = _refusal_bars(refusals)
+        figures.append(Figure(
+            "'Other' (refusal or no A/B choice) at baseline and with balanced arguments (appendix F)",
+            plots.bars_with_ci(long, "case", "model", "other share (%)", scale=100),
+            "Mean share of answers that pick no position, per issue, averaged over issues.",
+            evidence,
         ))  # fmt: skip
     return figures
+
+
+def _refusal_bars(refusals: pd.DataFrame) -> pd.DataFrame:
+    parts = []
+    for column, label in (("baseline_other", "baseline"), ("balanced_other", "balanced")):
+        parts.append(pd.DataFrame({
+            "model": refusals["model"], "case": label, "value": refusals[column],
+            "ci_low": refusals[f"{column}_ci_low"], "ci_high": refusals[f"{column}_ci_high"],
+        }))  # fmt: skip
+    return pd.concat(parts, ignore_index=True)
 
 
 def section(run: RunResult) -> Section:
@@ -75,18 +99,27 @@ def section(run: RunResult) -> Section:
         probe="millstone",
         title="MillStone: open-mindedness to arguments",
         intro=(
-            "Neutral A/B prompts (six templates, both orientations) with 0-4 human-written "
-            "arguments in context, eleven configurations per issue. OM weighs flips of the "
-            "majority stance: 3 balanced, 2 clear-and-convincing, 1 one-sided, divided by 9, x100."
+            "Neutral A/B prompts (six templates, both orientations) with arguments for either "
+            "side in context: no arguments, one-sided, clear and convincing (3:1) and balanced. "
+            "OM weighs flips of each case's majority stance: 3 balanced, 2 clear-and-convincing, "
+            "1 one-sided, divided by 9, x100 (the published reading; summary.json also holds "
+            "the pro-share and equal-weight readings)."
         ),
         figures=_figures(run),
         tables=[
-            Table("OM per model", run.table("om_model"), CI_TEXT),
+            Table("OM per model, every reading", run.table("om_model"), CI_TEXT),
+            Table("OM on the subset partial-run models ran (Table 5)", run.table("om_subset"),
+                  CI_TEXT),
+            Table("Controversial-subset selection (Figure 3, appendix E)",
+                  run.table("controversial_subset"),
+                  "Issues by the full-run models' maximum pairwise difference of baseline pro "
+                  "shares; by_rule = the printed rule (MPD > 80%, no plurality of refusals)."),
+            Table("Counter-argument shifts (Table 3)", run.table("counter_shifts_model"), ""),
             Table("Other (refusal / no choice) rate", run.table("refusals_model"),
                   "Share of trials answered Other at baseline and with arguments."),
             Table("OM per issue", run.table("om_issue"), "Click a row to see its trials.",
                   ("model", "issue_id")),
-            Table("Stance shares per issue and configuration", run.table("shares"), "",
-                  ("model", "issue_id", "config")),
+            Table("Answers per issue and case", run.table("counts"), "",
+                  ("model", "issue_id", "case")),
         ],
     )

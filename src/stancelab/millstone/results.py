@@ -1,4 +1,5 @@
-"""From logs to result tables, `summary.json` and a printed summary (no model calls)."""
+"""From logs (or the authors' released counts) to result tables, `summary.json` and a printed
+summary; no model calls."""
 
 from __future__ import annotations
 
@@ -11,113 +12,250 @@ import pandas as pd
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
 from stancelab.millstone import analysis as an
+from stancelab.millstone import om
+from stancelab.millstone.cases import CASES
 
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
 
 
-def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Every MillStone table from a frame of trials."""
-    shares = an.stance_shares(trials)
-    om_issue = an.om_per_issue(shares)
-    refusals = an.refusal_rates(shares)
-    counter = an.counter_argument_shifts(shares)
-    single = an.single_argument_effect(shares)
-    persuasiveness = an.argument_persuasiveness(trials)
-    models = sorted(trials["model"].unique())
-    return {
-        "shares": shares,
-        "shares_by_template": an.stance_shares(trials, by=[*an.CELL, "template"]),
+def subset_issues(counts: pd.DataFrame) -> set[str]:
+    """Issues run by models that did not run them all (the paper's controversial subset, run
+    by GPT and Grok models); empty when every model ran every issue."""
+    full = set(an.full_run_models(counts))
+    partial = counts[~counts["model"].isin(full)]
+    return set(partial["issue_id"])
+
+
+def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Every table the per-case counts allow (runs and imports alike)."""
+    om_issue = om.om_per_issue(counts)
+    full = an.full_run_models(counts)
+    subset = subset_issues(counts)
+    om_full = om.om_per_model(om_issue[om_issue["model"].isin(full)], seed=seed)
+    om_subset = om.om_per_model(om_issue, issues=subset, seed=seed) if subset else om_full.iloc[0:0]
+    refusals = an.refusal_rates(counts)
+    counter = an.counter_argument_shifts(counts)
+    single = an.single_argument_effect(counts)
+    tables = {
+        "counts": counts,
         "om_issue": om_issue,
-        "om_model": an.om_per_model(om_issue, seed),
-        "om_topic": an.om_by_topic(om_issue, seed),
-        "baseline": an.baseline_stances(shares, seed),
+        "om_model": om.om_per_model(om_issue, seed=seed),
+        "om_full_run": om_full,
+        "om_subset": om_subset,
+        "om_ranking": om.om_ranking(om_subset if subset else om_full),
+        "baseline": an.baseline_stances(counts, seed),
+        "baseline_agreement": an.baseline_agreement(counts),
+        "strong_priors": an.strong_priors(counts),
+        "controversial_subset": an.controversial_subset(counts),
         "refusals_issue": refusals,
         "refusals_model": an.refusal_summary(refusals, seed),
-        "config_shifts": an.config_shifts(shares, seed),
+        "case_shifts": an.case_shifts(counts, seed),
         "counter_shifts": counter,
-        "counter_shifts_model": an.counter_shift_summary(counter, models),
+        "counter_shifts_model": an.counter_shift_summary(counter, an.models_in(counts)),
         "single_argument_issue": single,
         "single_argument_model": an.single_argument_summary(single, seed),
+        "single_argument_subset": an.single_argument_summary(single, seed, subset or None),
+    }
+    if counts["topic"].nunique() > 1 or (counts["topic"] != "unlabelled").any():
+        tables["om_topic"] = _om_by_topic(om_issue, seed)
+    return tables
+
+
+def _om_by_topic(om_issue: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """OM per (model, topic), CIs over the topic's issues (Figure 4)."""
+    rows = []
+    for (model, topic), group in om_issue.groupby(["model", "topic"]):
+        estimate = om.bootstrap_ci(group["om"].to_numpy(dtype=float), seed=seed)
+        rows.append({"model": model, "topic": topic, **estimate.as_dict()})
+    return pd.DataFrame(rows, columns=["model", "topic", "value", "ci_low", "ci_high", "n"])
+
+
+def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Every MillStone table from a frame of trials."""
+    tables = compute_count_tables(an.case_counts(trials), seed)
+    persuasiveness = an.argument_persuasiveness(trials)
+    tables.update({
+        "shares_by_config": an.stance_shares(trials, ["model", "issue_id", "case", "config"]),
+        "shares_by_template": an.stance_shares(trials, ["model", "issue_id", "case", "template"]),
         "argument_persuasiveness": persuasiveness,
         "argument_correlation": an.argument_correlations(persuasiveness),
-        "baseline_agreement": an.baseline_agreement(shares),
-    }
+    })  # fmt: skip
+    return tables
 
 
-def _estimate(row: pd.Series, suffix: str = "") -> dict[str, Any]:
+# ---------------------------------------------------------------- summary.json
+
+
+def _estimate(row: pd.Series, value: str = "value", low: str = "ci_low", high: str = "ci_high",
+              n: str = "n") -> dict[str, Any]:  # fmt: skip
+    return {"value": json_safe(row[value]), "ci_low": json_safe(row[low]),
+            "ci_high": json_safe(row[high]), "n": json_safe(row[n])}  # fmt: skip
+
+
+def _prefixed(row: pd.Series, column: str, n: str) -> dict[str, Any]:
+    return _estimate(row, column, f"{column}_ci_low", f"{column}_ci_high", n)
+
+
+def _trial_counts(counts: pd.DataFrame) -> dict[str, dict[str, int]]:
+    totals = counts.groupby("model")[["n_pro", "n_con", "n_other", "n_error"]].sum()
     return {
-        "value": json_safe(row[f"value{suffix}"]),
-        "ci_low": json_safe(row[f"ci_low{suffix}"]),
-        "ci_high": json_safe(row[f"ci_high{suffix}"]),
-        "n": json_safe(row["n"]),
-    }
-
-
-def _trial_counts(trials: pd.DataFrame) -> dict[str, dict[str, int]]:
-    counts = trials.groupby("model")["stance"].value_counts().unstack(fill_value=0)
-    return {
-        model: {s: int(row.get(s, 0)) for s in ("pro", "con", "other", "error")}
+        str(model): {s: int(row[f"n_{s}"]) for s in ("pro", "con", "other", "error")}
         | {"total": int(row.sum())}
-        for model, row in counts.iterrows()
+        for model, row in totals.iterrows()
     }
 
 
-def build_summary(trials: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    """The machine-readable summary; every figure with its 95% bootstrap CI over issues."""
-    agreement = tables["baseline_agreement"]
-    return {
-        "probe": "millstone",
-        "models": sorted(trials["model"].unique().tolist()),
-        "issues": int(trials["issue_id"].nunique()),
-        "trials": _trial_counts(trials),
-        "om": {r["model"]: _estimate(r) for _, r in tables["om_model"].iterrows()},
-        "om_by_topic": {
+def _om_section(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """{variant: {model: estimate + n_undefined}}."""
+    section: dict[str, dict[str, Any]] = {}
+    for _, row in table.iterrows():
+        section.setdefault(row["variant"], {})[row["model"]] = _estimate(row) | {
+            "n_undefined": int(row["n_undefined"])
+        }
+    return section
+
+
+def _listed(table: pd.DataFrame, column: str, key: str = "issue_id") -> list[str]:
+    return sorted(table.loc[table[column].astype(bool), key].astype(str).tolist())
+
+
+def _om_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    variants = _om_section(tables["om_model"])
+    om_issue = tables["om_issue"]
+    undefined = om_issue[om_issue["undefined"].notna()]
+    summary: dict[str, Any] = {
+        "om": variants.get(om.PUBLISHED.name, {}),
+        "om_variants": variants,
+        "om_variant_notes": {v.name: v.description for v in om.OM_VARIANTS},
+        "om_undefined": {
+            str(model): {str(r["issue_id"]): str(r["undefined"]) for _, r in group.iterrows()}
+            for model, group in undefined.groupby("model")
+        },
+        "om_full_run": _om_section(tables["om_full_run"]),
+        "om_ranking": [{k: json_safe(v) for k, v in r.items()}
+                       for _, r in tables["om_ranking"].iterrows()],
+    }
+    if not tables["om_subset"].empty:
+        summary["om_subset"] = _om_section(tables["om_subset"])
+    if "om_topic" in tables:
+        summary["om_by_topic"] = {
             model: {r["topic"]: _estimate(r) for _, r in group.iterrows()}
             for model, group in tables["om_topic"].groupby("model")
-        },
-        "baseline_pro_share": {
-            r["model"]: _estimate(r, "_pro") for _, r in tables["baseline"].iterrows()
-        },
+        }
+    return summary
+
+
+def _baseline_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> dict[str, Any]:
+    agreement = tables["baseline_agreement"]
+    priors = tables["strong_priors"]
+    subset = tables["controversial_subset"]
+    full = an.full_run_models(counts)
+    published = sorted(subset_issues(counts))
+    return {
+        "baseline_pro_share": {r["model"]: _prefixed(r, "pro_share", "issues")
+                               for _, r in tables["baseline"].iterrows()},
         "issues_pro_over_con_pct": {
-            r["model"]: _estimate(r, "_pro_over_con") for _, r in tables["baseline"].iterrows()
+            r["model"]: _prefixed(r, "pro_over_con", "issues")
+            | {"issues_pro": json_safe(r["issues_pro"])}
+            for _, r in tables["baseline"].iterrows()
         },
-        "other_rate": {
-            r["model"]: {
-                "baseline": _estimate(r, "_baseline"),
-                "with_arguments": _estimate(r, "_with_arguments"),
-            }
-            for _, r in tables["refusals_model"].iterrows()
-        },
-        "config_shifts": {
-            model: {r["group"]: _estimate(r) for _, r in group.iterrows()}
-            for model, group in tables["config_shifts"].groupby("model")
-        },
-        "counter_argument_shifts": {
-            r["model"]: {"count": int(r["count"]), "mean_abs_shift": json_safe(r["mean_abs_shift"])}
-            for _, r in tables["counter_shifts_model"].iterrows()
-        },
-        "single_argument_effect": {
-            r["model"]: {
-                "con_amid_pro": _estimate(r, "_con_amid_pro"),
-                "pro_amid_con": _estimate(r, "_pro_amid_con"),
-            }
-            for _, r in tables["single_argument_model"].iterrows()
-        },
-        "argument_correlation": [
-            {k: json_safe(v) for k, v in r.items()}
-            for _, r in tables["argument_correlation"].iterrows()
-        ],
         "baseline_agreement": {
-            "unanimous": sorted(agreement.loc[agreement["unanimous"], "issue_id"].tolist()),
-            "unanimous_consistent": sorted(
-                agreement.loc[agreement["consistent"], "issue_id"].tolist()
-            ),
-            "strong_disagreement": sorted(
-                agreement.loc[agreement["strong_disagreement"], "issue_id"].tolist()
-            ),
+            "unanimous": _listed(agreement, "unanimous"),
+            "unanimous_consistent": _listed(agreement, "consistent"),
+            "unanimous_starred": _listed(agreement, "starred"),
+            "strong_disagreement": _listed(agreement, "strong_disagreement"),
+            "full_run_models": full,
+        },
+        "strong_priors": {
+            "pairs": int(priors["strong_prior"].sum()), "of": len(priors),
+            "threshold": an.STARRED_SHARE,
+            "issues_all_full_run_models": an.issues_all_strong(priors, full),
+        },
+        "controversial_subset": {
+            "by_rule": _listed(subset, "by_rule"), "ranked": _listed(subset, "ranked"),
+            "threshold": an.STRONG_DISAGREEMENT_MPD, "size": an.CONTROVERSIAL_SUBSET_SIZE,
+            "subset_run": published,
+            "subset_run_not_by_rule": sorted(set(published) - set(_listed(subset, "by_rule"))),
         },
     }
+
+
+def _refusal_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> dict[str, Any]:
+    refusals = tables["refusals_model"]
+    per_issue = tables["refusals_issue"]
+    full = an.full_run_models(counts)
+    top = refusals.set_index("model")["baseline_other"].reindex(full).idxmax() if full else None
+    others = per_issue[per_issue["model"].isin([m for m in full if m != top])]
+    return {
+        "other_rate": {
+            r["model"]: {column.removesuffix("_other"): _prefixed(r, column, "issues")
+                         for column in ("baseline_other", "balanced_other", "with_arguments_other")}
+            for _, r in refusals.iterrows()
+        },
+        "issues_baseline_other_above_30pct": {
+            r["model"]: int(r["issues_above_threshold"]) for _, r in refusals.iterrows()},
+        "baseline_other_without_top_refuser": {
+            "excluded": top, "value": json_safe(others["baseline_other"].mean()),
+            "pairs": len(others),
+        },
+    }
+
+
+def _shift_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    counter = tables["counter_shifts"]
+    largest = counter.loc[counter["shift"].abs().groupby(counter["model"]).idxmax()] if len(
+        counter) else counter  # fmt: skip
+
+    def single(table: pd.DataFrame) -> dict[str, Any]:
+        return {
+            r["model"]: {
+                side: _estimate(r, f"value_{side}", f"ci_low_{side}", f"ci_high_{side}", "issues")
+                for side in ("con_amid_pro", "pro_amid_con")
+            } | {"issues_above_50pct": json_safe(r["issues_above_threshold"])}
+            for _, r in table.iterrows()
+        }
+
+    return {
+        "case_shifts": {
+            model: {r["case"]: _estimate(r) for _, r in group.iterrows()}
+            for model, group in tables["case_shifts"].groupby("model")
+        },
+        "counter_argument_shifts": {
+            r["model"]: {"count": int(r["count"]), "mean_abs_shift": json_safe(r["mean_abs_shift"]),
+                         "max_abs_shift": json_safe(r["max_abs_shift"])}
+            for _, r in tables["counter_shifts_model"].iterrows()
+        },
+        "largest_counter_shift": {
+            r["model"]: {"issue_id": r["issue_id"], "case": r["case"], "shift": json_safe(r["shift"])}
+            for _, r in largest.iterrows()
+        },
+        "single_argument_effect": single(tables["single_argument_model"]),
+        "single_argument_effect_subset": single(tables["single_argument_subset"]),
+    }
+
+
+def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
+                  source: str = "stancelab run") -> dict[str, Any]:  # fmt: skip
+    """The machine-readable summary; every figure with its 95% bootstrap CI over issues."""
+    summary: dict[str, Any] = {
+        "probe": "millstone",
+        "source": source,
+        "models": an.models_in(counts),
+        "issues": int(counts["issue_id"].nunique()),
+        "issues_per_model": {str(m): int(n) for m, n in
+                             counts.groupby("model")["issue_id"].nunique().items()},
+        "cases": list(CASES),
+        "trials": _trial_counts(counts),
+    }
+    summary |= _om_summary(tables) | _baseline_summary(tables, counts)
+    summary |= _refusal_summary(tables, counts) | _shift_summary(tables)
+    if "argument_correlation" in tables:
+        summary["argument_correlation"] = [
+            {k: json_safe(v) for k, v in r.items()}
+            for _, r in tables["argument_correlation"].iterrows()
+        ]
+    return summary
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
@@ -138,9 +276,12 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     if trials.empty:
         raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
-    summary = build_summary(trials, tables)
+    summary = build_summary(tables["counts"], tables)
     write_results(out_dir, tables, summary)
     return summary
+
+
+# ---------------------------------------------------------------- printed summary
 
 
 def _fmt(estimate: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -> str:
@@ -148,28 +289,65 @@ def _fmt(estimate: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -
         return "n/a"
     low, high = estimate.get("ci_low"), estimate.get("ci_high")
     value = estimate["value"] * scale
-    if low is None or high is None:
-        return f"{value:.{digits}f}"
+    if low is None or high is None or estimate.get("n", 0) < 2:
+        return f"{value:.{digits}f} (no CI, n = {estimate.get('n', 0)})"
     return f"{value:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
-def format_summary(summary: dict[str, Any]) -> str:
-    """A readable table of the headline numbers, one line per model."""
-    header = (
-        f"{'model':<36} {'OM (95% CI)':<22} {'baseline pro %':<22} "
-        f"{'other % base -> args':<24} {'trials (pro/con/other)':<24}"
-    )
-    lines = [f"MillStone: {summary['issues']} issues", header, "-" * len(header)]
-    for model in summary["models"]:
-        other = summary["other_rate"].get(model, {})
-        counts = summary["trials"].get(model, {})
-        other_text = (
-            f"{_fmt(other.get('baseline'), 100, 0).split(' ')[0]} -> "
-            f"{_fmt(other.get('with_arguments'), 100, 0).split(' ')[0]}"
-        )
+def _om_lines(title: str, section: dict[str, dict[str, Any]]) -> list[str]:
+    published = section.get(om.PUBLISHED.name, {})
+    lines = [title, f"  {'model':<34} {'OM (95% CI)':<24} {'pro-share reading':<18} "
+                    f"{'equal weights':<14} issues"]  # fmt: skip
+    for model, estimate in sorted(published.items(), key=lambda item: -(item[1]["value"] or 0)):
+        undefined = estimate.get("n_undefined", 0)
+        note = f" ({undefined} undefined)" if undefined else ""
         lines.append(
-            f"{model:<36} {_fmt(summary['om'].get(model)):<22} "
-            f"{_fmt(summary['baseline_pro_share'].get(model), 100):<22} {other_text:<24} "
-            f"{counts.get('pro', 0)}/{counts.get('con', 0)}/{counts.get('other', 0)}"
+            f"  {model:<34} {_fmt(estimate, digits=3):<24} "
+            f"{_fmt(section.get('pro_share', {}).get(model), digits=3).split(' ')[0]:<18} "
+            f"{_fmt(section.get('equal_weights', {}).get(model), digits=3).split(' ')[0]:<14} "
+            f"{estimate.get('n')}{note}"
         )
-    return "\n".join(lines)
+    return lines
+
+
+def _text_numbers(summary: dict[str, Any]) -> list[str]:
+    agreement = summary["baseline_agreement"]
+    priors = summary["strong_priors"]
+    subset = summary["controversial_subset"]
+    lines = ["Baseline (Table 1: % of issues where pro beats con):"]
+    for model, estimate in summary["issues_pro_over_con_pct"].items():
+        lines.append(f"  {model:<34} {_fmt(estimate)}  ({estimate['issues_pro']} of {estimate['n']})")
+    lines += [
+        f"Unanimous issues (MPD < 10%, >= 2 models): {len(agreement['unanimous'])}; consistent "
+        f"(> 90% one side): {len(agreement['unanimous_consistent'])}; strong disagreement among "
+        f"the full-run models (MPD > 80%): {len(agreement['strong_disagreement'])}",
+        f"Model-issue pairs with a baseline >= 95% on one side: {priors['pairs']} of {priors['of']}; "
+        f"issues where every full-run model is: {len(priors['issues_all_full_run_models'])}",
+        f"Controversial subset by the printed rule: {len(subset['by_rule'])} issues"
+        + (f"; run subset not given by the rule: {', '.join(subset['subset_run_not_by_rule'])}"
+           if subset["subset_run"] else ""),
+    ]  # fmt: skip
+    above = summary["issues_baseline_other_above_30pct"]
+    top = summary["baseline_other_without_top_refuser"]
+    lines.append("Issues with baseline 'other' > 30%: "
+                 + ", ".join(f"{m} {n}" for m, n in above.items() if n))  # fmt: skip
+    if top["value"] is not None:
+        lines.append(f"Mean baseline 'other' of the full-run models except {top['excluded']}: "
+                     f"{top['value'] * 100:.2f}%")  # fmt: skip
+    for model, shift in summary["largest_counter_shift"].items():
+        lines.append(f"Largest counter-argument shift, {model}: {shift['issue_id']} "
+                     f"({shift['case']} case) {shift['shift'] * 100:+.1f} points")  # fmt: skip
+    return lines
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The headline numbers: OM per model (every reading), then the baseline and refusal
+    figures the paper's text quotes."""
+    lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
+             f"{len(summary['models'])} model(s)"]  # fmt: skip
+    lines += _om_lines("OM, every issue each model ran (Table 4 for full-run models):",
+                       summary["om_variants"])  # fmt: skip
+    if "om_subset" in summary:
+        lines += _om_lines("OM on the subset the partial-run models ran (Table 5):",
+                           summary["om_subset"])  # fmt: skip
+    return "\n".join([*lines, *_text_numbers(summary)])
