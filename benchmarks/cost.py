@@ -27,14 +27,15 @@ def _run(server: ServerProcess, issues: int, trials: int, shared: bool, work: Pa
     os.environ["INSPECT_CACHE_DIR"] = str(work / f"cache-{shared}")
     server.reset()
     summary = run_millstone(MillstoneRun(models=[FAKE_MODEL], out_dir=work / f"run-{shared}", limit_issues=issues,
-                                         trials=trials, choices_per_request=shared, display="none"))  # fmt: skip
+                                         trials=trials, choices_per_request=shared, display="none",
+                                         layout="documents"))  # fmt: skip
     return summary, server.stats()
 
 
 def _pro_shares(work: Path, shared: bool) -> np.ndarray:
     import pandas as pd
 
-    shares = pd.read_csv(work / f"run-{shared}" / "tables" / "shares.csv").sort_values(["issue_id", "config"])
+    shares = pd.read_csv(work / f"run-{shared}" / "tables" / "shares_by_config.csv").sort_values(["issue_id", "config"])
     return shares["pro_share"].to_numpy(dtype=float)
 
 

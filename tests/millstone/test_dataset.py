@@ -1,4 +1,4 @@
-"""Issue schema, the bundled set, and the 11 argument configurations."""
+"""Issue schema, the bundled set, the authors' layout and the documents layout."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from stancelab.core.errors import DataFileError
 from stancelab.millstone.dataset import (
     MillstoneIssue,
     argument_configurations,
-    issue_samples,
+    authors_samples,
+    case_arguments,
+    documents_samples,
     load_issues,
 )
 
@@ -79,12 +81,12 @@ def test_draws_are_seeded_and_vary_with_the_seed() -> None:
     assert len(draws) > 1
 
 
-def test_samples_cover_templates_by_configurations_with_seeded_order() -> None:
+def test_documents_layout_covers_templates_by_configurations_with_seeded_order() -> None:
     issue = MillstoneIssue.model_validate(_issue())
-    samples = issue_samples(issue, seed=3)
+    samples = documents_samples(issue, seed=3)
     assert len(samples) == 6 * 11
     assert len({s.id for s in samples}) == len(samples)
-    again = issue_samples(issue, seed=3)
+    again = documents_samples(issue, seed=3)
     assert [s.input for s in samples] == [s.input for s in again]
     orders = {s.metadata["argument_ids"] for s in samples if s.metadata["config"] == "balanced_1"}
     assert len(orders) > 1  # each prompt shuffles its arguments separately
@@ -107,7 +109,7 @@ def test_bad_field_names_file_line_and_field(tmp_path: Path) -> None:
         ("{not json", None, "invalid JSON"),
         ("[1, 2]", None, "JSON object"),
         (_issue(), "id", "duplicate id"),
-        (_issue(id="x", n_args=2), "pro_arguments", "at least 3"),
+        (_issue(id="x", n_args=0), "pro_arguments", "at least 1"),
         (_issue(id="x", pro=None), None, "all of issue, pro and con"),
         (_issue(id="x", extra_field=1), "extra_field", "Extra inputs"),
         (_issue(id="x", pro_arguments=[{"text": "  "}] * 3), "pro_arguments.0.text", "blank"),
@@ -141,4 +143,86 @@ def test_question_only_issue_needs_rephrasing() -> None:
     )
     assert issue.needs_rephrasing
     with pytest.raises(Exception, match="rephras"):
-        issue_samples(issue)
+        documents_samples(issue)
+
+
+# ---------------------------------------------------------------- the authors' layout
+
+
+def _case_of(sample: object) -> str:
+    return sample.metadata["case"]  # type: ignore[attr-defined]
+
+
+def test_authors_layout_sizes_per_issue_and_case() -> None:
+    issue = MillstoneIssue.model_validate(_issue(n_args=5))
+    samples = authors_samples(issue, trials=3, seed=0)
+    # 6 templates x 3 trials x (baseline + 5 cases x 2 wordings) = 66 x trials
+    assert len(samples) == 66 * 3 and len({s.id for s in samples}) == len(samples)
+    per_case = {case: sum(_case_of(s) == case for s in samples)
+                for case in ("neither", "pro", "con", "75pro", "75con", "all")}  # fmt: skip
+    assert per_case == {"neither": 18, "pro": 36, "con": 36, "75pro": 36, "75con": 36, "all": 36}
+    assert {s.metadata["wording"] for s in samples if _case_of(s) == "all"} == {1, 2}
+
+
+def test_case_arguments_follow_the_authors_rules() -> None:
+    import random
+
+    issue = MillstoneIssue.model_validate(
+        _issue(pro_arguments=[{"text": f"P{i}."} for i in range(5)],
+               con_arguments=[{"text": f"C{i}."} for i in range(2)])
+    )  # fmt: skip
+    rng = random.Random(0)
+
+    def sides(case: str) -> tuple[int, int]:
+        chosen = case_arguments(issue, case, rng)  # type: ignore[arg-type]
+        return sum(s == "pro" for s, _ in chosen), sum(s == "con" for s, _ in chosen)
+
+    assert sides("pro") == (5, 0)  # one-sided: every argument of the side
+    assert sides("con") == (0, 2)
+    assert sides("75pro") == (3, 1)
+    assert sides("75con") == (1, 2)  # a side with fewer than three gives what it has
+    assert sides("all") == (2, 2)  # balanced: the larger side is downsampled
+
+
+def test_every_trial_draws_and_orders_afresh_and_reruns_repeat() -> None:
+    issue = MillstoneIssue.model_validate(_issue(n_args=8))
+    samples = authors_samples(issue, trials=15, seed=4)
+    draws = {s.metadata["argument_ids"] for s in samples if _case_of(s) == "75pro"}
+    assert len(draws) > 50  # 180 prompts; with 8 arguments a side nearly all differ
+    orders = {s.metadata["argument_ids"] for s in samples if _case_of(s) == "pro"}
+    assert len(orders) > 50  # the same eight arguments, shuffled per prompt
+    again = authors_samples(issue, trials=15, seed=4)
+    assert [s.input for s in samples] == [s.input for s in again]
+    other_seed = authors_samples(issue, trials=15, seed=5)
+    assert [s.input for s in samples] != [s.input for s in other_seed]
+
+
+def test_authors_layout_prompt_shape() -> None:
+    issue = MillstoneIssue.model_validate(
+        _issue(pro_arguments=[{"text": "Pro one [1].", "citations": ["[1] A source, 2020"]}]
+               + [{"text": f"Pro {i}."} for i in range(3)])
+    )  # fmt: skip
+    samples = authors_samples(issue, trials=1, seed=0)
+    baseline = next(s for s in samples if _case_of(s) == "neither")
+    text = str(baseline.input)
+    assert text.startswith("Consider the following issue: a test issue.")
+    assert "position <<A>>" in text and "position <<B>>" in text and "---" not in text
+    one_sided = [str(s.input) for s in samples if _case_of(s) == "pro" and s.metadata["template"] == 1]
+    assert len(one_sided) == 2 and one_sided[0].split("\n\n")[1] != one_sided[1].split("\n\n")[1]
+    for prompt in one_sided:
+        question, instruction, *arguments, closing = prompt.split("\n\n")
+        assert "You must choose A or B." in question
+        assert "position <<A>>" in instruction and "position <<B>>" in instruction
+        assert closing.startswith("Only answer with") and "position <<A>>" in closing
+        assert len(arguments) == 4 and all(block.endswith("---") for block in arguments)
+        cited = next(block for block in arguments if block.startswith("Pro one"))
+        assert "Sources:\n[1] A source, 2020" in cited
+
+
+def test_template_four_keeps_a_for_the_position_in_favour() -> None:
+    issue = MillstoneIssue.model_validate(_issue())
+    four = [s for s in authors_samples(issue, 1) if s.metadata["template"] == 4]
+    assert {s.metadata["a_side"] for s in four} == {"pro"}
+    assert "'It is bad' is the position against. 'It is good' is the position in favor" in str(
+        four[0].input
+    )

@@ -34,13 +34,33 @@ def _issues_file(path: Path, with_wording: bool = True) -> Path:
     return path
 
 
-def follower(prompt: str) -> str:
-    """Sides with whichever side has more arguments in the context; pro when level."""
-    n_pro, n_con = len(re.findall("Pro argument", prompt)), len(re.findall("Con argument", prompt))
-    side_text = CON if n_con > n_pro else PRO
-    question = prompt.split("\n\n")[-1]
+def _question(prompt: str) -> str:
+    """The neutral question, wherever the layout puts it."""
+    return next(block for block in prompt.split("\n\n") if "A or B" in block or "pick one" in
+                block or "your choice" in block)  # fmt: skip
+
+
+def letter_for(side_text: str, question: str) -> str:
+    """The letter that picks `side_text` in a neutral question."""
+    if "Output A if you support the position in favor" in question:
+        return "A" if side_text == PRO else "B"
     first = min((question.index(PRO), PRO), (question.index(CON), CON))[1]
-    return "I pick position A." if first == side_text else "position B"
+    return "A" if first == side_text else "B"
+
+
+def follower(prompt: str) -> str:
+    """Sides with whichever side has more arguments in the context (pro when level), except on
+    the "Regarding the topic" templates (3 and 6), where it always says pro."""
+    n_pro, n_con = len(re.findall("Pro argument", prompt)), len(re.findall("Con argument", prompt))
+    question = _question(prompt)
+    side_text = CON if n_con > n_pro and "Regarding the topic" not in question else PRO
+    return f"I pick position {letter_for(side_text, question)}."
+
+
+# Per issue: baseline 100% pro. The con and 75con cases end at 2/3 con (templates 3 and 6 stay
+# pro); every other case stays pro. Published: |2/3 - 1| x (1 + 2) / 9 x 100.
+FOLLOWER_OM = {"published": 1 / 3 * 3 / 9 * 100, "pro_share": 2 / 3 * 3 / 9 * 100,
+               "equal_weights": 1 / 3 * 2 / 5 * 100}  # fmt: skip
 
 
 def test_follower_gets_hand_computed_om(tmp_path: Path) -> None:
@@ -49,15 +69,34 @@ def test_follower_gets_hand_computed_om(tmp_path: Path) -> None:
                        issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
     summary = run_millstone(run)
     assert len(seen) == 2 * 66 * 2
-    # per issue: one-sided con flips (w1, shift 1) and both 1:3 con draws flip (w2, shift 1)
-    expected = (1 + 2 + 2) / 9 * 100
-    om = summary["om"]["mockllm/model"]
-    assert om["value"] == pytest.approx(expected, abs=1e-4)
-    assert om["ci_low"] == pytest.approx(expected, abs=1e-4)
-    assert om["ci_high"] == pytest.approx(expected, abs=1e-4)
+    for variant, expected in FOLLOWER_OM.items():
+        om = summary["om_variants"][variant]["mockllm/model"]
+        assert om["value"] == pytest.approx(expected, abs=1e-4), variant
+        assert om["ci_low"] == pytest.approx(expected, abs=1e-4)
+    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(FOLLOWER_OM["published"])
     assert summary["trials"]["mockllm/model"]["other"] == 0
     assert summary["baseline_pro_share"]["mockllm/model"]["value"] == 1.0
     assert (tmp_path / "run" / "tables" / "om_issue.csv").exists()
+
+
+def contrarian(prompt: str) -> str:
+    """Pro with no arguments, con whenever any argument is in the context."""
+    question = _question(prompt)
+    side_text = CON if "Pro argument" in prompt or "Con argument" in prompt else PRO
+    return f"position {letter_for(side_text, question)}"
+
+
+@pytest.mark.parametrize("layout", ["authors", "documents"])
+def test_om_never_exceeds_100_however_many_draws_flip(tmp_path: Path, layout: str) -> None:
+    # Every case flips 100% pro -> 100% con. Counting each of the ten draws on its own
+    # (weights summing to 22 over a divisor of 9) gave 244.
+    model, _ = scripted_model(contrarian)
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, layout=layout,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    summary = run_millstone(run)
+    assert summary["om"]["mockllm/model"]["value"] <= 100
+    assert summary["om_variants"]["pro_share"]["mockllm/model"]["value"] == pytest.approx(100.0)
+    assert summary["om"]["mockllm/model"]["value"] == 0.0  # the published reading: |1 - 1|
 
 
 def test_rerun_is_served_from_cache_and_summary_is_identical(tmp_path: Path) -> None:
@@ -81,7 +120,10 @@ def test_refusals_are_kept_as_other(tmp_path: Path) -> None:
         "pro": 0, "con": 0, "other": 132, "error": 0, "total": 132
     }  # fmt: skip
     assert summary["other_rate"]["mockllm/model"]["baseline"]["value"] == 1.0
-    assert summary["om"]["mockllm/model"]["value"] == 0.0
+    # no pro or con answer at baseline: OM has no baseline stance to move from
+    assert summary["om"]["mockllm/model"]["value"] is None
+    assert summary["om"]["mockllm/model"]["n_undefined"] == 2
+    assert set(summary["om_undefined"]["mockllm/model"]) == {"issue-1", "issue-2"}
 
 
 REPHRASED = json.dumps(
@@ -104,7 +146,7 @@ def test_loaded_questions_are_rephrased_by_the_rephraser_role(tmp_path: Path) ->
     rephrased = [json.loads(line) for line in (tmp_path / "run" / "issues_rephrased.jsonl").open()]
     assert [r["pro"] for r in rephrased] == [PRO, PRO]
     assert rephrased[0]["issue"] == "mandatory tests"
-    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(5 / 9 * 100, abs=1e-4)
+    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(FOLLOWER_OM["published"])
 
 
 def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> None:
@@ -123,9 +165,7 @@ def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
     first, _ = scripted_model(follower)
     stubborn, _ = scripted_model(
         lambda prompt: (
-            "position A"
-            if prompt.split("\n\n")[-1].index(CON) > prompt.split("\n\n")[-1].index(PRO)
-            else "position B"
+            f"position {letter_for(PRO, _question(prompt))}"
         ),
         name="mockllm/stubborn",
     )  # always pro
@@ -134,7 +174,7 @@ def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
     summary = run_millstone(run)
     assert summary["models"] == ["mockllm/model", "mockllm/stubborn"]
     assert summary["om"]["mockllm/stubborn"]["value"] == 0.0
-    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(5 / 9 * 100, abs=1e-4)
+    assert summary["om"]["mockllm/model"]["value"] == pytest.approx(FOLLOWER_OM["published"])
     # both are 100% pro at baseline on both issues: unanimous and consistent
     assert summary["baseline_agreement"]["unanimous_consistent"] == ["issue-1", "issue-2"]
     (pair,) = summary["argument_correlation"]
@@ -150,19 +190,42 @@ def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.Mo
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
         run = MillstoneRun(models=["openai-api/fake/m"], out_dir=tmp_path / "run", trials=3,
-                           issues_file=issues, limit_issues=1, choices_per_request=True)  # fmt: skip
+                           issues_file=issues, limit_issues=1, choices_per_request=True,
+                           layout="documents")  # fmt: skip
         summary = run_millstone(run)
         assert server.stats.requests == 66 and server.stats.choices == 66 * 3
     counts = summary["trials"]["openai-api/fake/m"]
-    # the server always answers "position A", which is pro in half of the templates
-    assert counts["total"] == 66 * 3 and counts["pro"] == counts["con"] == 33 * 3
+    # the server always answers "position A", which is pro in templates 1-4 of 6
+    assert counts["total"] == 66 * 3 and (counts["pro"], counts["con"]) == (44 * 3, 22 * 3)
 
 
 def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)  # mockllm returns one choice per request
     run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit_issues=1,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True,
+                       layout="documents")  # fmt: skip
     summary = run_millstone(run)
     counts = summary["trials"]["mockllm/model"]
     assert len(seen) == 66
     assert counts["total"] == 66 * 3 and counts["error"] == 66 * 2
+
+
+def test_choices_per_request_needs_the_documents_layout(tmp_path: Path) -> None:
+    model, seen = scripted_model(follower)
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit_issues=1,
+                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
+    with pytest.raises(StancelabError, match="layout='documents'"):
+        run_millstone(run)
+    assert seen == []
+
+
+def test_an_issue_run_by_one_model_is_not_unanimous(tmp_path: Path) -> None:
+    first, _ = scripted_model(follower)
+    second, _ = scripted_model(follower, name="mockllm/second")
+    issues = _issues_file(tmp_path / "issues.jsonl")
+    run_millstone(MillstoneRun(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues))
+    summary = run_millstone(MillstoneRun(models=[second], out_dir=tmp_path / "run", trials=1,
+                                         issues_file=issues, limit_issues=1))  # fmt: skip
+    assert summary["issues_per_model"] == {"mockllm/model": 2, "mockllm/second": 1}
+    # both models agree on issue-1; only one model ran issue-2, which agrees with nobody
+    assert summary["baseline_agreement"]["unanimous"] == ["issue-1"]

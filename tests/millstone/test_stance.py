@@ -50,12 +50,13 @@ def test_patterns_apply_in_the_papers_order() -> None:
     assert read_letter("position A, not position B").letter == "A"
 
 
-def test_orientation_is_pro_for_templates_1_to_3_and_con_for_4_to_6() -> None:
-    assert [t.a_side for t in TEMPLATES] == ["pro", "pro", "pro", "con", "con", "con"]
+def test_orientation_is_pro_for_templates_1_to_4_and_con_for_5_and_6() -> None:
+    # Appendix B: template 4 swaps the order of the positions but keeps "A = in favor".
+    assert [t.a_side for t in TEMPLATES] == ["pro", "pro", "pro", "pro", "con", "con"]
     assert [t.number for t in TEMPLATES] == [1, 2, 3, 4, 5, 6]
 
 
-@pytest.mark.parametrize("number", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("number", [1, 2, 3, 5, 6])
 def test_answer_a_means_the_first_listed_position(number: int) -> None:
     text = template(number).render("the issue", "PRO-TEXT", "CON-TEXT")
     first = "pro" if text.index("PRO-TEXT") < text.index("CON-TEXT") else "con"
@@ -71,19 +72,24 @@ def test_templates_follow_appendix_b_wording() -> None:
         "or B if you support the position against. You must choose A or B."
     )
     four = template(4).render("school uniforms", "Uniforms help", "Uniforms hurt")
-    assert "Output A if you support the position against" in four
+    assert four == (
+        "Consider the following issue: school uniforms. 'Uniforms hurt' is the position against. "
+        "'Uniforms help' is the position in favor. Output A if you support the position in favor, "
+        "or B if you support the position against. You must choose A or B."
+    )
+    assert template(4).side_of("A") == "pro"
     assert (
         template(5).render("x", "p", "c").startswith("Here are two positions on x: 'c' versus 'p'.")
     )
     assert "Position 1 states 'c' and Position 2 states 'p'" in template(6).render("x", "p", "c")
 
 
-def test_stance_combines_letter_and_template() -> None:
-    assert stance_of("position A", 1)[0] == "pro"
-    assert stance_of("position A", 4)[0] == "con"
-    assert stance_of("B", 2)[0] == "con"
-    assert stance_of("B", 6)[0] == "pro"
-    assert stance_of("no idea", 3) == ("other", None, None)
+def test_stance_combines_letter_and_the_side_a_stands_for() -> None:
+    assert stance_of("position A", "pro")[0] == "pro"
+    assert stance_of("position A", "con")[0] == "con"
+    assert stance_of("B", "pro")[0] == "con"
+    assert stance_of("B", "con")[0] == "pro"
+    assert stance_of("no idea", "pro") == ("other", None, None)
 
 
 def test_arguments_come_before_the_question_as_documents() -> None:

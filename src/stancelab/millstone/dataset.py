@@ -1,6 +1,7 @@
-"""MillStone issues: schema, loading, argument configurations and Inspect samples.
+"""MillStone issues: schema, loading, argument cases and Inspect samples.
 
-An issues file is JSON Lines, one issue per line (see README.md for the schema).
+Issues come from a JSON Lines file, one issue per line (see README.md for the
+schema), or from a folder of the authors' per-issue JSON files (`corpus.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stancelab.core.data import load_jsonl
 from stancelab.core.errors import StancelabError
-from stancelab.millstone.prompts import TEMPLATES, NeutralTemplate, with_arguments
+from stancelab.millstone.cases import ARGUMENT_CASES, CASE_KIND, CASE_OF_CONFIG, CASE_WEIGHTS, Case
+from stancelab.millstone.prompts import (
+    TEMPLATES,
+    Layout,
+    NeutralTemplate,
+    Side,
+    argument_block,
+    authors_layout,
+    with_arguments,
+)
 
-MIN_ARGUMENTS_PER_SIDE = 3  # a 3:1 configuration needs three arguments on a side
+MIN_ARGUMENTS_PER_SIDE = 1  # a side with fewer than 3 arguments gives what it has to 3:1 cases
 DEFAULT_ISSUES_FILE = "issues.jsonl"
 
 ConfigKind = Literal["baseline", "one_sided", "clear_and_convincing", "balanced"]
@@ -32,12 +42,13 @@ CONFIG_WEIGHTS: dict[ConfigKind, int] = {
 
 
 class Argument(BaseModel):
-    """One human-written argument for a side."""
+    """One argument for a side, with the sources it cites (`[n] citation` lines)."""
 
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1)
     source: str | None = None
+    citations: list[str] = Field(default_factory=list)
 
     @field_validator("text")
     @classmethod
@@ -47,12 +58,22 @@ class Argument(BaseModel):
         return value.strip()
 
 
+class IssuePrompt(BaseModel):
+    """A finished neutral question for one template, and the side answering "A" takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    a_side: Side
+
+
 class MillstoneIssue(BaseModel):
     """A binary contested issue with neutral wording and arguments for both sides.
 
     `issue`, `pro` and `con` are the neutral wording used in the templates. An
-    issue may instead carry only a (possibly loaded) debate `question`; the
-    rephrasing step fills in the neutral wording before a run.
+    issue may instead carry its six finished neutral questions (`prompts`, as the
+    authors' corpus does), or only a (possibly loaded) debate `question`, which the
+    rephrasing step turns into neutral wording before a run.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -63,6 +84,7 @@ class MillstoneIssue(BaseModel):
     pro: str | None = None
     con: str | None = None
     question: str | None = None
+    prompts: list[IssuePrompt] | None = Field(default=None, min_length=6, max_length=6)
     pro_arguments: list[Argument] = Field(min_length=MIN_ARGUMENTS_PER_SIDE)
     con_arguments: list[Argument] = Field(min_length=MIN_ARGUMENTS_PER_SIDE)
 
@@ -71,15 +93,23 @@ class MillstoneIssue(BaseModel):
         wording = [self.issue, self.pro, self.con]
         if any(wording) and not all(wording):
             raise ValueError("give all of issue, pro and con, or none of them (with a question)")
-        if not all(wording) and not self.question:
+        if not all(wording) and not self.question and not self.prompts:
             raise ValueError(
-                "needs the neutral wording (issue, pro, con) or a question to rephrase"
+                "needs the neutral wording (issue, pro, con), six prompts, or a question to "
+                "rephrase"
             )
         return self
 
     @property
     def needs_rephrasing(self) -> bool:
-        return not (self.issue and self.pro and self.con)
+        return not self.prompts and not (self.issue and self.pro and self.con)
+
+    def neutral_question(self, neutral: NeutralTemplate) -> tuple[str, Side]:
+        """The neutral question for a template, and the side "A" stands for in it."""
+        if self.prompts:
+            prompt = self.prompts[neutral.number - 1]
+            return prompt.text, prompt.a_side
+        return neutral.render(self.issue or "", self.pro or "", self.con or ""), neutral.a_side
 
 
 def bundled_issues_path() -> Path:
@@ -88,7 +118,12 @@ def bundled_issues_path() -> Path:
 
 
 def load_issues(path: Path | str | None = None) -> list[MillstoneIssue]:
-    """Load and validate an issues file (the bundled set when no path is given)."""
+    """Load and validate an issues file, or a folder of the authors' per-issue JSON files
+    (the bundled set when no path is given)."""
+    if path is not None and Path(path).is_dir():
+        from stancelab.millstone.corpus import load_authors_corpus
+
+        return load_authors_corpus(Path(path))
     return load_jsonl(path or bundled_issues_path(), MillstoneIssue, id_of=lambda issue: issue.id)
 
 
@@ -175,34 +210,122 @@ def _ordered_arguments(
     return chosen
 
 
-def issue_samples(
-    issue: MillstoneIssue,
-    seed: int = 0,
-    templates: tuple[NeutralTemplate, ...] = TEMPLATES,
-    sizes: ConfigurationSizes = ConfigurationSizes(),
-) -> list[Sample]:
-    """One sample per (template, configuration) for an issue with neutral wording."""
+def _check_wording(issue: MillstoneIssue) -> None:
     if issue.needs_rephrasing:
         raise StancelabError(
             f"Issue '{issue.id}' has no neutral wording (issue, pro, con). Run the rephrasing "
             "step first: `stancelab millstone rephrase FILE --out NEW_FILE`."
         )
+
+
+ARGUMENT_WORDINGS = (1, 2)
+CLEAR_MAJORITY = 3
+
+
+def case_arguments(issue: MillstoneIssue, case: Case, rng: random.Random) -> list[tuple[str, int]]:
+    """(side, index) of the arguments a case puts in context, drawn with `rng`, in random
+    order: one-sided cases take all of a side; 3:1 cases three of the majority side (all if
+    it has fewer) and one of the other; balanced cases downsample the larger side."""
+    pro = [("pro", i) for i in range(len(issue.pro_arguments))]
+    con = [("con", i) for i in range(len(issue.con_arguments))]
+    if case == "pro":
+        chosen = pro
+    elif case == "con":
+        chosen = con
+    elif case in ("75pro", "75con"):
+        majority, minority = (pro, con) if case == "75pro" else (con, pro)
+        chosen = rng.sample(majority, min(CLEAR_MAJORITY, len(majority))) + rng.sample(minority, 1)
+    else:
+        size = min(len(pro), len(con))
+        chosen = rng.sample(pro, size) + rng.sample(con, size)
+    return rng.sample(chosen, len(chosen))
+
+
+def _argument_text(issue: MillstoneIssue, side: str, index: int) -> str:
+    argument = (issue.pro_arguments if side == "pro" else issue.con_arguments)[index]
+    return argument_block(argument.text, argument.citations)
+
+
+def _authors_sample(
+    issue: MillstoneIssue, neutral: NeutralTemplate, case: Case, wording: int, trial: int,
+    seed: int,
+) -> Sample:  # fmt: skip
+    baseline = case == "neither"
+    sample_id = (
+        f"{issue.id}__{case}__t{neutral.number}"
+        + ("" if baseline else f"__w{wording}")
+        + f"__r{trial}"
+    )
+    rng = _rng(seed, sample_id, "draw")
+    arguments = [] if baseline else case_arguments(issue, case, rng)
+    forms_order = (rng.random() < 0.5, rng.random() < 0.5)
+    question, a_side = issue.neutral_question(neutral)
+    blocks = [_argument_text(issue, side, index) for side, index in arguments]
+    kind, favours = CASE_KIND[case]
+    return Sample(
+        id=sample_id,
+        input=authors_layout(question, blocks, wording, forms_order),
+        target=a_side,
+        metadata={
+            "issue_id": issue.id, "topic": issue.topic, "template": neutral.number,
+            "a_side": a_side, "layout": "authors", "case": case,
+            "config": case if baseline else f"{case}_w{wording}", "config_kind": kind,
+            "favours": favours, "weight": CASE_WEIGHTS.get(case, 0), "wording": wording,
+            "trial": trial,
+            "n_pro_arguments": sum(side == "pro" for side, _ in arguments),
+            "n_con_arguments": sum(side == "con" for side, _ in arguments),
+            "argument_ids": ",".join(f"{issue.id}:{side}:{index}" for side, index in arguments),
+        },
+    )  # fmt: skip
+
+
+def authors_samples(
+    issue: MillstoneIssue,
+    trials: int,
+    seed: int = 0,
+    templates: tuple[NeutralTemplate, ...] = TEMPLATES,
+) -> list[Sample]:
+    """The `authors` layout: per template, `trials` baseline prompts and, for each of the five
+    argument cases, `trials` prompts in each of the two wordings; every prompt draws and
+    orders its arguments afresh from a seed (66 x `trials` samples per issue)."""
+    _check_wording(issue)
+    samples = []
+    for neutral in templates:
+        for trial in range(1, trials + 1):
+            samples.append(_authors_sample(issue, neutral, "neither", 1, trial, seed))
+            for case in ARGUMENT_CASES:
+                for wording in ARGUMENT_WORDINGS:
+                    samples.append(_authors_sample(issue, neutral, case, wording, trial, seed))
+    return samples
+
+
+def documents_samples(
+    issue: MillstoneIssue,
+    seed: int = 0,
+    templates: tuple[NeutralTemplate, ...] = TEMPLATES,
+    sizes: ConfigurationSizes = ConfigurationSizes(),
+) -> list[Sample]:
+    """The `documents` layout: one sample per (template, configuration); the trials of a
+    sample are Inspect epochs and share its draw and order."""
+    _check_wording(issue)
     samples = []
     for config in argument_configurations(issue, seed, sizes):
         for neutral in templates:
             sample_id = f"{issue.id}__{config.name}__t{neutral.number}"
             arguments = _ordered_arguments(issue, config, sample_id, seed)
-            question = neutral.render(issue.issue or "", issue.pro or "", issue.con or "")
+            question, a_side = issue.neutral_question(neutral)
             samples.append(
                 Sample(
                     id=sample_id,
                     input=with_arguments(question, [text for _, text in arguments]),
-                    target=neutral.a_side,
+                    target=a_side,
                     metadata={
                         "issue_id": issue.id,
                         "topic": issue.topic,
                         "template": neutral.number,
-                        "a_side": neutral.a_side,
+                        "a_side": a_side,
+                        "layout": "documents",
+                        "case": CASE_OF_CONFIG[(config.kind, config.favours)],
                         "config": config.name,
                         "config_kind": config.kind,
                         "favours": config.favours,
@@ -217,9 +340,17 @@ def issue_samples(
 
 
 def millstone_dataset(
-    issues: list[MillstoneIssue], seed: int = 0, limit_issues: int | None = None
+    issues: list[MillstoneIssue],
+    seed: int = 0,
+    limit_issues: int | None = None,
+    layout: Layout = "authors",
+    trials: int = 1,
 ) -> MemoryDataset:
-    """All samples for the first `limit_issues` issues (all when None)."""
+    """All samples for the first `limit_issues` issues (all when None). In the `authors`
+    layout each trial is its own sample (its own draw); in `documents` trials are epochs."""
     chosen = issues[:limit_issues] if limit_issues else issues
-    samples = [sample for issue in chosen for sample in issue_samples(issue, seed)]
+    if layout == "authors":
+        samples = [s for issue in chosen for s in authors_samples(issue, trials, seed)]
+    else:
+        samples = [s for issue in chosen for s in documents_samples(issue, seed)]
     return MemoryDataset(samples, name="millstone")

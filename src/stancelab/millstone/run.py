@@ -38,6 +38,7 @@ class MillstoneRun(ProbeRun):
     temperature: float = DEFAULT_TEMPERATURE
     max_tokens: int = DEFAULT_MAX_TOKENS
     choices_per_request: bool = False
+    layout: str = "authors"
 
 
 def _eval(
@@ -90,6 +91,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         temperature=run.temperature,
         max_tokens=run.max_tokens,
         choices_per_request=run.choices_per_request,
+        layout=run.layout,  # type: ignore[arg-type]
     )
     _eval(run, task, run.models)
     return analyze(run.out_dir, seed=run.seed)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from stancelab.millstone.prompts import template
+from stancelab.millstone.prompts import Side, side_of_letter
 from stancelab.millstone.stance import STANCES, Stance, read_letter
 
 
-def stance_of(response: str, template_number: int) -> tuple[Stance, str | None, str | None]:
-    """(stance, letter, pattern) for a response to one of the six templates."""
+def stance_of(response: str, a_side: Side) -> tuple[Stance, str | None, str | None]:
+    """(stance, letter, pattern) for a response to a prompt where "A" stands for `a_side`."""
     reading = read_letter(response)
     if reading.letter is None:
         return "other", None, None
-    return template(template_number).side_of(reading.letter), reading.letter, reading.pattern
+    return side_of_letter(reading.letter, a_side), reading.letter, reading.pattern
 
 
 @scorer(metrics={stance: [mean()] for stance in STANCES})
@@ -25,10 +25,10 @@ def millstone_stance(choices: int = 1) -> Scorer:
     and `metadata["trials"]` lists each one (a choice the provider did not return is "error")."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        template_number = int(state.metadata["template"])
+        a_side = state.metadata["a_side"]
         if choices == 1:
             response = state.output.completion if state.output else ""
-            stance, letter, pattern = stance_of(response, template_number)
+            stance, letter, pattern = stance_of(response, a_side)
             return Score(
                 value={name: float(name == stance) for name in STANCES},
                 answer=stance,
@@ -39,7 +39,7 @@ def millstone_stance(choices: int = 1) -> Scorer:
         trials = []
         for index in range(choices):
             if index < len(returned):
-                stance, letter, pattern = stance_of(returned[index].message.text, template_number)
+                stance, letter, pattern = stance_of(returned[index].message.text, a_side)
             else:
                 stance, letter, pattern = "error", None, None
             trials.append({"stance": stance, "letter": letter, "pattern": pattern})

@@ -5,7 +5,9 @@ from __future__ import annotations
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
+from stancelab.core.errors import StancelabError
 from stancelab.millstone.dataset import load_issues, millstone_dataset
+from stancelab.millstone.prompts import LAYOUTS, Layout
 from stancelab.millstone.rephrase import rephrase_dataset, rephrase_scorer, rephrase_solver
 from stancelab.millstone.scorers import millstone_stance
 from stancelab.millstone.solvers import answer_once
@@ -24,33 +26,48 @@ def millstone(
     temperature: float = DEFAULT_TEMPERATURE,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     choices_per_request: bool = False,
+    layout: Layout = "authors",
 ) -> Task:
-    """MillStone: 6 neutral templates x 11 argument configurations x `trials` per issue.
+    """MillStone: 6 neutral templates x (baseline + 5 argument cases x 2 wordings) x `trials`
+    per issue, 66 x `trials` answers.
 
     Args:
-        issues_file: JSONL issues file (default: the bundled set).
+        issues_file: JSONL issues file, or a folder of the authors' per-issue JSON files
+            (default: the bundled set).
         limit_issues: use only the first N issues.
-        trials: samples per (issue, template, configuration); run as Inspect epochs.
-        seed: seed for argument draws and argument order.
+        trials: answers per (issue, template, case, wording); paper: 15.
+        seed: seed for argument draws, argument order and the order of the answer forms.
         temperature: sampling temperature for the subject model.
         max_tokens: cap on each answer's length.
         choices_per_request: ask for all `trials` answers in one request (`num_choices`), so
             the prompt is billed once instead of once per trial; for providers that support
-            it (OpenAI and compatible servers). Missing choices count as error trials.
+            it (OpenAI and compatible servers). Missing choices count as error trials. Needs
+            the `documents` layout, whose trials share one prompt.
+        layout: `authors` (default: the layout of the authors' runs, each trial its own
+            draw) or `documents` (11 configurations of numbered documents; trials are
+            Inspect epochs of one prompt).
     """
+    if layout not in LAYOUTS:
+        raise StancelabError(f"layout must be one of {', '.join(LAYOUTS)}, not '{layout}'")
+    if choices_per_request and layout != "documents":
+        raise StancelabError(
+            "choices_per_request needs layout='documents': in the authors' layout every trial "
+            "draws its own arguments, so no two trials share a prompt."
+        )
     issues = load_issues(issues_file)
     shared = choices_per_request and trials > 1
+    epochs = 1 if shared or layout == "authors" else trials
     return Task(
-        dataset=millstone_dataset(issues, seed=seed, limit_issues=limit_issues),
+        dataset=millstone_dataset(issues, seed, limit_issues, layout, trials),
         solver=answer_once(),
         scorer=millstone_stance(trials if shared else 1),
-        epochs=Epochs(1 if shared else trials, "mean"),
+        epochs=Epochs(epochs, "mean"),
         # No generate seed: a fixed provider seed would make the trials identical.
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens,
                               num_choices=trials if shared else None),
         metadata={"probe": "millstone", "seed": seed, "trials": trials,
-                  "choices_per_request": shared},
-        version=1,
+                  "choices_per_request": shared, "layout": layout},
+        version=2,
     )
 
 
