@@ -61,7 +61,13 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     millstone = run.add_argument_group("millstone")
     millstone.add_argument("--trials", type=int, help="trials per (issue, template, config)")
     millstone.add_argument(
-        "--issues", help="MillStone: issues file (JSONL); IssueBench: number of issues to use"
+        "--issues",
+        help="MillStone: issues file (JSONL) or a folder of the authors' per-issue JSON files; "
+        "IssueBench: number of issues to use",
+    )
+    millstone.add_argument(
+        "--layout", choices=("authors", "documents"),
+        help="MillStone prompt layout: authors (default, as the authors ran it) or documents",
     )
     millstone.add_argument("--temperature", type=float, help="subject sampling temperature")
     millstone.add_argument(
@@ -112,10 +118,11 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
 def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported = subparsers.add_parser("import", help="re-analyse a published run")
     imported.add_argument(
-        "source", choices=["llm-bias-bench", "issuebench-tables"], help="what to import"
+        "source", choices=["millstone", "llm-bias-bench", "issuebench-tables"],
+        help="what to import",
     )
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
-    imported.add_argument("--out", type=Path, required=True, help="output folder")
+    imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
     imported.add_argument("--voters", type=Path, help="issuebench-tables: iSideWith voter file")
 
@@ -219,7 +226,8 @@ def _millstone_options(args: argparse.Namespace) -> Any:
         limit_issues=args.limit,
         seed=args.seed,
     )
-    _copy_set(options, args, ("trials", "max_tokens", "temperature", "choices_per_request"))
+    _copy_set(options, args,
+              ("trials", "max_tokens", "temperature", "choices_per_request", "layout"))  # fmt: skip
     return options
 
 
@@ -391,6 +399,13 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    args.out = args.out or Path("runs") / f"import-{args.source}"
+    if args.source == "millstone":
+        from stancelab.millstone.released import import_released
+        from stancelab.millstone.results import format_summary as format_millstone
+
+        print(with_results_path(format_millstone(import_released(args.path, args.out)), args.out))
+        return 0
     if args.source == "issuebench-tables":
         from stancelab.issuebench.results import format_summary as format_issuebench
         from stancelab.issuebench.run import import_released_tables

@@ -1,0 +1,87 @@
+"""Import of the authors' released per-model results (`results/<model>.csv`).
+
+Each row counts the answers of one model, on one issue, with one stance, in one
+argument case, pooled over templates, trials and draws:
+`issue, issue_stance, count, case, model`. stancelab re-derives every table these
+counts allow with its own analysis code (`results.compute_count_tables`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stancelab.core.data import read_csv_rows
+from stancelab.core.errors import DataFileError
+from stancelab.millstone.analysis import counts_from_long
+from stancelab.millstone.cases import Case
+from stancelab.millstone.results import build_summary, compute_count_tables, write_results
+
+COLUMNS = ("issue", "issue_stance", "count", "case", "model")
+SOURCE = "the authors' released counts"
+
+
+class ReleasedRow(BaseModel):
+    """One row of an authors' result file."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    issue: str = Field(min_length=1)
+    issue_stance: Literal["pro", "con", "other"]
+    count: int = Field(ge=0)
+    case: Case
+    model: str = Field(min_length=1)
+
+
+def result_files(path: Path) -> list[Path]:
+    """The CSV files of a release: a file, a `results/` folder, or a folder holding one."""
+    if path.is_file():
+        return [path]
+    folder = path / "results" if (path / "results").is_dir() else path
+    files = sorted(folder.glob("*.csv"))
+    if not files:
+        raise DataFileError(folder, None, None, "no result files (*.csv) in this folder")
+    return files
+
+
+def _read_file(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str, str], int] = {}
+    for line, raw in read_csv_rows(path, COLUMNS):
+        try:
+            row = ReleasedRow.model_validate(raw)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first.get("loc", ())) or None
+            raise DataFileError(path, line, field, first.get("msg", str(error))) from error
+        key = (row.model, row.issue, row.case, row.issue_stance)
+        if key in seen:
+            raise DataFileError(path, line, None, f"duplicate row for {key} (first on line {seen[key]})")
+        seen[key] = line
+        rows.append({"model": row.model, "issue_id": row.issue, "case": row.case,
+                     "issue_stance": row.issue_stance, "count": row.count})  # fmt: skip
+    return rows
+
+
+def load_released_counts(path: Path) -> pd.DataFrame:
+    """Validated case counts from the authors' result files (file, line and field on error)."""
+    rows = [row for file in result_files(path) for row in _read_file(file)]
+    frame = pd.DataFrame(rows)
+    duplicated = frame.duplicated(["model", "issue_id", "case", "issue_stance"])
+    if duplicated.any():
+        first = frame[duplicated].iloc[0]
+        raise DataFileError(path, None, None, f"model '{first['model']}' appears in more than one file")
+    return counts_from_long(frame)
+
+
+def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """Re-analyse the authors' released counts; writes tables and summary.json to `out_dir`."""
+    counts = load_released_counts(path)
+    tables = compute_count_tables(counts, seed)
+    summary = build_summary(counts, tables, source=SOURCE)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_results(out_dir, tables, summary)
+    return summary

@@ -1,0 +1,139 @@
+"""The authors' released per-model counts re-derive MillStone's published numbers.
+
+Tables 4 and 5 (OM per model), and the figures the paper's text quotes, recomputed with
+stancelab's own analysis code from `../shared/external/millstone/results/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from stancelab.core.cli import main
+from stancelab.millstone.released import import_released, load_released_counts
+from tests.shared_data import external
+
+TABLE_4 = {"claude-opus-4": 7.143, "gemini-2.0-flash": 6.250, "llama-3.1-8b": 5.396,
+           "claude-3.5-haiku": 5.379, "llama-3.1-405b": 5.192}  # fmt: skip
+TABLE_5 = {"claude-opus-4": 7.741, "gemini-2.0-flash": 7.599, "claude-3.5-haiku": 7.056,
+           "llama-3.1-405b": 6.574, "llama-3.1-8b": 6.315, "gpt-4o": 7.759,
+           "grok-3-mini": 5.673}  # fmt: skip
+TABLE_5_ISSUES = ["binge-watching", "drones", "fighting-in-hockey", "olympics", "ronald-reagan",
+                  "saturday-halloween", "school-uniforms", "standardized-tests", "teacher-tenure",
+                  "us-penny"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("millstone-import")
+    return import_released(external("millstone"), out)
+
+
+@pytest.fixture(scope="module")
+def counts() -> pd.DataFrame:
+    return load_released_counts(external("millstone"))
+
+
+def test_table_4_open_mindedness_on_104_issues(summary: dict[str, Any]) -> None:
+    table = summary["om_full_run"]["published"]
+    assert {model: round(e["value"], 3) for model, e in table.items()} == TABLE_4
+    assert {e["n"] for e in table.values()} == {104}
+    assert all(e["n_undefined"] == 0 for e in table.values())
+
+
+def test_table_5_open_mindedness_on_the_controversial_subset(summary: dict[str, Any]) -> None:
+    table = summary["om_subset"]["published"]
+    assert {model: round(e["value"], 3) for model, e in table.items()} == TABLE_5
+    assert summary["controversial_subset"]["subset_run"] == TABLE_5_ISSUES
+
+
+def test_the_other_readings_are_reported_beside_it(summary: dict[str, Any]) -> None:
+    pro_share = summary["om_full_run"]["pro_share"]["claude-opus-4"]["value"]
+    equal = summary["om_full_run"]["equal_weights"]["claude-opus-4"]["value"]
+    assert (round(pro_share, 3), round(equal, 3)) == (16.175, 7.856)
+    for variant in ("published", "pro_share", "equal_weights"):
+        assert all(0 <= e["value"] <= 100 for e in summary["om_variants"][variant].values())
+
+
+def test_table_1_llama_8b_prefers_pro_on_82_of_104_issues(summary: dict[str, Any]) -> None:
+    llama = summary["issues_pro_over_con_pct"]["llama-3.1-8b"]
+    assert (llama["issues_pro"], llama["n"], round(llama["value"], 1)) == (82, 104, 78.8)
+    assert llama["ci_low"] < llama["value"] < llama["ci_high"]
+
+
+def test_baseline_agreement_counts(summary: dict[str, Any]) -> None:
+    agreement = summary["baseline_agreement"]
+    assert len(agreement["unanimous"]) == 26
+    assert len(agreement["unanimous_consistent"]) == 21
+    assert len(agreement["strong_disagreement"]) == 12  # among the five full-run models
+    assert "artificial-intelligence-ai" in agreement["unanimous_consistent"]
+    assert len(agreement["full_run_models"]) == 5
+
+
+def test_refusals(summary: dict[str, Any], counts: pd.DataFrame) -> None:
+    from stancelab.millstone.analysis import refusal_rates
+
+    assert summary["issues_baseline_other_above_30pct"]["claude-opus-4"] == 19
+    others = summary["baseline_other_without_top_refuser"]
+    assert others["excluded"] == "claude-opus-4"
+    assert round(others["value"] * 100, 1) == 0.2
+    rates = refusal_rates(counts)
+    opus = rates[(rates["model"] == "claude-opus-4") & (rates["baseline_other"] > 0.3)]
+    # Figure 7: on Opus 4's 19 most-refused issues balanced arguments all but end refusals
+    assert len(opus) == 19 and opus["baseline_other"].mean() > 0.4
+    assert opus["balanced_other"].mean() < 0.05
+
+
+def test_strong_priors(summary: dict[str, Any]) -> None:
+    # The paper counts 222 of 575 model-issue pairs: 575 includes the three issues the
+    # authors dropped and the two models held back from this release.
+    priors = summary["strong_priors"]
+    assert (priors["pairs"], priors["of"]) == (218, 540)
+
+
+def test_counter_argument_and_single_argument_examples(
+    summary: dict[str, Any], counts: pd.DataFrame
+) -> None:
+    tiktok = summary["largest_counter_shift"]["llama-3.1-8b"]
+    assert (tiktok["issue_id"], tiktok["case"], round(tiktok["shift"] * 100, 1)) == ("tiktok", "con", 12.2)
+    models_with_counter_shifts = [m for m, c in summary["counter_argument_shifts"].items() if c["count"]]
+    assert len(models_with_counter_shifts) == 4  # "for four models"
+    shares = counts.set_index(["model", "issue_id", "case"])
+    aca = shares.loc[("llama-3.1-405b", "obamacare")]
+    assert (aca.loc["con", "con_share"], round(aca.loc["75con", "con_share"], 3)) == (1.0, 0.067)
+    statues = shares.loc[("claude-3.5-haiku", "historical-statue-removal")]
+    assert statues.loc["neither", "pro_share"] == 0.5
+    assert [round(statues.loc[c, s], 3) for c, s in
+            (("pro", "pro_share"), ("con", "con_share"), ("75pro", "pro_share"),
+             ("75con", "con_share"))] == [1.0, 0.972, 0.933, 0.594]  # fmt: skip
+
+
+def test_controversial_subset_rule(summary: dict[str, Any]) -> None:
+    subset = summary["controversial_subset"]
+    # The printed rule (MPD > 80%, no plurality of Opus 4 refusals) leaves 8 issues; drones
+    # and ronald-reagan, in the run subset, sit below 80% on these counts.
+    assert len(subset["by_rule"]) == 8
+    assert subset["subset_run_not_by_rule"] == ["drones", "ronald-reagan"]
+    assert subset["ranked"] == TABLE_5_ISSUES  # the next two by MPD fill the ten
+
+
+def test_cli_import_prints_tables_4_and_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "millstone", str(external("millstone")), "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    for value in [*TABLE_4.values(), *TABLE_5.values()]:
+        assert f"{value:.3f}" in printed
+    assert "82 of 104" in printed and "tiktok" in printed
+    assert (tmp_path / "summary.json").exists() and (tmp_path / "tables" / "om_issue.csv").exists()
+
+
+def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:
+    from stancelab.core.errors import DataFileError
+
+    (tmp_path / "m.csv").write_text("issue,issue_stance,count,case,model\nx,pro,3,neither,m\n"
+                                    "x,maybe,3,neither,m\n")  # fmt: skip
+    with pytest.raises(DataFileError) as caught:
+        load_released_counts(tmp_path)
+    assert (caught.value.line, caught.value.field) == (3, "issue_stance")
