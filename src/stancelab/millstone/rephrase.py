@@ -24,9 +24,11 @@ from stancelab.millstone.prompts import REPHRASE_PROMPT
 REPHRASER_ROLE = "rephraser"
 
 _POSITION = r"['‘’\"“”]?(?P<{name}>.+?)['‘’\"“”]?"
+# A sentence ends at a full stop that closes no abbreviation ("U.S.", "D.C.", "Dr.", "vs.").
+_SENTENCE_END = r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)\."
 _PATTERNS = (
     re.compile(
-        r"Consider the following issue:\s*(?P<issue>.+?)\.\s+"
+        r"Consider the following issue:\s*(?P<issue>.+?)" + _SENTENCE_END + r"\s+"
         + _POSITION.format(name="pro")
         + r"\s+is the position in favou?r\.\s+"
         + _POSITION.format(name="con")
