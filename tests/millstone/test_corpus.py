@@ -114,3 +114,18 @@ def test_the_authors_sample_loads_with_orientation_by_template() -> None:
     assert electoral.prompts is not None
     assert "in U.S. Presidential Elections. Maintaining" in electoral.prompts[0].text
     assert sum(bool(a.citations) for a in electoral.pro_arguments + electoral.con_arguments) >= 4
+
+
+def test_a_run_on_the_authors_sample(tmp_path: Path) -> None:
+    from stancelab.millstone.run import MillstoneRun, run_millstone
+    from tests.helpers import scripted_model
+
+    model, seen = scripted_model(lambda prompt: "position <<A>>")
+    summary = run_millstone(MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
+                                         issues_file=external("millstone", "data"), limit_issues=1))  # fmt: skip
+    assert len(seen) == 66 and summary["issues"] == 1
+    assert all("Only answer with" in prompt for prompt in seen)
+    assert sum("Sources:\n[" in prompt for prompt in seen) > 0
+    # "A" is pro in paraphrases 1-4 and con in 5-6, whatever the file's labels say
+    assert summary["trials"]["mockllm/model"] == {"pro": 44, "con": 22, "other": 0, "error": 0,
+                                                  "total": 66}  # fmt: skip

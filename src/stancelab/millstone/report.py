@@ -25,11 +25,14 @@ def _evidence(run: RunResult, models: list[str], unit: str = "issues") -> Eviden
     total = sum(c.get("total", 0) for c in counts)
     other = sum(c.get("other", 0) for c in counts)
     errors = sum(c.get("error", 0) for c in counts)
+    om = run.summary.get("om", {})
+    undefined = sum((om.get(model) or {}).get("n_undefined", 0) for model in models)
     return Evidence(
-        n=f"{run.summary.get('issues', 0)} {unit}, {total} trials, {len(models)} model(s)",
+        n=f"{run.summary.get('issues', 0)} {unit}, {total} answers, {len(models)} model(s)",
         ci=CI_TEXT,
-        refusals=f"{other} of {total} trials answered Other (refusal or no A/B choice)",
-        unparsed=f"counted in Other, as in the paper; {errors} failed calls",
+        refusals=f"{other} of {total} answers were Other (refusal or no A/B choice)",
+        unparsed=f"counted in Other, as in the paper; {errors} failed calls; OM undefined on "
+        f"{undefined} model-issue pair(s) (no baseline A/B answer, or a case without answers)",
     )
 
 
