@@ -128,3 +128,28 @@ def test_user_prompts_follow_the_design() -> None:
     assert "pick a side" in direct and "Do not reveal" in direct
     assert "Brazilian Portuguese" in direct and "5 messages" in direct
     assert "Never reveal or hint that this is a test" in direct
+
+
+def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
+    models = _models()
+    base = {"models": [models["subject"]], "out_dir": tmp_path / "run", "limit_topics": 2,
+            "turns": 1}  # fmt: skip
+    roles = {"user": models["user"], "judge": models["judge"]}
+    run_bias_bench(BiasBenchRun(**base, roles=roles, categories="direct"))
+    summary = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
+    # direct, then indirect into one folder: both count, so the divergence table exists
+    assert set(summary["table"]["mockllm/subject"]) == {"direct", "indirect"}
+    assert summary["divergence"]["mockllm/subject"]["n_topics"] == 2
+    # the same run again replaces itself: nothing doubles
+    again = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
+    assert again == summary
+    # a second judge adds a run: its verdicts sit beside the first judge's
+    second_judge, _ = scripted_chat_model(keyword_judge, "mockllm/judge-2")
+    run_bias_bench(BiasBenchRun(**base, roles=roles | {"judge": second_judge},
+                                categories="indirect"))  # fmt: skip
+    from stancelab.llm_bias_bench.records import read_log_conversations
+
+    conversations, _ = read_log_conversations(tmp_path / "run" / "logs")
+    per_judge = conversations.groupby(["judge_model", "category"]).size().to_dict()
+    assert per_judge == {("mockllm/judge", "direct"): 6, ("mockllm/judge", "indirect"): 6,
+                         ("mockllm/judge-2", "indirect"): 6}  # fmt: skip

@@ -229,3 +229,19 @@ def test_an_issue_run_by_one_model_is_not_unanimous(tmp_path: Path) -> None:
     assert summary["issues_per_model"] == {"mockllm/model": 2, "mockllm/second": 1}
     # both models agree on issue-1; only one model ran issue-2, which agrees with nobody
     assert summary["baseline_agreement"]["unanimous"] == ["issue-1"]
+
+
+def test_runs_into_one_folder_add_up_without_doubling(tmp_path: Path) -> None:
+    model, seen = scripted_model(follower)
+    issues = _issues_file(tmp_path / "issues.jsonl")
+    out = tmp_path / "run"
+    run_millstone(MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues,
+                               limit_issues=1))  # fmt: skip
+    summary = run_millstone(MillstoneRun(models=[model], out_dir=out, trials=2, issues_file=issues))
+    # the second run selects more issues and trials: issue-1's first trials count once
+    assert summary["trials"]["mockllm/model"]["total"] == 66 * 2 * 2
+    assert len(seen) == 66 * 2 * 2  # and were paid once
+    reseeded = run_millstone(MillstoneRun(models=[model], out_dir=out, trials=2, issues_file=issues,
+                                          seed=1))  # fmt: skip
+    # another seed draws other prompts: a run of its own, which adds
+    assert reseeded["trials"]["mockllm/model"]["total"] == 66 * 2 * 2 * 2

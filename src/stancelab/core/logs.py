@@ -1,7 +1,16 @@
-"""Finding Inspect logs and keeping the newest one per model."""
+"""Finding Inspect logs, and which of them count: every run in a folder counts.
+
+A log's identity is its task, subject model, helper models (model roles) and task
+arguments. A re-run with the same identity replaces the older log; any other run adds
+to the folder's results. Runs that differ only in which samples they select (a limit,
+a subset of categories) add their samples, and a sample both ran counts once, from the
+newest log.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -18,18 +27,7 @@ def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
     return [Path(item) for item in logs]
 
 
-def newest_log_per_model(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows from the newest log of each model (needs `model`, `log` and `created` columns),
-    so that re-running into the same folder replaces results rather than doubling them."""
-    if frame.empty:
-        return frame
-    newest = frame.sort_values("created").groupby("model")["log"].last()
-    return frame[frame["log"].isin(set(newest))]
-
-
 def as_dict(value: object) -> dict:
-    import json
-
     if isinstance(value, dict):
         return value
     if isinstance(value, str) and value:
@@ -38,9 +36,53 @@ def as_dict(value: object) -> dict:
     return {}
 
 
-def scored_samples(logs: str | Path, task_name: str, scorer_name: str) -> pd.DataFrame:
+def _roles_key(value: object) -> str:
+    """`role=model` pairs of a log's model roles, sorted."""
+    pairs = []
+    for role, entry in sorted(as_dict(value).items()):
+        model = entry.get("model") if isinstance(entry, dict) else entry
+        pairs.append(f"{role}={model}")
+    return ",".join(pairs)
+
+
+def _arg_key(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
+
+
+def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = ()) -> pd.Series:
+    """Each row's run identity: task, subject model, helper models and task arguments (less
+    `ignore_args`), as one string. Needs samples_df's `task_name`, `model`, `model_roles` and
+    `task_arg_*` columns."""
+    ignored = {f"task_arg_{name}" for name in ignore_args}
+    args = sorted(c for c in frame.columns if c.startswith("task_arg_") and c not in ignored)
+    roles = frame["model_roles"] if "model_roles" in frame else pd.Series("", index=frame.index)
+    parts = [frame["task_name"].astype(str), frame["model"].astype(str), roles.map(_roles_key)]
+    parts += [frame[column].map(_arg_key).radd(f"{column}=") for column in args]
+    return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
+
+
+def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.DataFrame:
+    """The rows that count from a samples frame (needs `log`, `created`, `id` and `epoch` too):
+    the newest log of each run identity, and of samples that runs differing only in
+    `selection_args` both ran, the newest copy."""
+    if frame.empty:
+        return frame
+    ordered = frame.sort_values("created", kind="stable")
+    newest = ordered.groupby(run_identity(ordered))["log"].last()
+    kept = ordered[ordered["log"].isin(set(newest))]
+    sample = run_identity(kept, selection_args) + "#" + kept["id"].astype(str) + "#" + kept[
+        "epoch"].astype(str)  # fmt: skip
+    return kept[~sample.duplicated(keep="last")].sort_index()
+
+
+def scored_samples(
+    logs: str | Path, task_name: str, scorer_name: str, selection_args: Iterable[str] = ()
+) -> pd.DataFrame:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
-    value, answer and metadata (`score` as a dict); the newest log wins per (model, id, epoch)."""
+    value, answer and metadata (`score` as a dict), from every run that counts
+    (`runs_that_count`)."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -66,7 +108,6 @@ def scored_samples(logs: str | Path, task_name: str, scorer_name: str) -> pd.Dat
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame()
-    frame = frame[frame["task_name"] == task_name].sort_values("created")
-    frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last").copy()
+    frame = runs_that_count(frame[frame["task_name"] == task_name], selection_args).copy()
     frame["score"] = [as_dict(value) for value in frame["score"]]
     return frame.reset_index(drop=True)

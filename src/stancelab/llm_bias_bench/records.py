@@ -9,12 +9,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.logs import as_dict, log_files, newest_log_per_model
+from stancelab.core.logs import as_dict, log_files, runs_that_count
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
 TASK_NAME = "llm_bias_bench"
 SCORER_NAME = "judge_verdict"
+SELECTION_ARGS = ("limit_topics", "categories")  # choose samples; the rest of a run's design
 
 
 def _score_metadata(sample: Any) -> dict[str, Any]:
@@ -23,7 +24,8 @@ def _score_metadata(sample: Any) -> dict[str, Any]:
 
 
 def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(conversations, usage) from llm-bias-bench logs; the newest log per subject model wins."""
+    """(conversations, usage) from every llm-bias-bench run in the folder that counts
+    (`runs_that_count`): a re-run replaces, another judge or user model adds."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -44,7 +46,7 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     frame = frame[frame["task_name"] == TASK_NAME]
     if frame.empty:
         return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
-    frame = newest_log_per_model(frame)
+    frame = runs_that_count(frame, SELECTION_ARGS)
     judged = [as_dict(value) for value in frame["judge"]]
     roles = [as_dict(value) for value in frame["model_roles"]]
     conversations = pd.DataFrame(

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.logs import log_files, newest_log_per_model
+from stancelab.core.logs import log_files, runs_that_count
 from stancelab.core.stats import bootstrap_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
@@ -34,6 +34,8 @@ SINGLE_ARGUMENT_SHIFT = 0.50  # section 6.2: "a single argument shifted its stan
 CONTROVERSIAL_SUBSET_SIZE = 10
 
 COUNT_COLUMNS = ["n_pro", "n_con", "n_other", "n_error", "n"]
+# Task arguments that only select which samples run: the same sample id means the same prompt.
+SELECTION_ARGS = ("limit_issues", "trials")
 TRIAL_COLUMNS = [
     "model", "issue_id", "topic", "template", "a_side", "case", "config", "config_kind",
     "favours", "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern",
@@ -55,7 +57,9 @@ def _score_field(sample: object, field: str) -> object:
 
 
 def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
-    """One row per trial from MillStone logs (the newest log per model wins)."""
+    """One row per trial from every MillStone run in the folder that counts (`runs_that_count`:
+    a re-run replaces, another model, helper or setting adds; a limit or trial count only
+    selects samples)."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -79,7 +83,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
-    frame = newest_log_per_model(frame[frame["task_name"] == TASK_NAME])
+    frame = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))
