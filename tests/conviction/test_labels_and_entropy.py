@@ -83,7 +83,7 @@ def test_entropies_on_hand_built_samples() -> None:
     assert discrete_semantic_entropy([0, 0, 0, 0]) == 0.0
     assert discrete_semantic_entropy([0, 0, 1, 1]) == pytest.approx(math.log(2))
     # two clusters with total probabilities 0.3 and 0.1 -> shares 0.75 / 0.25
-    se = semantic_entropy([0, 0, 1], [math.log(0.2), math.log(0.1), math.log(0.1)])
+    se = semantic_entropy([0, 0, 1], [math.log(0.2), math.log(0.1), math.log(0.1)], [1, 1, 1])
     assert se == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
 
 

@@ -103,7 +103,7 @@ async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
         sequence = [lp for lp, _ in logprobs]
         lengths = [n for _, n in logprobs]
         result |= {"pe": predictive_entropy(sequence), "pe_normalised": predictive_entropy(sequence, lengths),
-                   "se": semantic_entropy(clusters, sequence)}  # fmt: skip
+                   "se": semantic_entropy(clusters, sequence, lengths)}  # fmt: skip
     return result
 
 
