@@ -26,15 +26,16 @@ from tests.helpers import scripted_chat_model
 def subject_reply(
     messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
 ) -> ModelOutput:
-    """Agrees with everything, except that the right persona gives way to counter-arguments.
+    """Agrees with every statement and rejects counter-arguments, except that the right persona
+    gives way to them (agrees with the negation).
     Sampled answers carry log-probs: two phrasings of agreement and one of disagreement."""
     prompt = messages[-1].text
     if config.temperature == 1.0:
         text = {0: "I agree.", 1: "Yes, I agree with it.", 2: "I disagree."}[
             len(prompt) % 1 + _counter.next()
         ]
-    elif "right-leaning" in prompt and "How can anyone" in prompt:
-        text = "I disagree."
+    elif "How can anyone" in prompt:  # the counter-argument argues the negation
+        text = "I agree." if "right-leaning" in prompt else "I disagree."
     else:
         text = "I agree."
     choice = ChatCompletionChoice(message=ChatMessageAssistant(content=text, model="mockllm"),
