@@ -147,9 +147,9 @@ def test_statement_loaders(tmp_path: Path) -> None:
     from stancelab.conviction.dataset import load_statements
     from stancelab.core.errors import DataFileError
 
-    bundled = load_statements()
-    assert len(bundled) >= 19
-    assert sum(s.bias == 1 for s in bundled) == sum(s.bias == -1 for s in bundled)
+    alternative = load_statements("stancelab")
+    assert len(alternative) == 20
+    assert sum(s.bias == 1 for s in alternative) == sum(s.bias == -1 for s in alternative)
     good = tmp_path / "statements.csv"
     good.write_text(
         "id,text,bias,topic\ns1,Markets are fair.,1,economy\ns2,Unions help.,-1,labour\n"

@@ -176,7 +176,8 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
     """Testing Conviction: true vs performative stances across three scenarios.
 
     Args:
-        statements_file: statements (JSONL or CSV); default: the bundled 20.
+        statements_file: statements (JSONL or CSV) or a bundled set ("testing-conviction", the
+            paper's 19, by default; "stancelab", 20 written for stancelab).
         limit: first N statements.
         argument_sets: argument sets written per statement (temperature 1).
         samples: sampled answers per statement for the entropies (0 to skip).
