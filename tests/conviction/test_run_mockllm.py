@@ -6,7 +6,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
@@ -101,21 +100,13 @@ def test_labels_transitions_consistency_and_entropy(tmp_path: Path) -> None:
     # the right persona gives way everywhere: PR for r1, PL for l1
     assert labels["right"]["PR"] == 0.5 and labels["right"]["PL"] == 0.5
     assert summary["consistency"]["mockllm/subject"]["consistent"] == 1.0
+    # no original-scenario stance is performative: no AUROC can be measured, and it says so
     auroc = summary["auroc"]["mockllm/subject"]
-    assert set(auroc) <= {"pe", "pe_normalised", "se", "dse"} and "dse" in auroc
+    assert set(auroc) == {"pe", "pe_normalised", "se", "dse"}
+    assert all(m["value"] is None and m["performative"] == 0 for m in auroc.values())
     uncertainty = (tmp_path / "run" / "tables" / "uncertainty.csv").read_text().splitlines()
     assert len(uncertainty) == 3  # header + one row per statement
     assert any(
         "entailment" in str(call[-1].text) or "PREMISE" in call[-1].text for call in nli_calls
     )
 
-
-def test_auroc_is_reported_with_ci_when_both_classes_exist() -> None:
-    from stancelab.conviction.entropy import auroc_ci
-
-    value, low, high = auroc_ci(
-        [0.9, 0.7, 0.2, 0.1, 0.8, 0.3], [True, True, False, False, True, False]
-    )
-    assert value == 1.0 and low <= value <= high
-    with pytest.raises(AssertionError):
-        assert math.isnan(value)
