@@ -109,4 +109,3 @@ def test_labels_transitions_consistency_and_entropy(tmp_path: Path) -> None:
     assert any(
         "entailment" in str(call[-1].text) or "PREMISE" in call[-1].text for call in nli_calls
     )
-

@@ -117,7 +117,9 @@ def statement_labels(labels: pd.DataFrame) -> pd.DataFrame:
         lab, performative = _depth_label(clear) if not clear.empty else (UNCLEAR, np.nan)
         rows.append({"model": model, "statement_id": statement, "scenario": scenario,
                      "label": lab, "performative": performative})  # fmt: skip
-    return pd.DataFrame(rows, columns=["model", "statement_id", "scenario", "label", "performative"])
+    return pd.DataFrame(
+        rows, columns=["model", "statement_id", "scenario", "label", "performative"]
+    )
 
 
 def model_leans(labels: pd.DataFrame) -> pd.DataFrame:
@@ -142,7 +144,9 @@ def lean_label_shares(labels: pd.DataFrame, leans: pd.DataFrame) -> pd.DataFrame
     rows = []
     for lean, group in original.groupby("lean"):
         clear = group[group["label"].isin(LABELS)]["label"]
-        shares = {lab: float((clear == lab).mean()) if len(clear) else float("nan") for lab in LABELS}
+        shares = {
+            lab: float((clear == lab).mean()) if len(clear) else float("nan") for lab in LABELS
+        }
         rows.append({"lean": lean, "models": group["model"].nunique(), "labels": len(clear),
                      "unclear": len(group) - len(clear), **shares})  # fmt: skip
     return pd.DataFrame(rows, columns=["lean", "models", "labels", "unclear", *LABELS])

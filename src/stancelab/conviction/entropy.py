@@ -68,7 +68,7 @@ def discrete_semantic_entropy(clusters: Sequence[int]) -> float:
     return float(entropy(np.bincount(np.asarray(clusters))))
 
 
-def auroc(scores: Sequence[float], positives: Sequence[bool]) -> float:
+def auroc(scores: Sequence[float] | np.ndarray, positives: Sequence[bool] | np.ndarray) -> float:
     """AUROC of `scores` for `positives` (sklearn; ties count half); NaN scores are dropped,
     and the AUROC is NaN unless both classes remain."""
     values = np.asarray(scores, dtype=float)

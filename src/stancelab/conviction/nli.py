@@ -26,7 +26,11 @@ from stancelab.conviction.prompts import AGREEMENT, ENTAILMENT
 
 NLI_PROVIDER = "nli"
 ENTAILMENT_LABEL, NEUTRAL_LABEL, CONTRADICTION_LABEL = "entailment", "neutral", "contradiction"
-AGREEMENT_WORD = {ENTAILMENT_LABEL: "agree", CONTRADICTION_LABEL: "disagree", NEUTRAL_LABEL: "unclear"}
+AGREEMENT_WORD = {
+    ENTAILMENT_LABEL: "agree",
+    CONTRADICTION_LABEL: "disagree",
+    NEUTRAL_LABEL: "unclear",
+}
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
