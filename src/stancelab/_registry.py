@@ -1,4 +1,4 @@
-"""Inspect entry point: registers stancelab's tasks and the `embedded` model provider.
+"""Inspect entry point: registers stancelab's tasks and the `embedded` and `nli` model providers.
 
 With stancelab installed, `inspect eval stancelab/millstone --model embedded/smollm2-135m-instruct`
 works like any other Inspect task.
@@ -25,6 +25,13 @@ def embedded() -> type[ModelAPI]:
     return EmbeddedAPI
 
 
+@modelapi(name="nli")
+def nli() -> type[ModelAPI]:
+    from stancelab.conviction.nli import NLIClassifierAPI
+
+    return NLIClassifierAPI
+
+
 __all__ = [
     "conviction",
     "embedded",
@@ -33,6 +40,7 @@ __all__ = [
     "llm_bias_bench",
     "millstone",
     "millstone_rephrase",
+    "nli",
     "prior_prejudice",
     "prior_prejudice_arguments",
     "prior_prejudice_cross_task",

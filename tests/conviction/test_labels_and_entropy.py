@@ -83,7 +83,7 @@ def test_entropies_on_hand_built_samples() -> None:
     assert discrete_semantic_entropy([0, 0, 0, 0]) == 0.0
     assert discrete_semantic_entropy([0, 0, 1, 1]) == pytest.approx(math.log(2))
     # two clusters with total probabilities 0.3 and 0.1 -> shares 0.75 / 0.25
-    se = semantic_entropy([0, 0, 1], [math.log(0.2), math.log(0.1), math.log(0.1)])
+    se = semantic_entropy([0, 0, 1], [math.log(0.2), math.log(0.1), math.log(0.1)], [1, 1, 1])
     assert se == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
 
 
@@ -147,9 +147,9 @@ def test_statement_loaders(tmp_path: Path) -> None:
     from stancelab.conviction.dataset import load_statements
     from stancelab.core.errors import DataFileError
 
-    bundled = load_statements()
-    assert len(bundled) >= 19
-    assert sum(s.bias == 1 for s in bundled) == sum(s.bias == -1 for s in bundled)
+    alternative = load_statements("stancelab")
+    assert len(alternative) == 20
+    assert sum(s.bias == 1 for s in alternative) == sum(s.bias == -1 for s in alternative)
     good = tmp_path / "statements.csv"
     good.write_text(
         "id,text,bias,topic\ns1,Markets are fair.,1,economy\ns2,Unions help.,-1,labour\n"

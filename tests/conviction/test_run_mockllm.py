@@ -6,7 +6,6 @@ import json
 import math
 from pathlib import Path
 
-import pytest
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
@@ -26,15 +25,16 @@ from tests.helpers import scripted_chat_model
 def subject_reply(
     messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
 ) -> ModelOutput:
-    """Agrees with everything, except that the right persona gives way to counter-arguments.
+    """Agrees with every statement and rejects counter-arguments, except that the right persona
+    gives way to them (agrees with the negation).
     Sampled answers carry log-probs: two phrasings of agreement and one of disagreement."""
     prompt = messages[-1].text
     if config.temperature == 1.0:
         text = {0: "I agree.", 1: "Yes, I agree with it.", 2: "I disagree."}[
             len(prompt) % 1 + _counter.next()
         ]
-    elif "right-leaning" in prompt and "How can anyone" in prompt:
-        text = "I disagree."
+    elif "How can anyone" in prompt:  # the counter-argument argues the negation
+        text = "I agree." if "right-leaning" in prompt else "I disagree."
     else:
         text = "I agree."
     choice = ChatCompletionChoice(message=ChatMessageAssistant(content=text, model="mockllm"),
@@ -100,21 +100,12 @@ def test_labels_transitions_consistency_and_entropy(tmp_path: Path) -> None:
     # the right persona gives way everywhere: PR for r1, PL for l1
     assert labels["right"]["PR"] == 0.5 and labels["right"]["PL"] == 0.5
     assert summary["consistency"]["mockllm/subject"]["consistent"] == 1.0
+    # no original-scenario stance is performative: no AUROC can be measured, and it says so
     auroc = summary["auroc"]["mockllm/subject"]
-    assert set(auroc) <= {"pe", "pe_normalised", "se", "dse"} and "dse" in auroc
+    assert set(auroc) == {"pe", "pe_normalised", "se", "dse"}
+    assert all(m["value"] is None and m["performative"] == 0 for m in auroc.values())
     uncertainty = (tmp_path / "run" / "tables" / "uncertainty.csv").read_text().splitlines()
     assert len(uncertainty) == 3  # header + one row per statement
     assert any(
         "entailment" in str(call[-1].text) or "PREMISE" in call[-1].text for call in nli_calls
     )
-
-
-def test_auroc_is_reported_with_ci_when_both_classes_exist() -> None:
-    from stancelab.conviction.entropy import auroc_ci
-
-    value, low, high = auroc_ci(
-        [0.9, 0.7, 0.2, 0.1, 0.8, 0.3], [True, True, False, False, True, False]
-    )
-    assert value == 1.0 and low <= value <= high
-    with pytest.raises(AssertionError):
-        assert math.isnan(value)

@@ -1,7 +1,8 @@
 """Testing Conviction analyses over a frame of labels and a frame of uncertainties.
 
 labels: one row per (model, statement_id, scenario, set) with `label` (TL / PL / TR / PR /
-unclear). uncertainty: one row per (model, statement_id) with pe, pe_normalised, se, dse.
+unclear), and optionally `o` (the scenario's opinion, +1 / -1 / missing) and `bias` (+1 / -1).
+uncertainty: one row per (model, statement_id) with pe, pe_normalised, se, dse.
 """
 
 from __future__ import annotations
@@ -68,46 +69,101 @@ def consistency_shares(labels: pd.DataFrame) -> pd.DataFrame:
             consistency([row.get(s, UNCLEAR) for s in ("original", "left", "right")])
             for _, row in group.iterrows()
         ]
-        clear = [k for k in kinds if k != UNCLEAR]
-        row: dict[str, Any] = {
-            "model": model,
-            "triples": len(kinds),
-            "unclear": len(kinds) - len(clear),
-        }
-        for kind in ("consistent", "inconsistent", "inconclusive"):
-            row[kind] = clear.count(kind) / len(clear) if clear else float("nan")
+        row: dict[str, Any] = {"model": model, "triples": len(kinds),
+                               "unclear": kinds.count(UNCLEAR), **_kind_shares(kinds)}  # fmt: skip
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _kind_shares(kinds: list[str]) -> dict[str, float]:
+    clear = [k for k in kinds if k != UNCLEAR]
+    return {kind: clear.count(kind) / len(clear) if clear else float("nan")
+            for kind in ("consistent", "inconsistent", "inconclusive")}  # fmt: skip
+
+
+def argument_consistency(labels: pd.DataFrame) -> pd.DataFrame:
+    """Table 3, "varying arguments": per model and scenario, the consistency category of each
+    statement's labels across its argument sets, as shares of the statements; statements with
+    an unclear label counted apart. The opinion o is read once per scenario, so one statement's
+    labels share their L/R side and "inconsistent" (TL and TR) cannot occur here."""
+    rows = []
+    for (model, scenario), group in labels.groupby(["model", "scenario"]):
+        kinds = [consistency(g["label"]) for _, g in group.groupby("statement_id")]
+        rows.append({"model": model, "scenario": scenario, "statements": len(kinds),
+                     "unclear": kinds.count(UNCLEAR), **_kind_shares(kinds)})  # fmt: skip
+    columns = ["model", "scenario", "statements", "unclear", "consistent", "inconsistent",
+               "inconclusive"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _depth_label(clear: pd.Series) -> tuple[str, float]:
+    """The label of a stance over its clear argument sets: performative when at least half
+    are P; the label is then the most common P label (else the most common T label), so a
+    tie between a T and a P label gives the P label, agreeing with the flag."""
+    performative = float(clear.str.startswith("P").mean() >= 0.5)
+    kind = "P" if performative else "T"
+    counts = clear[clear.str.startswith(kind)].value_counts()
+    return str(counts[counts == counts.max()].index.sort_values()[0]), performative
+
+
 def statement_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, statement, scenario): the most common clear label over argument sets, and
-    whether the stance is performative (P* in at least half of the clear sets)."""
+    """Per (model, statement, scenario): the stance's label over argument sets and whether it
+    is performative (P in at least half of the clear sets); unclear when no set is clear."""
     rows = []
     for (model, statement, scenario), group in labels.groupby(
         ["model", "statement_id", "scenario"]
     ):
         clear = group[group["label"].isin(LABELS)]["label"]
-        if clear.empty:
-            rows.append(
-                {
-                    "model": model,
-                    "statement_id": statement,
-                    "scenario": scenario,
-                    "label": UNCLEAR,
-                    "performative": np.nan,
-                }
-            )
-            continue
+        lab, performative = _depth_label(clear) if not clear.empty else (UNCLEAR, np.nan)
         rows.append({"model": model, "statement_id": statement, "scenario": scenario,
-                     "label": clear.value_counts().idxmax(),
-                     "performative": float(clear.str.startswith("P").mean() >= 0.5)})  # fmt: skip
-    return pd.DataFrame(rows)
+                     "label": lab, "performative": performative})  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["model", "statement_id", "scenario", "label", "performative"]
+    )
+
+
+def model_leans(labels: pd.DataFrame) -> pd.DataFrame:
+    """Each model's lean from its original-scenario opinions (how the paper splits leftist and
+    rightist models): the share of statements whose opinion leans right (o == b); "right"
+    above one half, "left" below, "undetermined" at one half or with no readable opinion."""
+    original = labels[labels["scenario"] == "original"].dropna(subset=["o"])
+    opinions = original.drop_duplicates(["model", "statement_id"])
+    rows = []
+    for model in sorted(labels["model"].unique()):
+        mine = opinions[opinions["model"] == model]
+        share = float((mine["o"] == mine["bias"]).mean()) if len(mine) else float("nan")
+        lean = "right" if share > 0.5 else "left" if share < 0.5 else "undetermined"
+        rows.append({"model": model, "right_share": share, "statements": len(mine), "lean": lean})
+    return pd.DataFrame(rows, columns=["model", "right_share", "statements", "lean"])
+
+
+def lean_label_shares(labels: pd.DataFrame, leans: pd.DataFrame) -> pd.DataFrame:
+    """Table 2: shares of TL / PL / TR / PR among the clear original-scenario labels of the
+    left- and right-leaning models (pooled over models, statements and argument sets)."""
+    original = labels[labels["scenario"] == "original"].merge(leans[["model", "lean"]], on="model")
+    rows = []
+    for lean, group in original.groupby("lean"):
+        clear = group[group["label"].isin(LABELS)]["label"]
+        shares = {
+            lab: float((clear == lab).mean()) if len(clear) else float("nan") for lab in LABELS
+        }
+        rows.append({"lean": lean, "models": group["model"].nunique(), "labels": len(clear),
+                     "unclear": len(group) - len(clear), **shares})  # fmt: skip
+    return pd.DataFrame(rows, columns=["lean", "models", "labels", "unclear", *LABELS])
+
+
+def lean_transition_summary(matrices: pd.DataFrame, leans: pd.DataFrame) -> pd.DataFrame:
+    """Table 11: mean and sd over the models of each lean of every transition probability."""
+    grouped = matrices.merge(leans[["model", "lean"]], on="model")
+    return grouped.groupby(["lean", "persona", "from", "to"], as_index=False)["p"].agg(
+        mean="mean", sd="std", models="count"
+    )
 
 
 def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """AUROC of each entropy for telling performative from true original-scenario stances,
-    per model and pooled, with bootstrap CIs over statements."""
+    per model and pooled, with bootstrap CIs that resample statements (pooled: a drawn
+    statement brings every model's row on it)."""
     original = depth[depth["scenario"] == "original"].dropna(subset=["performative"])
     merged = original.merge(uncertainty, on=["model", "statement_id"], how="inner")
     rows = []
@@ -116,7 +172,8 @@ def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -
         if measure not in frame or frame[measure].isna().all():
             continue
         scores = frame[measure].astype(float).tolist()
-        value, low, high = auroc_ci(scores, frame["performative"].astype(bool).tolist(), seed=seed)
+        value, low, high = auroc_ci(scores, frame["performative"].astype(bool).tolist(),
+                                    groups=frame["statement_id"].tolist(), seed=seed)  # fmt: skip
         rows.append({"model": model, "measure": measure, "value": value, "ci_low": low, "ci_high": high,
                      "n": len(frame), "performative": int(frame["performative"].sum())})  # fmt: skip
     return pd.DataFrame(

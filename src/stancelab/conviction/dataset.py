@@ -24,13 +24,23 @@ class Statement(BaseModel):
     topic: str = "economic"
 
 
+# Bundled sets: the paper's 19 economic Political Compass statements (appendix G, the
+# default) and the 20 statements written for stancelab before it had them.
+BUNDLED = {"testing-conviction": "statements.jsonl", "stancelab": "statements_stancelab.jsonl"}
+DEFAULT_SET = "testing-conviction"
+
+
+def statements_path(path: Path | str | None = None) -> Path:
+    """A statements file: `path`, or a bundled set by name (default: the paper's 19)."""
+    name = str(path) if path else DEFAULT_SET
+    if name in BUNDLED and not Path(name).exists():
+        return Path(str(files("stancelab.conviction") / "data" / BUNDLED[name]))
+    return Path(name)
+
+
 def load_statements(path: Path | str | None = None) -> list[Statement]:
-    """Statements from JSONL or CSV (columns id, text, bias, topic)."""
-    path = (
-        Path(path)
-        if path
-        else Path(str(files("stancelab.conviction") / "data" / "statements.jsonl"))
-    )
+    """Statements from JSONL or CSV (columns id, text, bias, topic), or a bundled set's name."""
+    path = statements_path(path)
     if path.suffix != ".csv":
         return load_jsonl(path, Statement, id_of=lambda statement: statement.id)
     statements, seen = [], set()

@@ -1,24 +1,36 @@
-"""Predictive and semantic entropy (Kadavath et al. 2022; Farquhar et al. 2024), and AUROC."""
+"""Predictive and semantic entropy (Kadavath et al. 2022; Kuhn et al. 2023; Farquhar et al.
+2024), and AUROC with a bootstrap over statements."""
 
 from __future__ import annotations
 
-import math
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
+from scipy.special import logsumexp
+from scipy.stats import DegenerateDataWarning, bootstrap, entropy
+from sklearn.metrics import roc_auc_score
 
 Entails = Callable[[int, int], Awaitable[bool]]
+
+
+def normalised_logprobs(sequence_logprobs: Sequence[float], lengths: Sequence[int]) -> np.ndarray:
+    """Length-normalised log-likelihood of each answer: its mean token log-probability."""
+    return np.asarray(sequence_logprobs, dtype=float) / np.asarray(lengths, dtype=float)
 
 
 def predictive_entropy(
     sequence_logprobs: Sequence[float], lengths: Sequence[int] | None = None
 ) -> float:
     """Monte Carlo estimate −mean log P(y|x) over samples; length-normalised when lengths are given."""
-    values = [
-        lp / n if lengths else lp
-        for lp, n in zip(sequence_logprobs, lengths or [1] * len(sequence_logprobs), strict=True)
-    ]
-    return -float(np.mean(values)) if values else float("nan")
+    if not len(sequence_logprobs):
+        return float("nan")
+    values = (
+        normalised_logprobs(sequence_logprobs, lengths)
+        if lengths is not None
+        else np.asarray(sequence_logprobs, dtype=float)
+    )
+    return -float(np.mean(values))
 
 
 async def cluster_by_entailment(n: int, entails: Entails) -> list[int]:
@@ -38,47 +50,63 @@ async def cluster_by_entailment(n: int, entails: Entails) -> list[int]:
     return assignment
 
 
-def semantic_entropy(clusters: Sequence[int], sequence_logprobs: Sequence[float]) -> float:
-    """−Σ P(C) ln P(C), P(C) from summed sequence probabilities, normalised over the samples."""
-    log_mass: dict[int, list[float]] = {}
-    for cluster, logprob in zip(clusters, sequence_logprobs, strict=True):
-        log_mass.setdefault(cluster, []).append(logprob)
-    cluster_logs = np.array([np.logaddexp.reduce(values) for values in log_mass.values()])
-    cluster_logs -= np.logaddexp.reduce(cluster_logs)
-    return float(-np.sum(np.exp(cluster_logs) * cluster_logs))
+def semantic_entropy(
+    clusters: Sequence[int], sequence_logprobs: Sequence[float], lengths: Sequence[int]
+) -> float:
+    """−Σ P(C) ln P(C) over meaning clusters. As in Kuhn et al. (2023) and Farquhar et al.
+    (2024), each answer weighs its length-normalised likelihood (geometric-mean token
+    probability), a cluster the sum of its answers' weights, normalised over the samples;
+    summed log-probabilities would hand all the mass to the shortest answer."""
+    ids = np.asarray(clusters)
+    weights = normalised_logprobs(sequence_logprobs, lengths)
+    cluster_logs = np.array([logsumexp(weights[ids == c]) for c in np.unique(ids)])
+    return float(entropy(np.exp(cluster_logs - logsumexp(cluster_logs))))
 
 
 def discrete_semantic_entropy(clusters: Sequence[int]) -> float:
     """Entropy of the cluster shares (black-box semantic entropy)."""
-    counts = np.bincount(np.asarray(clusters))
-    shares = counts[counts > 0] / len(clusters)
-    return float(-np.sum(shares * np.log(shares)))
+    return float(entropy(np.bincount(np.asarray(clusters))))
 
 
-def auroc(scores: Sequence[float], positives: Sequence[bool]) -> float:
-    """Probability a positive outranks a negative (ties count half); NaN without both classes."""
-    pos = [s for s, p in zip(scores, positives, strict=True) if p and not math.isnan(s)]
-    neg = [s for s, p in zip(scores, positives, strict=True) if not p and not math.isnan(s)]
-    if not pos or not neg:
+def auroc(scores: Sequence[float] | np.ndarray, positives: Sequence[bool] | np.ndarray) -> float:
+    """AUROC of `scores` for `positives` (sklearn; ties count half); NaN scores are dropped,
+    and the AUROC is NaN unless both classes remain."""
+    values = np.asarray(scores, dtype=float)
+    classes = np.asarray(positives, dtype=bool)
+    keep = ~np.isnan(values)
+    if len(set(classes[keep].tolist())) < 2:
         return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+    return float(roc_auc_score(classes[keep], values[keep]))
 
 
 def auroc_ci(
-    scores: Sequence[float], positives: Sequence[bool], resamples: int = 1000, seed: int = 0
+    scores: Sequence[float],
+    positives: Sequence[bool],
+    groups: Sequence[str] | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
 ) -> tuple[float, float, float]:
-    """AUROC with a percentile bootstrap CI over items."""
-    point = auroc(scores, positives)
-    rng = np.random.default_rng(seed)
-    n = len(scores)
-    replicates = []
-    for _ in range(resamples if n > 1 else 0):
-        pick = rng.integers(0, n, n)
-        value = auroc([scores[i] for i in pick], [positives[i] for i in pick])
-        if not math.isnan(value):
-            replicates.append(value)
-    if not replicates:
+    """AUROC with a 95% percentile bootstrap CI that resamples groups (statements): a drawn
+    group brings all its rows, so rows of several models on one statement move together.
+    Without groups every row is its own group. Replicates with a single class are dropped."""
+    values, classes = np.asarray(scores, dtype=float), np.asarray(positives, dtype=bool)
+    point = auroc(values, classes)
+    labels = np.asarray(groups if groups is not None else np.arange(len(values)))
+    names = np.unique(labels)
+    if len(names) < 2 or np.isnan(point):
+        return point, float("nan"), float("nan")
+    rows = [np.flatnonzero(labels == name) for name in names]
+
+    def statistic(drawn: np.ndarray) -> float:
+        picked = np.concatenate([rows[int(i)] for i in drawn])
+        return auroc(values[picked], classes[picked])
+
+    with warnings.catch_warnings():  # degenerate (single-class) replicates are dropped below
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        result = bootstrap((np.arange(len(names)),), statistic, n_resamples=resamples,
+                           vectorized=False, method="percentile", random_state=seed)  # fmt: skip
+    replicates = result.bootstrap_distribution[~np.isnan(result.bootstrap_distribution)]
+    if not replicates.size:
         return point, float("nan"), float("nan")
     low, high = np.quantile(replicates, [0.025, 0.975])
     return point, float(low), float(high)

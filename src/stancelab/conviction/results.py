@@ -24,7 +24,8 @@ def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         score = row["score"]
         for index, lab in enumerate(score.get("labels") or []):
             labels.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
-                           "scenario": row["metadata_scenario"], "set": index, "label": lab, "o": score.get("o")})  # fmt: skip
+                           "scenario": row["metadata_scenario"], "set": index, "label": lab, "o": score.get("o"),
+                           "bias": row["metadata_bias"]})  # fmt: skip
         measures = score.get("uncertainty") or {}
         if measures:
             uncertainty.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
@@ -41,10 +42,14 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         raise StancelabError(f"No conviction logs with labels under {out_dir / 'logs'}")
     depth = an.statement_labels(labels)
     matrices = an.transition_matrices(labels)
+    leans = an.model_leans(labels)
     tables = {
         "labels": labels, "uncertainty": uncertainty, "label_shares": an.label_shares(labels),
         "transitions": matrices, "transition_summary": an.transition_summary(matrices),
         "consistency": an.consistency_shares(labels), "depth_profile": depth,
+        "consistency_arguments": an.argument_consistency(labels), "model_lean": leans,
+        "lean_label_shares": an.lean_label_shares(labels, leans),
+        "lean_transition_summary": an.lean_transition_summary(matrices, leans),
         "auroc": an.auroc_table(depth, uncertainty, seed),
         "true_stance": an.true_stance_share(labels, seed),
     }  # fmt: skip
@@ -57,6 +62,10 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "labels": {model: {r["scenario"]: {k: json_safe(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
                    for model, g in tables["label_shares"].groupby("model")},
         "consistency": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
+        "consistency_arguments": {model: {r["scenario"]: {k: json_safe(r[k]) for k in ("statements", "unclear", "consistent", "inconsistent", "inconclusive")} for _, r in g.iterrows()}
+                                  for model, g in tables["consistency_arguments"].groupby("model")},
+        "lean": {r["model"]: {"lean": r["lean"], "right_share": json_safe(r["right_share"]), "statements": json_safe(r["statements"])} for _, r in leans.iterrows()},
+        "labels_by_lean": {r["lean"]: {k: json_safe(r[k]) for k in ("models", "labels", "unclear", "TL", "PL", "TR", "PR")} for _, r in tables["lean_label_shares"].iterrows()},
         "true_stance_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers")}
                               for _, r in tables["true_stance"].iterrows()},
         "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
@@ -74,6 +83,9 @@ def format_summary(summary: dict[str, Any]) -> str:
                 f"  {model:<34} {scenario:<9} "
                 + " ".join(f"{k} {shares[k]:.2f}" for k in ("TL", "PL", "TR", "PR", "unclear"))
             )
+    for lean, shares in summary.get("labels_by_lean", {}).items():
+        lines.append(f"  {lean}-leaning models, original scenario: "
+                     + " ".join(f"{k} {shares[k]:.2f}" if shares[k] is not None else f"{k} n/a" for k in ("TL", "PL", "TR", "PR")))  # fmt: skip
     lines.append("consistency across scenarios:")
     for model, row in summary["consistency"].items():
         parts = [

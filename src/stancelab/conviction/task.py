@@ -44,6 +44,14 @@ async def read_opinion(statement: str, response: str) -> int | None:
     return read_agreement(output.completion)
 
 
+async def read_pressured(argument: str, answer: str, supporting: bool) -> int | None:
+    """Agreement with the original statement of an answer to `argument`, read in context: the
+    reader sees the argument the answer responds to. A counter-argument (F.4) argues the
+    negation, so agreeing with it is disagreeing with the statement, and vice versa."""
+    reading = await read_opinion(argument, answer)
+    return None if reading is None else reading * (1 if supporting else -1)
+
+
 async def entails(premise: str, hypothesis: str) -> bool:
     nli = get_model(role=NLI_ROLE)
     output = await nli.generate(ENTAILMENT.format(premise=premise, hypothesis=hypothesis),
@@ -103,7 +111,7 @@ async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
         sequence = [lp for lp, _ in logprobs]
         lengths = [n for _, n in logprobs]
         result |= {"pe": predictive_entropy(sequence), "pe_normalised": predictive_entropy(sequence, lengths),
-                   "se": semantic_entropy(clusters, sequence)}  # fmt: skip
+                   "se": semantic_entropy(clusters, sequence, lengths)}  # fmt: skip
     return result
 
 
@@ -123,15 +131,15 @@ def conviction_solver(
             if o is None:
                 pressured.append({"set": index, "argument": None, "answer": None, "a": None})
                 continue
+            supporting = o == -1
             argument = await write_argument(
-                metadata["statement_id"], metadata["statement"], supporting=o == -1, index=index
+                metadata["statement_id"], metadata["statement"], supporting, index=index
             )
             answer = await get_model().generate(scenario_prompt(metadata["scenario"], argument),
                                                 config=GenerateConfig(temperature=0.0, max_tokens=ANSWER_TOKENS), cache=_cache())  # fmt: skip
-            a = await read_opinion(metadata["statement"], answer.completion)
-            pressured.append(
-                {"set": index, "argument": argument, "answer": answer.completion, "a": a}
-            )
+            a = await read_pressured(argument, answer.completion, supporting)
+            pressured.append({"set": index, "supporting": supporting, "argument": argument,
+                              "answer": answer.completion, "a": a})  # fmt: skip
         state.store.set("o", o)
         state.store.set("pressured", pressured)
         if metadata["scenario"] == "original" and samples > 0:
@@ -168,7 +176,8 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
     """Testing Conviction: true vs performative stances across three scenarios.
 
     Args:
-        statements_file: statements (JSONL or CSV); default: the bundled 20.
+        statements_file: statements (JSONL or CSV) or a bundled set ("testing-conviction", the
+            paper's 19, by default; "stancelab", 20 written for stancelab).
         limit: first N statements.
         argument_sets: argument sets written per statement (temperature 1).
         samples: sampled answers per statement for the entropies (0 to skip).
@@ -176,4 +185,4 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
     statements = load_statements(statements_file)
     return Task(dataset=scenario_samples(statements[:limit] if limit else statements),
                 solver=conviction_solver(argument_sets, samples), scorer=conviction_labels(),
-                metadata={"probe": "conviction"}, version=1)  # fmt: skip
+                metadata={"probe": "conviction"}, version=2)  # fmt: skip
