@@ -18,7 +18,7 @@ SUMMARY_FILE = "summary.json"
 
 def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(labels, uncertainty) frames from conviction logs."""
-    frame = scored_samples(logs, "conviction", "conviction_labels")
+    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=("limit",))
     labels, uncertainty = [], []
     for _, row in frame.iterrows():
         score = row["score"]
