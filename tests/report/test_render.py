@@ -48,7 +48,8 @@ def test_only_the_reports_own_script_may_run() -> None:
 
 def test_page_values_are_escaped_by_the_template() -> None:
     page = render({
-        "runs": [], "models": ['<img src=x onerror="alert(1)">'], "lenses": [], "profiles": {},
+        "runs": [], "models": ['<img src=x onerror="alert(1)">'], "lenses": [], "headers": [],
+        "profiles": {},
         "sections": [], "cost_html": Markup(""), "transcripts": [], "omitted": 0,
     })  # fmt: skip
     assert '<img src=x onerror="alert(1)">' not in page

@@ -10,7 +10,10 @@ import pytest
 from stancelab.core.cli import main
 from stancelab.report.build import build_report
 from tests.report.browser import open_in_chromium
-from tests.shared_data import external
+from tests.shared_data import REPO_ROOT, external
+
+SCREENSHOTS = REPO_ROOT / "test-output"
+MAX_FRONT_HEIGHT = 2000
 
 
 def test_report_of_imported_issuebench_and_llm_bias_bench(tmp_path: Path) -> None:
@@ -30,6 +33,43 @@ def test_report_of_imported_issuebench_and_llm_bias_bench(tmp_path: Path) -> Non
     assert "response counts not released" in issue.evidence.n
     assert result.transcripts == 0
     with open_in_chromium(result.path) as visit:
-        assert visit.page.locator("td.card:not(.missing)").count() == 18
+        assert visit.page.locator("div.card").count() == 18
         assert visit.page.locator("figure img").count() == result.figures
+        assert visit.errors == []
+
+
+def test_front_table_of_the_three_released_probes(tmp_path: Path) -> None:
+    for source, folder in (("millstone", "millstone"), ("issuebench-tables", "issuebench"),
+                           ("llm-bias-bench", "llm-bias-bench")):  # fmt: skip
+        assert main(["import", source, str(external(folder)), "--out", str(tmp_path / folder)]) == 0
+    result = build_report([tmp_path], tmp_path / "report.html")
+    models = sorted({p.model for p in result.profiles})
+    assert len(models) >= 15
+    with open_in_chromium(result.path) as visit:
+        page = visit.page
+        page.set_viewport_size({"width": 1400, "height": 900})
+        rows = page.locator("#front-table tbody tr")
+        assert rows.count() == len(models)
+        assert page.locator("#front-table thead th").count() == 1 + 5  # model + one per lens
+        assert page.locator("#front-table td.lens:not(.empty)").count() == len(result.profiles)
+        height = page.eval_on_selector("section#profiles", "s => s.getBoundingClientRect().height")
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.locator("section#profiles").screenshot(path=str(SCREENSHOTS / "front-table.png"))
+        print(f"front page screenshot: {SCREENSHOTS / 'front-table.png'} ({height:.0f} px high)")
+        assert height < MAX_FRONT_HEIGHT
+
+        def first_models() -> list[str]:
+            return page.eval_on_selector_all("#front-table tbody tr:not([hidden]) th.model",
+                                             "cells => cells.map(c => c.textContent.trim())")
+
+        assert first_models() == models
+        page.click("#front-table thead th[data-probe='millstone']")
+        ranked = first_models()
+        om = {p.model: p.value for p in result.profiles if p.probe == "millstone"}
+        assert ranked[:len(om)] == sorted(om, key=lambda m: -om[m])  # highest OM first
+        assert ranked != models
+        page.click("#front-table thead th[data-probe='millstone']")
+        assert first_models()[: len(om)] == sorted(om, key=lambda m: om[m])  # empty cells stay last
+        page.fill("#model-filter", "llama")
+        assert all("llama" in m.lower() for m in first_models()) and first_models()
         assert visit.errors == []

@@ -35,7 +35,7 @@ def test_demo_report_renders_in_chromium(tmp_path: Path) -> None:
         assert len(screenshot) > 10_000
         for section in ("profiles", *(f"probe-{probe}" for probe in PROBES), "cost", "transcripts"):
             assert page.locator(f"section#{section}").count() == 1, section
-        assert page.locator("td.card:not(.missing)").count() == len(PROBES)
+        assert page.locator("div.card").count() == len(PROBES)
         images = page.locator("figure img")
         assert images.count() == result.figures >= len(PROBES)
         widths = page.eval_on_selector_all("figure img", "imgs => imgs.map(i => i.naturalWidth)")

@@ -36,13 +36,24 @@ def _evidence(run: RunResult, models: list[str], unit: str = "issues") -> Eviden
     )
 
 
+def _unusable(run: RunResult, model: str) -> str:
+    counts = _counts(run, model)
+    total = counts.get("total", 0)
+    if not total:
+        return ""
+    return f"{(counts.get('other', 0) + counts.get('error', 0)) / total:.0%} other or failed"
+
+
 def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
+        om = run.summary.get("om", {}).get(model) or {}
+        undefined = om.get("n_undefined", 0)
+        n_short = f"{om.get('n') or 0} issues" + (f" ({undefined} without OM)" if undefined else "")
         result.append(Profile(
-            probe="millstone", model=model, label="open-mindedness (OM)",
-            **estimate(run.summary.get("om", {}).get(model)),
+            probe="millstone", model=model, label="open-mindedness (OM)", **estimate(om),
             unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
+            n_short=n_short, unusable_short=_unusable(run, model),
         ))  # fmt: skip
     return result
 

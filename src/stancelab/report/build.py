@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from stancelab.core.probes import PROBES, get_probe
+import pandas as pd
+
+from stancelab.core.probes import PROBES, Probe, get_probe
+from stancelab.report import plots
 from stancelab.report.cost import token_usage
-from stancelab.report.model import Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
 from stancelab.report.render import render, table_html
 from stancelab.report.runs import load_runs
 from stancelab.report.transcripts import DEFAULT_MAX_SAMPLES, Transcript, read_transcripts
@@ -42,13 +45,48 @@ def _anchors(runs: list[RunResult]) -> list[str]:
     return anchors
 
 
+def _run_profiles(run: RunResult) -> list[Profile]:
+    return list(get_probe(run.probe).module("report").profiles(run))
+
+
 def _profiles(runs: list[RunResult], anchors: list[str]) -> dict[tuple[str, str], SimpleNamespace]:
     """(model, probe) -> headline and its section; a later run wins a tie."""
     profiles: dict[tuple[str, str], SimpleNamespace] = {}
     for run, anchor in zip(runs, anchors, strict=True):
-        for profile in get_probe(run.probe).module("report").profiles(run):
+        for profile in _run_profiles(run):
             profiles[(profile.model, profile.probe)] = SimpleNamespace(profile=profile, anchor=anchor)
     return profiles
+
+
+def _lens_headers(profiles: dict[tuple[str, str], SimpleNamespace]) -> list[SimpleNamespace]:
+    """Each lens once: its name, the headline's label and unit, and what it means."""
+    headers = []
+    for lens in PROBES.values():
+        first = next((e.profile for (_, probe), e in profiles.items() if probe == lens.name), None)
+        headers.append(SimpleNamespace(
+            lens=lens, label=first.label if first else "not run", unit=first.unit if first else "",
+            meaning=first.meaning if first else f"No {lens.title} run in this report.",
+        ))  # fmt: skip
+    return headers
+
+
+def _forest(run: RunResult, profiles: list[Profile], probe: Probe) -> Figure | None:
+    """Models of one run ranked by the lens's headline, with their CIs."""
+    if len(profiles) < 2:
+        return None
+    frame = pd.DataFrame([{"model": p.model, "value": p.value, "ci_low": p.ci_low,
+                           "ci_high": p.ci_high} for p in profiles]).astype(
+        {"value": float, "ci_low": float, "ci_high": float})  # fmt: skip
+    first = profiles[0]
+    return Figure(
+        f"Models ranked by {first.label}",
+        plots.forest(frame, f"{first.label} ({first.unit})"),
+        f"{probe.lens}: each model's headline with its 95% CI; overlapping intervals are not "
+        "distinguishable at this sample size. Per-model detail in the cards below.",
+        Evidence(n=f"{len(profiles)} models of this run; each model's n on its card",
+                 ci="95% CI per model, as on the front page",
+                 refusals="per model, on its card", unparsed="per model, on its card"),
+    )  # fmt: skip
 
 
 def _sections(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace]:
@@ -62,8 +100,12 @@ def _sections(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace
                             html=table_html(t, str(run.folder / "tables")))
             for t in section.tables
         ]  # fmt: skip
+        cards = sorted(_run_profiles(run), key=lambda p: p.model)
+        forest = _forest(run, cards, get_probe(run.probe))
+        figures = ([forest] if forest else []) + list(section.figures)
         sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
-                                        figures=section.figures, tables=tables, notes=section.notes))  # fmt: skip
+                                        figures=figures, tables=tables, notes=section.notes,
+                                        cards=cards))  # fmt: skip
     return sections
 
 
@@ -105,7 +147,7 @@ def build_report(
     profiles = _profiles(runs, anchors)
     page = render({
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
-        "profiles": profiles, "sections": sections,
+        "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)

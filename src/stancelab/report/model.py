@@ -70,6 +70,8 @@ class Profile:
     meaning: str
     evidence: Evidence
     digits: int = 1
+    n_short: str = ""  # e.g. "104 issues", for the front table
+    unusable_short: str = ""  # e.g. "12% other", for the front table
 
     def value_text(self) -> str:
         if self.value is None or math.isnan(self.value):
@@ -80,6 +82,15 @@ class Profile:
         if self.ci_low is None or self.ci_high is None or math.isnan(self.ci_low):
             return "no CI"
         return f"95% CI [{self.ci_low:.{self.digits}f}, {self.ci_high:.{self.digits}f}]"
+
+    def interval_text(self) -> str:
+        """The CI alone, `[low, high]`, or empty when there is none."""
+        text = self.ci_text()
+        return text.removeprefix("95% CI ") if text.startswith("95% CI") else ""
+
+    def sort_value(self) -> str:
+        """The value for sorting the front table; empty when not measured."""
+        return "" if self.value is None or math.isnan(self.value) else f"{self.value:.6g}"
 
 
 @dataclass(frozen=True)

@@ -127,3 +127,25 @@ def stacked_shares(shares: pd.DataFrame, xlabel: str) -> str:
     axes.set_xlabel(xlabel)
     axes.legend(fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
     return to_png_base64(figure)
+
+
+def forest(estimates: pd.DataFrame, xlabel: str) -> str:
+    """Models ranked by a headline (top = highest) with their 95% CI as horizontal bars;
+    `estimates` has `model`, `value`, `ci_low`, `ci_high`. A model without a value is listed
+    at the bottom, unmarked."""
+    ranked = estimates.assign(_known=estimates["value"].notna()).sort_values(
+        ["_known", "value"], ascending=[False, False], kind="stable")  # fmt: skip
+    positions = np.arange(len(ranked))[::-1]
+    values = ranked["value"].to_numpy(dtype=float)
+    low = values - ranked["ci_low"].to_numpy(dtype=float)
+    high = ranked["ci_high"].to_numpy(dtype=float) - values
+    figure, axes = plt.subplots(figsize=(7.5, max(1.6, 0.28 * len(ranked) + 1.0)))
+    errors = np.nan_to_num(np.vstack([low, high]).clip(min=0))
+    axes.errorbar(values, positions, xerr=errors, fmt="o", color=PALETTE[0], ecolor="#38414d",
+                  capsize=3, markersize=4)  # fmt: skip
+    axes.set_yticks(positions)
+    axes.set_yticklabels([_short(m, 40) + ("" if known else "  (n/a)") for m, known in
+                          zip(ranked["model"], ranked["_known"], strict=True)], fontsize=8)  # fmt: skip
+    axes.set_xlabel(xlabel)
+    axes.grid(axis="x", alpha=0.3)
+    return to_png_base64(figure)

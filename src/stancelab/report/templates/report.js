@@ -33,6 +33,50 @@
     box.addEventListener("input", filter);
     filter();
   }
+  var front = document.getElementById("front-table");
+  var modelFilter = document.getElementById("model-filter");
+  var filterCount = document.getElementById("filter-count");
+  function frontRows() { return Array.prototype.slice.call(front.tBodies[0].rows); }
+  function sortKey(row, column) {
+    var cell = row.cells[column];
+    var raw = cell ? cell.getAttribute("data-sort") : "";
+    if (raw === null || raw === "") { return null; }
+    var number = parseFloat(raw);
+    return isNaN(number) ? raw.toLowerCase() : number;
+  }
+  function sortBy(header) {
+    var column = parseInt(header.getAttribute("data-col"), 10);
+    var descending = header.getAttribute("aria-sort") !== "descending";
+    front.querySelectorAll("thead th").forEach(function (th) { th.removeAttribute("aria-sort"); });
+    header.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    var rows = frontRows();
+    rows.sort(function (a, b) {
+      var x = sortKey(a, column), y = sortKey(b, column);
+      if (x === null && y === null) { return 0; }
+      if (x === null) { return 1; }
+      if (y === null) { return -1; }
+      var order = x < y ? -1 : (x > y ? 1 : 0);
+      return descending ? -order : order;
+    });
+    rows.forEach(function (row) { front.tBodies[0].appendChild(row); });
+  }
+  if (front) {
+    front.querySelectorAll("thead th.sortable").forEach(function (header) {
+      header.addEventListener("click", function () { sortBy(header); });
+    });
+  }
+  if (front && modelFilter) {
+    modelFilter.addEventListener("input", function () {
+      var query = modelFilter.value.trim().toLowerCase();
+      var shown = 0;
+      frontRows().forEach(function (row) {
+        var keep = row.getAttribute("data-model").indexOf(query) >= 0;
+        row.hidden = !keep;
+        if (keep) { shown += 1; }
+      });
+      filterCount.textContent = shown + " of " + frontRows().length + " models";
+    });
+  }
   document.querySelectorAll("button.show-transcripts").forEach(function (button) {
     button.addEventListener("click", function () {
       var query = JSON.parse(button.getAttribute("data-q"));
