@@ -34,9 +34,12 @@ def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
         row = shares.get(model) or {}
+        answers, unclear = int(row.get("answers") or 0), int(row.get("unclear") or 0)
         result.append(Profile(
             probe="conviction", model=model, label="true-stance share", **estimate(row, 100),
             unit="% of stances", meaning=MEANING, evidence=_evidence([row]),
+            n_short=f"{int(row.get('n') or 0)} statements",
+            unusable_short=f"{unclear / answers:.0%} unclear" if answers else "no answers",
         ))  # fmt: skip
     return result
 
