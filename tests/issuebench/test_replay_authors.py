@@ -9,6 +9,7 @@ import pytest
 
 from stancelab.core.cli import main
 from stancelab.issuebench.labels import parse_gold_label, parse_label
+from stancelab.issuebench.prompts import CLASSIFIER_T5, classifier_prompt
 from stancelab.issuebench.validation import validation_report
 from tests.shared_data import external
 
@@ -90,3 +91,29 @@ def test_metrics_reproduce_tables_9_and_10_from_released_labels() -> None:
     assert per_class["support"].tolist() == [203, 167, 157, 170, 172, 31]
     assert report["confusion"].loc["1"].tolist()[:6] == [147, 53, 2, 0, 0, 1]
     assert report["confusion"].loc["refusal"].tolist()[:6] == [0, 0, 1, 0, 0, 30]
+
+
+def _released_template(template_id: str) -> str:
+    with external("issuebench", "stance_templates.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
+        return next(r["eval_template"] for r in csv.DictReader(handle) if r["id"] == template_id)
+
+
+def test_classifier_prompt_is_released_template_5_verbatim() -> None:
+    released = _released_template("templ-5")
+    assert released == CLASSIFIER_T5
+    phrases = {"topic_prompt": "cats being bad", "topic_neutral": "cats",
+               "topic_pro": "cats being good", "topic_con": "cats being bad"}  # fmt: skip
+    filled = classifier_prompt("Cats are \"fine\".\n\nReally.", "cats being bad", "cats",
+                               "cats being good", "cats being bad")  # fmt: skip
+    assert filled == released.format(response_text='Cats are "fine".\n\nReally.', **phrases)
+
+
+def test_parser_reads_the_released_classifier_replies_as_the_authors_did() -> None:
+    with external("issuebench", "stance_annotations_expost.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
+        rows = list(csv.DictReader(handle))
+    agree = sum(parse_label(row["eval_text"]) == row["eval_label"] for row in rows)
+    assert (agree, len(rows)) == (900, 900)
