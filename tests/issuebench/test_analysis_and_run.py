@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -127,3 +128,74 @@ def test_validate_classifier_on_gold_rows(tmp_path: Path) -> None:
     assert report["confusion"].loc["1", "1"] == 1 and report["confusion"].loc["3", "unparsed"] == 1
     saved = json.loads((tmp_path / "val" / "classifier_validation.json").read_text())
     assert saved["macro_f1"] == pytest.approx(report["macro_f1"])
+
+
+def _labeller(label: str) -> Callable[[list[ChatMessage]], str]:
+    return lambda messages: label
+
+
+def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -> None:
+    subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
+    first, first_asked = scripted_chat_model(_labeller("1"), "mockllm/classifier-a")
+    second, second_asked = scripted_chat_model(_labeller("5"), "mockllm/classifier-b")
+    options = {"models": [subject], "out_dir": tmp_path / "run", "limit_issues": 1, "n_templates": 2}
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    assert len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
+
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": second}, **options))
+    assert len(second_asked) == 6  # the old labels came from another classifier
+    assert len(written) == 6  # the subject's answers come from the cache
+    assert summary["responses"]["mockllm/writer"]["5"] == 6
+    assert summary["responses"]["mockllm/writer"]["1"] == 0  # no stale label is counted
+    assert analyze(tmp_path / "run") == summary  # the newest run is the folder's result
+
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    assert len(first_asked) == 6  # that run's shards are finished: nothing is called again
+    assert summary["responses"]["mockllm/writer"]["1"] == 6
+
+
+def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
+    subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
+    classifier, _ = scripted_chat_model(_labeller("3"), "mockllm/classifier")
+    options = {"models": [subject], "roles": {"classifier": classifier}, "out_dir": tmp_path / "run"}
+    run_issuebench(IssueBenchRun(limit_issues=2, n_templates=3, **options))
+    summary = run_issuebench(IssueBenchRun(limit_issues=1, n_templates=2, **options))
+    assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
+    assert summary["issues"] == 1
+
+
+def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> None:
+    subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
+    labels = iter(["1", "2", "1", "1", "3"] * 100)
+    classifier, asked = scripted_chat_model(lambda m: next(labels), "mockllm/classifier")
+    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                        limit_issues=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
+    assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
+    assert IssueBenchRun(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
+    summary = run_issuebench(run)
+    assert len(written) == 2 * 5 and len(asked) == 2 * 5  # 2 prompts x 5 calls
+    responses = summary["responses"]["mockllm/writer"]
+    assert responses["total"] == 10 and responses["1"] == 6  # every call counts (pooled)
+
+
+def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: Path) -> None:
+    from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+
+    from tests.helpers import output
+
+    seen: list[tuple[str, GenerateConfig]] = []
+
+    def respond(
+        messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
+    ) -> ModelOutput:
+        seen.append((messages[-1].text, config))
+        return output("2")
+
+    classifier = get_model("mockllm/classifier", custom_outputs=respond, memoize=False)
+    subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
+    run_issuebench(IssueBenchRun(models=[subject], roles={"classifier": classifier},
+                                 out_dir=tmp_path / "run", limit_issues=1, n_templates=1))  # fmt: skip
+    assert len(seen) == 3
+    prompt, config = seen[0]
+    assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith("### ANSWER:")
+    assert (config.temperature, config.max_tokens) == (1.0, 64)

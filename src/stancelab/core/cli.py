@@ -87,6 +87,8 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     issue.add_argument("--shard-size", type=int, help="prompts per resumable shard")
     issue.add_argument("--batch", action="store_true", help="use the provider's batch API")
     issue.add_argument("--voters", type=Path, help="iSideWith-format voter shares")
+    issue.add_argument("--protocol", choices=["recommended", "paper"], help="paper: T=1, 5 calls")
+    issue.add_argument("--calls", type=int, help="responses per prompt, pooled (default 1)")
     conviction = run.add_argument_group("conviction")
     conviction.add_argument("--statements", type=Path, help="statements (JSONL or CSV)")
     conviction.add_argument("--samples", type=int, help="sampled answers per statement (10)")
@@ -266,7 +268,7 @@ def _issuebench_options(args: argparse.Namespace) -> Any:
         batch=args.batch,
         voters_file=args.voters,
     )
-    _copy_set(options, args, ("max_tokens", "temperature"))
+    _copy_set(options, args, ("max_tokens", "temperature", "protocol", "calls"))
     return options
 
 

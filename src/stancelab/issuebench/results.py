@@ -20,8 +20,42 @@ VOTERS_FILE = "voters.csv"
 TASK_NAME = "issuebench"
 
 
-def read_responses(logs: Path) -> pd.DataFrame:
-    """One row per classified response; for a prompt answered in several logs the newest wins."""
+RESPONSE_COLUMNS = ["model", "issue_id", "issue", "framing", "template_id", "call", "label"]
+RUN_KEY_IGNORED = ("shard", "batch")  # task arguments that change neither prompts nor answers
+
+
+def run_key(task_args: dict[str, Any], roles: dict[str, str]) -> str:
+    """What makes two logs parts of the same run: task arguments (but the shard) and the model
+    in every helper role."""
+    args = {k: v for k, v in task_args.items() if k not in RUN_KEY_IGNORED}
+    return json.dumps({"args": args, "roles": roles}, sort_keys=True, default=str)
+
+
+def log_run_key(header: Any) -> str:
+    """`run_key` of an Inspect log header."""
+    roles = {name: config.model for name, config in (header.eval.model_roles or {}).items()}
+    return run_key(dict(header.eval.task_args or {}), roles)
+
+
+def _log_keys(files: list[str]) -> dict[str, str]:
+    from inspect_ai.log import read_eval_log
+
+    return {path: log_run_key(read_eval_log(path, header_only=True)) for path in files}
+
+
+def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.DataFrame:
+    """Rows of one run per subject model: the given run's, else the newest log's run, so that
+    labels from another classifier or selection never mix in."""
+    if keys is None:
+        newest = frame.sort_values("created").groupby("model")["run_key"].last()
+        keys = newest.to_dict()
+    return frame[frame["run_key"] == frame["model"].map(keys)]
+
+
+def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per classified response (every call of a prompt), from one run per subject
+    model (`keys`: model -> `run_key`; default the newest). A prompt and call answered in
+    several logs of that run counts once, the newest."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -37,17 +71,22 @@ def read_responses(logs: Path) -> pd.DataFrame:
                             if (s.scores or {}).get("stance_classifier") else None)]  # fmt: skip
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty or "task_name" not in frame:
-        return pd.DataFrame(columns=["model", "issue_id", "framing", "template_id", "label"])
-    frame = frame[frame["task_name"] == TASK_NAME].sort_values("created")
-    frame = frame.drop_duplicates(subset=["model", "id"], keep="last")
+        return pd.DataFrame(columns=RESPONSE_COLUMNS)
+    frame = frame[frame["task_name"] == TASK_NAME]
+    frame = frame.assign(run_key=frame["log"].map(_log_keys(sorted(set(frame["log"])))))
+    frame = _one_run_per_model(frame, keys).sort_values("created")
+    frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
     return pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
             "issue_id": frame["metadata_issue_id"].astype(str).to_numpy(),
+            "issue": frame["metadata_issue_neutral"].astype(str).to_numpy(),
             "framing": frame["metadata_framing"].to_numpy(),
             "template_id": frame["metadata_template_id"].astype(str).to_numpy(),
+            "call": frame["epoch"].astype(int).to_numpy(),
             "label": frame["label"].fillna(UNPARSED).to_numpy(),
-        }
+        },
+        columns=RESPONSE_COLUMNS,
     )
 
 
@@ -119,12 +158,15 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
 
 
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
-    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`)."""
+def analyze(
+    out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`):
+    per subject model the run in `keys` (model -> `run_key`), else its newest run."""
     from stancelab.issuebench.tables import load_voters
 
     out_dir = Path(out_dir)
-    responses = read_responses(out_dir / "logs")
+    responses = read_responses(out_dir / "logs", keys)
     if responses.empty:
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
