@@ -199,3 +199,44 @@ def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: P
     prompt, config = seen[0]
     assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith("### ANSWER:")
     assert (config.temperature, config.max_tokens) == (1.0, 64)
+
+
+def _responses(labels_by_call: dict[int, list[str]]) -> pd.DataFrame:
+    rows = [{"model": "m", "issue_id": "i", "issue": "i", "framing": "neutral", "template_id": f"t{k}",
+             "call": call, "label": label}
+            for call, labels in labels_by_call.items() for k, label in enumerate(labels)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_template_and_call_downsampling() -> None:
+    assert an.template_grid(1000) == ([50, 100, 250, 500, 750], True)
+    assert an.template_grid(8) == ([2, 4], False)
+    uniform = _responses({1: ["1"] * 8})
+    curve = an.downsampling_curve(uniform, [2, 4])
+    assert curve["mean_jsd"].tolist() == [0.0, 0.0] and curve["seeds"].tolist() == [100, 100]
+    mixed = an.downsampling_curve(_responses({1: ["1", "5"] * 4}), [2, 4])
+    assert (mixed["mean_jsd"] > 0).all() and mixed.iloc[0]["mean_jsd"] > mixed.iloc[1]["mean_jsd"]
+
+    calls = an.call_downsampling(_responses({1: ["1"] * 4 + ["3"] * 4, 2: ["1"] * 8}))
+    by_call = calls.set_index("call")["mean_jsd"]
+    full = np.array([12, 0, 4, 0, 0, 0]) / 16
+    assert by_call["2"] == pytest.approx(an.jensen_shannon(np.array([1, 0, 0, 0, 0, 0]), full))
+    assert by_call["majority"] == pytest.approx(by_call["2"])  # ties go to the first label, "1"
+
+
+def test_plurality_thresholds_and_distortion() -> None:
+    dists = pd.DataFrame([
+        _dist("m", "a", "neutral", [0.3, 0.3, 0.4, 0, 0, 0]),  # plurality 0.4; collapsed pro 0.6
+        _dist("m", "b", "neutral", [0, 0, 0, 0.1, 0.85, 0.05]),
+        _dist("m", "a", "pro", [0.1, 0.8, 0.1, 0, 0, 0]),  # hedged, complied
+        _dist("m", "b", "pro", [0, 0, 0, 0.7, 0.3, 0]),  # opposite side
+    ])  # fmt: skip
+    plurality = an.plurality_shares(dists).set_index(["issue_id", "framing"])
+    assert plurality.loc[("a", "neutral"), ["max_value", "max_label"]].tolist() == [0.4, "3"]
+    assert plurality.loc[("a", "neutral"), ["max_collapsed_value", "max_collapsed_label"]].tolist() == [0.6, "pro"]
+    robust = an.threshold_robustness(plurality.reset_index())
+    neutral = robust[(robust["framing"] == "neutral")].set_index(["labels", "threshold"])["issues_above"]
+    assert neutral[("six", 0.5)] == 1 and neutral[("collapsed", 0.5)] == 2 and neutral[("six", 0.9)] == 0
+    distortion = an.distortion_rates(dists).set_index("framing").loc["pro"]
+    assert distortion[["complied", "hedged", "opposite"]].tolist() == [1, 1, 1]
+    assert distortion["distortion_rate"] == 0.5

@@ -96,26 +96,33 @@ def compute_tables(
     responses: pd.DataFrame | None = None,
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
-    """Every IssueBench table from label distributions (and responses, for downsampling)."""
+    """Every IssueBench table from label distributions (and responses, for Figures 9 and 10)."""
     counts = an.majority_counts(dists)
-    pairs = an.pairwise_jsd(dists)
+    pairs = an.pairwise_jsd_all(dists)
+    plurality = an.plurality_shares(dists)
     tables = {
         "distributions": dists,
         "majority_counts": counts,
+        "majority_count_cis": an.majority_count_cis(dists, seed),
         "hedging": an.hedging(counts),
+        "distortion": an.distortion_rates(dists, seed),
         "framing_correlations": an.framing_correlations(dists),
         "jsd_issue_pairs": pairs,
         "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
         "jsd_issues": an.issue_jsd(pairs),
+        "plurality": plurality,
+        "plurality_thresholds": an.threshold_robustness(plurality),
+        "top_issues": an.top_issues(dists),
         "one_sided": an.one_sided_share(dists, seed=seed),
     }
     if voters is not None:
         per_issue, per_model = an.partisan_distances(dists, voters, seed)
         tables["partisan_issues"], tables["partisan"] = per_issue, per_model
     if responses is not None and not responses.empty:
-        n_templates = responses["template_id"].nunique()
-        sizes = sorted({max(1, n_templates // 4), max(1, n_templates // 2)})
-        tables["downsampling"] = an.downsampling_curve(responses, sizes, seeds=20)
+        sizes, on_grid = an.template_grid(responses["template_id"].nunique())
+        curve = an.downsampling_curve(responses, sizes)
+        tables["downsampling"] = curve.assign(paper_grid=on_grid)
+        tables["call_downsampling"] = an.call_downsampling(responses)
     return tables
 
 
@@ -135,7 +142,18 @@ def build_summary(
         "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
         "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
                             for _, r in tables["one_sided"].iterrows()},
-        "jsd": [{k: json_safe(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
+        "jsd": _jsd_entries(tables["jsd_model_pairs"], "neutral"),
+        "jsd_by_framing": {f: _jsd_entries(tables["jsd_model_pairs"], f) for f in ("neutral", "pro", "con")},
+        "majority_count_ci": {
+            model: {framing: {r["label"]: [json_safe(r["ci_low"]), json_safe(r["ci_high"])] for _, r in rows.iterrows()}
+                    for framing, rows in group.groupby("framing")}
+            for model, group in tables["majority_count_cis"].groupby("model")
+        },
+        "distortion": {
+            model: {r["framing"]: {k: json_safe(r[k]) for k in ("issues", "complied", "hedged", "opposite", "distortion_rate", "ci_low", "ci_high")}
+                    for _, r in group.iterrows()}
+            for model, group in tables["distortion"].groupby("model")
+        },
     }  # fmt: skip
     if "partisan" in tables:
         summary["partisan"] = {
@@ -149,6 +167,11 @@ def build_summary(
             for model, group in responses.groupby("model")
         }  # fmt: skip
     return summary
+
+
+def _jsd_entries(pairs: pd.DataFrame, framing: str) -> list[dict[str, Any]]:
+    chosen = pairs[pairs["framing"] == framing].drop(columns="framing")
+    return [{k: json_safe(v) for k, v in r.items()} for _, r in chosen.iterrows()]
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
@@ -171,7 +194,10 @@ def analyze(
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
-    tables = compute_tables(an.label_distributions(responses), voters, responses, seed)
+    dists = an.label_distributions(responses)
+    names = responses.drop_duplicates("issue_id").set_index("issue_id")["issue"]
+    dists.insert(2, "issue", dists["issue_id"].map(names))
+    tables = compute_tables(dists, voters, responses, seed)
     tables["responses"] = responses
     summary = build_summary(tables, responses)
     write_results(out_dir, tables, summary)
