@@ -183,3 +183,12 @@ def test_figure_11_similarity_under_pro_and_con_framing(summary: dict) -> None:
         pairs = summary["jsd_by_framing"][framing]
         assert len(pairs) == 45  # every pair of the ten models
         assert all(0 < p["value"] < 0.1 and p["ci_low"] <= p["value"] <= p["ci_high"] for p in pairs)
+
+
+def test_macro_f1_carries_a_bootstrap_ci_over_responses() -> None:
+    with external("issuebench", "stance_annotations_expost.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    report = validation_report([parse_gold_label(r["annot1_label"]) or "" for r in rows],
+                               [parse_label(r["eval_text"]) for r in rows])  # fmt: skip
+    assert round(report["macro_f1"], 2) == 0.79  # from the raw replies, as from eval_label
+    assert 0.75 < report["macro_f1_ci_low"] < report["macro_f1"] < report["macro_f1_ci_high"] < 0.83
