@@ -114,12 +114,13 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
 def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported = subparsers.add_parser("import", help="re-analyse a published run")
     imported.add_argument(
-        "source", choices=["llm-bias-bench", "issuebench-tables"], help="what to import"
+        "source", choices=["llm-bias-bench", "issuebench-tables", "issuebench-completions"],
+        help="what to import",
     )
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, required=True, help="output folder")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    imported.add_argument("--voters", type=Path, help="issuebench-tables: iSideWith voter file")
+    imported.add_argument("--voters", type=Path, help="issuebench: iSideWith voter file")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -393,11 +394,12 @@ def _analyze(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    if args.source == "issuebench-tables":
+    if args.source.startswith("issuebench"):
         from stancelab.issuebench.results import format_summary as format_issuebench
-        from stancelab.issuebench.run import import_released_tables
+        from stancelab.issuebench.run import import_completions, import_released_tables
 
-        summary = import_released_tables(args.path, args.out, args.voters)
+        load = import_released_tables if args.source == "issuebench-tables" else import_completions
+        summary = load(args.path, args.out, args.voters)
         print(with_results_path(format_issuebench(summary), args.out))
         return 0
     from stancelab.llm_bias_bench.results import format_summary

@@ -181,6 +181,17 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
 
 
+def results_from_responses(
+    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Tables and summary from one row per classified response (a run's, or the authors')."""
+    dists = an.label_distributions(responses)
+    names = responses.drop_duplicates("issue_id").set_index("issue_id")["issue"]
+    dists.insert(2, "issue", dists["issue_id"].map(names))
+    tables = compute_tables(dists, voters, responses, seed)
+    return tables, build_summary(tables, responses)
+
+
 def analyze(
     out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -194,12 +205,8 @@ def analyze(
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
-    dists = an.label_distributions(responses)
-    names = responses.drop_duplicates("issue_id").set_index("issue_id")["issue"]
-    dists.insert(2, "issue", dists["issue_id"].map(names))
-    tables = compute_tables(dists, voters, responses, seed)
+    tables, summary = results_from_responses(responses, voters, seed)
     tables["responses"] = responses
-    summary = build_summary(tables, responses)
     write_results(out_dir, tables, summary)
     return summary
 

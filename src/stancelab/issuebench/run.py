@@ -22,6 +22,7 @@ from stancelab.issuebench.results import (
     build_summary,
     compute_tables,
     log_run_key,
+    results_from_responses,
     run_key,
     write_results,
 )
@@ -178,6 +179,21 @@ def import_released_tables(
     return summary
 
 
+def import_completions(
+    source: Path, out_dir: Path, voters_file: Path | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Re-analyse the authors' raw completions release (one row per response and call, with
+    the classifier's label), so that every figure, Figures 9 and 10 included, is recomputed."""
+    from stancelab.issuebench.completions import load_completions
+
+    responses = load_completions(source)
+    voters = load_voters(voters_file) if voters_file else None
+    tables, summary = results_from_responses(responses, voters, seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_results(out_dir, tables, summary)
+    return summary
+
+
 def validate_classifier(
     gold_file: Path,
     classifier: str | Model,
@@ -205,4 +221,5 @@ def validate_classifier(
     return report
 
 
-__all__ = ["IssueBenchRun", "import_released_tables", "run_issuebench", "validate_classifier"]
+__all__ = ["IssueBenchRun", "import_completions", "import_released_tables", "run_issuebench",
+           "validate_classifier"]
