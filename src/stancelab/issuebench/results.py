@@ -47,7 +47,7 @@ def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.D
     """Rows of one run per subject model: the given run's, else the newest log's run, so that
     labels from another classifier or selection never mix in."""
     if keys is None:
-        newest = frame.sort_values("created").groupby("model")["run_key"].last()
+        newest = frame.sort_values("finished").groupby("model")["run_key"].last()
         keys = newest.to_dict()
     return frame[frame["run_key"] == frame["model"].map(keys)]
 
@@ -73,8 +73,11 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame(columns=RESPONSE_COLUMNS)
     frame = frame[frame["task_name"] == TASK_NAME]
-    frame = frame.assign(run_key=frame["log"].map(_log_keys(sorted(set(frame["log"])))))
-    frame = _one_run_per_model(frame, keys).sort_values("created")
+    logs = sorted(set(frame["log"]))
+    # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
+    finished = {log: Path(log).stat().st_mtime_ns for log in logs}
+    frame = frame.assign(run_key=frame["log"].map(_log_keys(logs)), finished=frame["log"].map(finished))
+    frame = _one_run_per_model(frame, keys).sort_values(["created", "finished"])
     frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
     return pd.DataFrame(
         {
