@@ -234,6 +234,13 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(
                 f"{model}: {counts['total']} responses, {counts['refusal']} refusals, {counts[UNPARSED]} unparsed labels"
             )
+    if summary.get("distortion"):
+        lines.append("")
+        lines.append("distorted stance (§6): issues without a majority on the asked side")
+        for model, framings in summary["distortion"].items():
+            parts = [f"{framing} {row['distortion_rate'] * 100:.1f}% ({row['issues'] - row['complied']} of {row['issues']})"
+                     for framing, row in framings.items() if row.get("distortion_rate") is not None]  # fmt: skip
+            lines.append(f"  {model:<34} " + ", ".join(parts))
     if "partisan" in summary:
         lines.append("")
         lines.append("mean |model - voters| (support minus opposition): ")
