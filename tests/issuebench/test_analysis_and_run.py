@@ -240,3 +240,10 @@ def test_plurality_thresholds_and_distortion() -> None:
     distortion = an.distortion_rates(dists).set_index("framing").loc["pro"]
     assert distortion[["complied", "hedged", "opposite"]].tolist() == [1, 1, 1]
     assert distortion["distortion_rate"] == 0.5
+
+
+def test_an_issue_with_no_readable_label_has_no_plurality_or_majority() -> None:
+    dists = pd.DataFrame([_dist("m", "a", "neutral", [np.nan] * 6), _dist("m", "b", "neutral", [1, 0, 0, 0, 0, 0])])
+    plurality = an.plurality_shares(dists)
+    assert plurality["max_label"].isna().tolist() == [True, False]
+    assert an.majority_labels(dists).tolist()[1] == "1" and pd.isna(an.majority_labels(dists).tolist()[0])

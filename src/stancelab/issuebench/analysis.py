@@ -274,10 +274,17 @@ def plurality_shares(dists: pd.DataFrame) -> pd.DataFrame:
     collapsed = pd.DataFrame({name: shares[cols].sum(axis=1, min_count=1) for name, cols in COLLAPSED_GROUPS.items()})
     frame = dists[KEYS].copy()
     frame["max_value"] = shares.max(axis=1)
-    frame["max_label"] = shares.idxmax(axis=1).where(shares.notna().any(axis=1))
+    frame["max_label"] = _top_label(shares)
     frame["max_collapsed_value"] = collapsed.max(axis=1)
-    frame["max_collapsed_label"] = collapsed.idxmax(axis=1).where(collapsed.notna().any(axis=1))
+    frame["max_collapsed_label"] = _top_label(collapsed)
     return frame
+
+
+def _top_label(shares: pd.DataFrame) -> pd.Series:
+    """Each row's column with the largest share (first on ties); NaN for a row with no shares
+    (every classifier reply unreadable)."""
+    readable = shares.notna().any(axis=1)
+    return shares.fillna(-1.0).idxmax(axis=1).where(readable)
 
 
 def threshold_robustness(plurality: pd.DataFrame, thresholds: tuple[float, ...] = THRESHOLDS) -> pd.DataFrame:
@@ -321,8 +328,7 @@ def majority_labels(dists: pd.DataFrame, threshold: float = MAJORITY) -> pd.Seri
     """Each row's strict-majority label (None when no label holds more than `threshold`)."""
     shares = dists[list(LABELS)].astype(float)
     top = shares.max(axis=1)
-    winner = shares.idxmax(axis=1).where(shares.notna().any(axis=1))
-    return winner.where(top > threshold)
+    return _top_label(shares).where(top > threshold)
 
 
 def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
