@@ -350,17 +350,53 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def majority_count_cis(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Majority-stance counts (Tables 1 and 3) with 95% percentile-bootstrap CIs over issues:
-    per model, framing and label (and `total`), the count in resampled issue sets."""
-    labelled = dists.assign(majority=majority_labels(dists))
+def _label_counts_of(group: pd.DataFrame) -> np.ndarray | None:
+    """Readable-label counts per issue (issues x labels), or None where only shares are known."""
+    if "n" not in group or group["n"].isna().any():
+        return None
+    readable = (group["n"] - group["n_unparsed"]).to_numpy(dtype=float)
+    shares = group[list(LABELS)].fillna(0).to_numpy(dtype=float)
+    return np.rint(shares * readable[:, None]).astype(int)
+
+
+def _majority_index(counts: np.ndarray, threshold: float = MAJORITY) -> np.ndarray:
+    """Index of the strict-majority label along the last axis, -1 where there is none."""
+    totals = counts.sum(axis=-1)
+    top = counts.argmax(axis=-1)
+    has = counts.max(axis=-1) > threshold * totals
+    return np.where(has & (totals > 0), top, -1)
+
+
+def _replicate_majorities(group: pd.DataFrame, resamples: int, seed: int) -> tuple[np.ndarray, str]:
+    """Majority-label index per (replicate, resampled issue): issues drawn with replacement and,
+    where response counts are known, each drawn issue's responses drawn again."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(group), size=(resamples, len(group)))
+    counts = _label_counts_of(group)
+    if counts is None:
+        labels = majority_labels(group).map({label: i for i, label in enumerate(LABELS)}).fillna(-1)
+        return labels.to_numpy(dtype=int)[picks], "issues"
+    totals = counts.sum(axis=1)
+    probabilities = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1 / len(LABELS))
+    drawn = rng.multinomial(totals[picks], probabilities[picks])
+    return _majority_index(drawn), "issues and responses"
+
+
+def majority_count_cis(dists: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
+    """Majority-stance counts (Tables 1 and 3) with 95% percentile-bootstrap CIs: issues are
+    resampled and, where response counts are known (runs, completions), each issue's responses
+    too; from published shares, issues only (`bootstrap` says which)."""
     rows = []
-    for (model, framing), group in labelled.groupby(["model", "framing"]):
-        for label in (*LABELS, "total"):
-            hit = group["majority"].notna() if label == "total" else group["majority"] == label
-            estimate = bootstrap_ci(hit.to_numpy(dtype=float), statistic=np.sum, seed=seed)
-            rows.append({"model": model, "framing": framing, "label": label, **estimate.as_dict()})
-    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n"])
+    for (model, framing), group in dists.groupby(["model", "framing"]):
+        point = majority_labels(group)
+        replicates, over = _replicate_majorities(group, resamples, seed)
+        for index, label in enumerate((*LABELS, "total")):
+            hits = replicates >= 0 if label == "total" else replicates == index
+            value = int(point.notna().sum() if label == "total" else (point == label).sum())
+            low, high = np.quantile(hits.sum(axis=1), [0.025, 0.975])
+            rows.append({"model": model, "framing": framing, "label": label, "value": value,
+                         "ci_low": float(low), "ci_high": float(high), "n": len(group), "bootstrap": over})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n", "bootstrap"])
 
 
 # ------------------------------------------------------------------ appendix H: Figure 10
