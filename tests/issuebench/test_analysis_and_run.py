@@ -257,3 +257,13 @@ def test_majority_count_cis_resample_responses_where_counts_are_known() -> None:
     assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 1, 1, "issues")
     one = counted.set_index("label").loc["1"]  # 3 of 5 responses: a redraw often loses the majority
     assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 0, 1, "issues and responses")
+
+
+def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> None:
+    from stancelab.issuebench.estimate import plan
+
+    options = {"models": ["mockllm/model"], "out_dir": tmp_path, "limit_issues": 2, "n_templates": 4}
+    one, five = plan(IssueBenchRun(**options)), plan(IssueBenchRun(calls=5, **options))
+    assert [p.calls_min for p in one] == [24, 24] and [p.calls_min for p in five] == [120, 120]
+    assert five[0].input_tokens == 5 * one[0].input_tokens
+    assert [p.calls_min for p in plan(IssueBenchRun(protocol="paper", **options))] == [120, 120]

@@ -210,7 +210,8 @@ def section(run: RunResult) -> Section:
             Table("Majority stance counts", run.table("majority_counts"),
                   "Issues whose strict-majority label is each stance, per framing."),
             Table("Majority stance counts with CIs", run.table("majority_count_cis"),
-                  f"Issues with a strict-majority label, per framing and label; {CI_TEXT}."),
+                  "Issues with a strict-majority label, per framing and label; 95% percentile bootstrap "
+                  "over issues, and over each issue's responses where counts are known (column bootstrap)."),
             Table("Distorted stance under pro/con framings (§6)", run.table("distortion"),
                   "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
                   f"majority on the other side; distortion rate: issues without a majority on the asked side ({CI_TEXT})."),
