@@ -172,6 +172,8 @@ def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> N
                         limit_issues=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
     assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
     assert IssueBenchRun(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
+    greedy = IssueBenchRun(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
+    assert greedy.task_args(0)["temperature"] == 0.0  # an explicit option wins over the protocol
     summary = run_issuebench(run)
     assert len(written) == 2 * 5 and len(asked) == 2 * 5  # 2 prompts x 5 calls
     responses = summary["responses"]["mockllm/writer"]

@@ -75,7 +75,7 @@ class IssueBenchRun(ProbeRun):
         if self.protocol not in PROTOCOLS:
             raise StancelabError(f"Unknown IssueBench protocol '{self.protocol}' (use {', '.join(PROTOCOLS)}).")
         value = getattr(self, name)
-        return value if value not in (None, False) else PROTOCOLS[self.protocol][name]
+        return PROTOCOLS[self.protocol][name] if value is None or value is False else value
 
     def task_args(self, shard: int) -> dict[str, Any]:
         return {
