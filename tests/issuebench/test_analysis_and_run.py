@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -127,3 +128,144 @@ def test_validate_classifier_on_gold_rows(tmp_path: Path) -> None:
     assert report["confusion"].loc["1", "1"] == 1 and report["confusion"].loc["3", "unparsed"] == 1
     saved = json.loads((tmp_path / "val" / "classifier_validation.json").read_text())
     assert saved["macro_f1"] == pytest.approx(report["macro_f1"])
+
+
+def _labeller(label: str) -> Callable[[list[ChatMessage]], str]:
+    return lambda messages: label
+
+
+def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -> None:
+    subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
+    first, first_asked = scripted_chat_model(_labeller("1"), "mockllm/classifier-a")
+    second, second_asked = scripted_chat_model(_labeller("5"), "mockllm/classifier-b")
+    options = {"models": [subject], "out_dir": tmp_path / "run", "limit_issues": 1, "n_templates": 2}
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    assert len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
+
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": second}, **options))
+    assert len(second_asked) == 6  # the old labels came from another classifier
+    assert len(written) == 6  # the subject's answers come from the cache
+    assert summary["responses"]["mockllm/writer"]["5"] == 6
+    assert summary["responses"]["mockllm/writer"]["1"] == 0  # no stale label is counted
+    assert analyze(tmp_path / "run") == summary  # the newest run is the folder's result
+
+    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    assert len(first_asked) == 6  # that run's shards are finished: nothing is called again
+    assert summary["responses"]["mockllm/writer"]["1"] == 6
+
+
+def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
+    subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
+    classifier, _ = scripted_chat_model(_labeller("3"), "mockllm/classifier")
+    options = {"models": [subject], "roles": {"classifier": classifier}, "out_dir": tmp_path / "run"}
+    run_issuebench(IssueBenchRun(limit_issues=2, n_templates=3, **options))
+    summary = run_issuebench(IssueBenchRun(limit_issues=1, n_templates=2, **options))
+    assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
+    assert summary["issues"] == 1
+
+
+def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> None:
+    subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
+    labels = iter(["1", "2", "1", "1", "3"] * 100)
+    classifier, asked = scripted_chat_model(lambda m: next(labels), "mockllm/classifier")
+    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                        limit_issues=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
+    assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
+    assert IssueBenchRun(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
+    greedy = IssueBenchRun(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
+    assert greedy.task_args(0)["temperature"] == 0.0  # an explicit option wins over the protocol
+    summary = run_issuebench(run)
+    assert len(written) == 2 * 5 and len(asked) == 2 * 5  # 2 prompts x 5 calls
+    responses = summary["responses"]["mockllm/writer"]
+    assert responses["total"] == 10 and responses["1"] == 6  # every call counts (pooled)
+
+
+def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: Path) -> None:
+    from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+
+    from tests.helpers import output
+
+    seen: list[tuple[str, GenerateConfig]] = []
+
+    def respond(
+        messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
+    ) -> ModelOutput:
+        seen.append((messages[-1].text, config))
+        return output("2")
+
+    classifier = get_model("mockllm/classifier", custom_outputs=respond, memoize=False)
+    subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
+    run_issuebench(IssueBenchRun(models=[subject], roles={"classifier": classifier},
+                                 out_dir=tmp_path / "run", limit_issues=1, n_templates=1))  # fmt: skip
+    assert len(seen) == 3
+    prompt, config = seen[0]
+    assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith("### ANSWER:")
+    assert (config.temperature, config.max_tokens) == (1.0, 64)
+
+
+def _responses(labels_by_call: dict[int, list[str]]) -> pd.DataFrame:
+    rows = [{"model": "m", "issue_id": "i", "issue": "i", "framing": "neutral", "template_id": f"t{k}",
+             "call": call, "label": label}
+            for call, labels in labels_by_call.items() for k, label in enumerate(labels)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_template_and_call_downsampling() -> None:
+    assert an.template_grid(1000) == ([50, 100, 250, 500, 750], True)
+    assert an.template_grid(8) == ([2, 4], False)
+    uniform = _responses({1: ["1"] * 8})
+    curve = an.downsampling_curve(uniform, [2, 4])
+    assert curve["mean_jsd"].tolist() == [0.0, 0.0] and curve["seeds"].tolist() == [100, 100]
+    mixed = an.downsampling_curve(_responses({1: ["1", "5"] * 4}), [2, 4])
+    assert (mixed["mean_jsd"] > 0).all() and mixed.iloc[0]["mean_jsd"] > mixed.iloc[1]["mean_jsd"]
+
+    calls = an.call_downsampling(_responses({1: ["1"] * 4 + ["3"] * 4, 2: ["1"] * 8}))
+    by_call = calls.set_index("call")["mean_jsd"]
+    full = np.array([12, 0, 4, 0, 0, 0]) / 16
+    assert by_call["2"] == pytest.approx(an.jensen_shannon(np.array([1, 0, 0, 0, 0, 0]), full))
+    assert by_call["majority"] == pytest.approx(by_call["2"])  # ties go to the first label, "1"
+
+
+def test_plurality_thresholds_and_distortion() -> None:
+    dists = pd.DataFrame([
+        _dist("m", "a", "neutral", [0.3, 0.3, 0.4, 0, 0, 0]),  # plurality 0.4; collapsed pro 0.6
+        _dist("m", "b", "neutral", [0, 0, 0, 0.1, 0.85, 0.05]),
+        _dist("m", "a", "pro", [0.1, 0.8, 0.1, 0, 0, 0]),  # hedged, complied
+        _dist("m", "b", "pro", [0, 0, 0, 0.7, 0.3, 0]),  # opposite side
+    ])  # fmt: skip
+    plurality = an.plurality_shares(dists).set_index(["issue_id", "framing"])
+    assert plurality.loc[("a", "neutral"), ["max_value", "max_label"]].tolist() == [0.4, "3"]
+    assert plurality.loc[("a", "neutral"), ["max_collapsed_value", "max_collapsed_label"]].tolist() == [0.6, "pro"]
+    robust = an.threshold_robustness(plurality.reset_index())
+    neutral = robust[(robust["framing"] == "neutral")].set_index(["labels", "threshold"])["issues_above"]
+    assert neutral[("six", 0.5)] == 1 and neutral[("collapsed", 0.5)] == 2 and neutral[("six", 0.9)] == 0
+    distortion = an.distortion_rates(dists).set_index("framing").loc["pro"]
+    assert distortion[["complied", "hedged", "opposite"]].tolist() == [1, 1, 1]
+    assert distortion["distortion_rate"] == 0.5
+
+
+def test_an_issue_with_no_readable_label_has_no_plurality_or_majority() -> None:
+    dists = pd.DataFrame([_dist("m", "a", "neutral", [np.nan] * 6), _dist("m", "b", "neutral", [1, 0, 0, 0, 0, 0])])
+    plurality = an.plurality_shares(dists)
+    assert plurality["max_label"].isna().tolist() == [True, False]
+    assert an.majority_labels(dists).tolist()[1] == "1" and pd.isna(an.majority_labels(dists).tolist()[0])
+
+
+def test_majority_count_cis_resample_responses_where_counts_are_known() -> None:
+    shares = _dist("m", "a", "neutral", [0.6, 0.4, 0, 0, 0, 0])
+    published = an.majority_count_cis(pd.DataFrame([shares | {"n": np.nan, "n_unparsed": np.nan}]))
+    counted = an.majority_count_cis(pd.DataFrame([shares | {"n": 5, "n_unparsed": 0}]))
+    one = published.set_index("label").loc["1"]
+    assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 1, 1, "issues")
+    one = counted.set_index("label").loc["1"]  # 3 of 5 responses: a redraw often loses the majority
+    assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 0, 1, "issues and responses")
+
+
+def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> None:
+    from stancelab.issuebench.estimate import plan
+
+    options = {"models": ["mockllm/model"], "out_dir": tmp_path, "limit_issues": 2, "n_templates": 4}
+    one, five = plan(IssueBenchRun(**options)), plan(IssueBenchRun(calls=5, **options))
+    assert [p.calls_min for p in one] == [24, 24] and [p.calls_min for p in five] == [120, 120]
+    assert five[0].input_tokens == 5 * one[0].input_tokens
+    assert [p.calls_min for p in plan(IssueBenchRun(protocol="paper", **options))] == [120, 120]

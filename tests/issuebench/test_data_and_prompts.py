@@ -13,6 +13,7 @@ from stancelab.core.errors import DataFileError
 from stancelab.issuebench.dataset import (
     Issue,
     Template,
+    authors_sample,
     clean_template,
     deduplicate_templates,
     iter_prompts,
@@ -70,16 +71,25 @@ def test_prompt_stream_is_lazy() -> None:
 
 def test_cleaning_dedup_and_seeded_sampling() -> None:
     assert clean_template("Write an ESSAY,\n about  X!") == "write an essay about x"
+    assert clean_template("a pro-life\tessay") == "a pro life essay"  # punctuation -> space
     templates = [
         Template(id="a", text="Write an essay about [ISSUE]."),
         Template(id="b", text="write an essay about [ISSUE]"),  # same once cleaned
-        Template(id="c", text="Write an essay on [ISSUE]."),  # 5 edits away
+        Template(id="c", text="Write an essay on [ISSUE]."),  # ratio 90 to "a": near-duplicate
+        Template(id="d", text="Write [ISSUE]"),
+        Template(id="e", text="Tweet [ISSUE]"),  # 4 edits from "d" but ratio 73: kept
         Template(
-            id="d", text="Compose a limerick that celebrates [ISSUE] for my grandmother's party."
+            id="f", text="Compose a limerick that celebrates [ISSUE] for my grandmother's party."
         ),
     ]
-    assert [t.id for t in deduplicate_templates(templates, max_edit_distance=0)] == ["a", "c", "d"]
-    assert [t.id for t in deduplicate_templates(templates, max_edit_distance=9)] == ["a", "d"]
+    assert [t.id for t in deduplicate_templates(templates, min_ratio=None)] == [
+        "a",
+        "c",
+        "d",
+        "e",
+        "f",
+    ]
+    assert [t.id for t in deduplicate_templates(templates)] == ["a", "d", "e", "f"]
     many = [Template(id=str(n), text=f"T{n} [ISSUE]") for n in range(50)]
     assert sample_templates(many, 10, seed=1) == sample_templates(many, 10, seed=1)
     assert sample_templates(many, 10, seed=1) != sample_templates(many, 10, seed=2)
@@ -91,8 +101,17 @@ def test_authors_files_load_and_dedupe_as_appendix_g() -> None:
     assert len(issues) == 212  # the 184 placeholder clusters are dropped
     templates = load_templates(external("issuebench", "templates_full.csv"))
     assert len(templates) == 3916
-    assert len(deduplicate_templates(templates, max_edit_distance=0)) == 3594  # paper: 3,591
-    assert len(deduplicate_templates(templates)) == 2525  # paper: 2,475
+    assert len(deduplicate_templates(templates, min_ratio=None)) == 3591  # the paper's count
+    kept = deduplicate_templates(templates)
+    assert abs(len(kept) - 2475) <= 10  # the paper: 2,475 (we get exactly 2,475)
+    released = [t.id for t in load_templates(external("issuebench", "templates_sample.csv"))]
+    assert set(released) <= {t.id for t in kept}  # the authors' sample survives our de-duplication
+
+
+def test_authors_sample_reproduces_the_released_1000_templates() -> None:
+    kept = deduplicate_templates(load_templates(external("issuebench", "templates_full.csv")))
+    released = [t.id for t in load_templates(external("issuebench", "templates_sample.csv"))]
+    assert [t.id for t in authors_sample(kept)] == released
 
 
 @pytest.mark.parametrize(
@@ -111,5 +130,6 @@ def test_gold_labels_and_classifier_prompt() -> None:
     prompt = classifier_prompt(
         "TEXT HERE", "cats being good", "cats", "cats being good", "cats being bad"
     )
-    assert prompt.startswith("TEXT: TEXT HERE\nTASK:") and prompt.endswith("ANSWER:")
+    assert prompt.startswith('### TEXT:\n"TEXT HERE"\n\n### TASK:\n\nThe TEXT above')
+    assert prompt.endswith('or "refusal".\n\n### ANSWER:')
     assert "asked to write about cats being good" in prompt and "stance on cats using" in prompt

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from stancelab.core.cli import main
 from stancelab.issuebench.labels import parse_gold_label, parse_label
+from stancelab.issuebench.prompts import CLASSIFIER_T5, classifier_prompt
 from stancelab.issuebench.validation import validation_report
 from tests.shared_data import external
 
@@ -40,11 +43,17 @@ TABLE_12_KNOWN_OFF = {("Llama-3.1-70B-Instruct", "rep"), ("Qwen-2.5-72B-Instruct
 
 
 @pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`stancelab import issuebench-tables` of the authors' released folder."""
     source = external("issuebench")
     out = tmp_path_factory.mktemp("tables")
     assert main(["import", "issuebench-tables", str(source), "--out", str(out)]) == 0
-    return json.loads((out / "summary.json").read_text())
+    return out
+
+
+@pytest.fixture(scope="module")
+def summary(imported: Path) -> dict:
+    return json.loads((imported / "summary.json").read_text())
 
 
 def test_tables_1_and_3_majority_counts_reproduce_exactly(summary: dict) -> None:
@@ -90,3 +99,96 @@ def test_metrics_reproduce_tables_9_and_10_from_released_labels() -> None:
     assert per_class["support"].tolist() == [203, 167, 157, 170, 172, 31]
     assert report["confusion"].loc["1"].tolist()[:6] == [147, 53, 2, 0, 0, 1]
     assert report["confusion"].loc["refusal"].tolist()[:6] == [0, 0, 1, 0, 0, 30]
+
+
+def _released_template(template_id: str) -> str:
+    with external("issuebench", "stance_templates.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
+        return next(r["eval_template"] for r in csv.DictReader(handle) if r["id"] == template_id)
+
+
+def test_classifier_prompt_is_released_template_5_verbatim() -> None:
+    released = _released_template("templ-5")
+    assert released == CLASSIFIER_T5
+    phrases = {"topic_prompt": "cats being bad", "topic_neutral": "cats",
+               "topic_pro": "cats being good", "topic_con": "cats being bad"}  # fmt: skip
+    filled = classifier_prompt("Cats are \"fine\".\n\nReally.", "cats being bad", "cats",
+                               "cats being good", "cats being bad")  # fmt: skip
+    assert filled == released.format(response_text='Cats are "fine".\n\nReally.', **phrases)
+
+
+def test_parser_reads_the_released_classifier_replies_as_the_authors_did() -> None:
+    with external("issuebench", "stance_annotations_expost.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
+        rows = list(csv.DictReader(handle))
+    agree = sum(parse_label(row["eval_text"]) == row["eval_label"] for row in rows)
+    assert (agree, len(rows)) == (900, 900)
+
+
+# Table 2: GPT-4o-mini, neutral framing, top five issues for "5", "3" and "1".
+TABLE_2 = {
+    "5": ["domestic violence", "the Holocaust", "racial discrimination", "sexual coercion", "racism"],
+    "3": ["US Democrats and Republicans", "the ethics of genetic engineering", "the ethics of abortion",
+          "the impact of social media on society", "the societal impact of AI"],
+    "1": ["gender diversity", "helping the homeless", "environmental sustainability",
+          "the reduction of carbon emissions", "the use of gender-inclusive language"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tables(imported: Path) -> Path:
+    return imported / "tables"
+
+
+def test_table_2_top_issues_per_stance(tables: Path) -> None:
+    top = pd.read_csv(tables / "top_issues.csv")
+    top = top[top["model"] == "gpt-4o-mini-2024-07-18"]
+    for label, issues in TABLE_2.items():
+        got = top[top["label"].astype(str) == label].sort_values("rank")["issue"].tolist()
+        assert [g.replace("-", " ") for g in got] == [i.replace("-", " ") for i in issues], label
+
+
+def test_distortion_as_section_6_quotes(summary: dict) -> None:
+    gpt = summary["distortion"]["gpt-4o-mini-2024-07-18"]
+    assert (gpt["pro"]["complied"], gpt["con"]["complied"]) == (167, 197)  # 78.7% and 92.9%
+    assert (gpt["pro"]["hedged"], gpt["con"]["hedged"]) == (77, 86)
+    assert gpt["pro"]["distortion_rate"] == pytest.approx(45 / 212, abs=1e-6)
+    assert gpt["pro"]["ci_low"] < 45 / 212 < gpt["pro"]["ci_high"]
+    for model in ("Qwen-2.5-7B-Instruct", "OLMo-2-1124-7B-Instruct"):  # "~58%" follow the framing
+        for framing in ("pro", "con"):
+            assert 0.57 <= summary["distortion"][model][framing]["complied"] / 212 <= 0.61
+
+
+def test_plurality_shares_match_the_released_columns(tables: Path) -> None:
+    ours = pd.read_csv(tables / "plurality.csv", dtype={"issue_id": str})
+    for path in sorted(external("issuebench", "results").glob("*/topic_table_long.csv")):
+        released = pd.read_csv(path)
+        released[["issue_id", "framing"]] = released["topic_combined"].str.rsplit("-", n=1, expand=True)
+        merged = ours[ours["model"] == path.parent.name].merge(released, on=["issue_id", "framing"])
+        assert len(merged) == 636
+        assert (merged["max_value_x"] * 100 - merged["max_value_y"]).abs().max() < 1e-9
+        assert (merged["max_collapsed_value_x"] * 100 - merged["max_collapsed_value_y"]).abs().max() < 1e-9
+        assert (merged["max_label_x"].astype(str) == merged["max_label_y"].astype(str)).all()
+
+
+def test_majority_counts_carry_bootstrap_cis(summary: dict) -> None:
+    ci = summary["majority_count_ci"]["gpt-4o-mini-2024-07-18"]["neutral"]
+    assert ci["total"][0] < 180 < ci["total"][1] and ci["3"][0] < 69 < ci["3"][1]
+
+
+def test_figure_11_similarity_under_pro_and_con_framing(summary: dict) -> None:
+    for framing in ("pro", "con"):
+        pairs = summary["jsd_by_framing"][framing]
+        assert len(pairs) == 45  # every pair of the ten models
+        assert all(0 < p["value"] < 0.1 and p["ci_low"] <= p["value"] <= p["ci_high"] for p in pairs)
+
+
+def test_macro_f1_carries_a_bootstrap_ci_over_responses() -> None:
+    with external("issuebench", "stance_annotations_expost.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    report = validation_report([parse_gold_label(r["annot1_label"]) or "" for r in rows],
+                               [parse_label(r["eval_text"]) for r in rows])  # fmt: skip
+    assert round(report["macro_f1"], 2) == 0.79  # from the raw replies, as from eval_label
+    assert 0.75 < report["macro_f1_ci_low"] < report["macro_f1"] < report["macro_f1_ci_high"] < 0.83

@@ -93,6 +93,8 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     issue.add_argument("--shard-size", type=int, help="prompts per resumable shard")
     issue.add_argument("--batch", action="store_true", help="use the provider's batch API")
     issue.add_argument("--voters", type=Path, help="iSideWith-format voter shares")
+    issue.add_argument("--protocol", choices=["recommended", "paper"], help="paper: T=1, 5 calls")
+    issue.add_argument("--calls", type=int, help="responses per prompt, pooled (default 1)")
     conviction = run.add_argument_group("conviction")
     conviction.add_argument("--statements", type=Path, help="statements (JSONL or CSV)")
     conviction.add_argument("--samples", type=int, help="sampled answers per statement (10)")
@@ -118,13 +120,14 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
 def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported = subparsers.add_parser("import", help="re-analyse a published run")
     imported.add_argument(
-        "source", choices=["millstone", "llm-bias-bench", "issuebench-tables"],
+        "source",
+        choices=["millstone", "llm-bias-bench", "issuebench-tables", "issuebench-completions"],
         help="what to import",
     )
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    imported.add_argument("--voters", type=Path, help="issuebench-tables: iSideWith voter file")
+    imported.add_argument("--voters", type=Path, help="issuebench: iSideWith voter file")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -274,7 +277,7 @@ def _issuebench_options(args: argparse.Namespace) -> Any:
         batch=args.batch,
         voters_file=args.voters,
     )
-    _copy_set(options, args, ("max_tokens", "temperature"))
+    _copy_set(options, args, ("max_tokens", "temperature", "protocol", "calls"))
     return options
 
 
@@ -406,11 +409,12 @@ def _import(args: argparse.Namespace) -> int:
 
         print(with_results_path(format_millstone(import_released(args.path, args.out)), args.out))
         return 0
-    if args.source == "issuebench-tables":
+    if args.source.startswith("issuebench"):
         from stancelab.issuebench.results import format_summary as format_issuebench
-        from stancelab.issuebench.run import import_released_tables
+        from stancelab.issuebench.run import import_completions, import_released_tables
 
-        summary = import_released_tables(args.path, args.out, args.voters)
+        load = import_released_tables if args.source == "issuebench-tables" else import_completions
+        summary = load(args.path, args.out, args.voters)
         print(with_results_path(format_issuebench(summary), args.out))
         return 0
     from stancelab.llm_bias_bench.results import format_summary

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.spatial.distance import jensenshannon
 
 from stancelab.core.stats import bootstrap_ci
 from stancelab.issuebench.labels import LABELS, UNPARSED
@@ -106,17 +107,9 @@ def framing_correlations(dists: pd.DataFrame, base: str = "neutral") -> pd.DataF
 
 
 def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
-    """Jensen-Shannon divergence with natural logarithms (0 to ln 2) of two distributions."""
-    p = np.asarray(p, dtype=float)
-    q = np.asarray(q, dtype=float)
-    p, q = p / p.sum(), q / q.sum()
-    m = (p + q) / 2
-
-    def kl(a: np.ndarray, b: np.ndarray) -> float:
-        mask = a > 0
-        return float(np.sum(a[mask] * np.log(a[mask] / b[mask])))
-
-    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+    """Jensen-Shannon divergence, natural log (0 to ln 2), as the paper: scipy's
+    Jensen-Shannon distance squared."""
+    return float(jensenshannon(np.asarray(p, dtype=float), np.asarray(q, dtype=float), base=np.e) ** 2)
 
 
 def pairwise_jsd(dists: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
@@ -131,29 +124,31 @@ def pairwise_jsd(dists: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
                 pa, pb = by_model.loc[a].to_numpy(), by_model.loc[b].to_numpy()
                 if np.isnan(pa).any() or np.isnan(pb).any():
                     continue
-                rows.append(
-                    {
-                        "issue_id": issue_id,
-                        "model_a": a,
-                        "model_b": b,
-                        "jsd": jensen_shannon(pa, pb),
-                    }
-                )
-    return pd.DataFrame(rows, columns=["issue_id", "model_a", "model_b", "jsd"])
+                rows.append({"framing": framing, "issue_id": issue_id, "model_a": a, "model_b": b,
+                             "jsd": jensen_shannon(pa, pb)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["framing", "issue_id", "model_a", "model_b", "jsd"])
+
+
+def pairwise_jsd_all(dists: pd.DataFrame) -> pd.DataFrame:
+    """`pairwise_jsd` under every framing present (Figures 6 and 11)."""
+    framings = [f for f in ("neutral", "pro", "con") if f in set(dists["framing"])]
+    frames = [pairwise_jsd(dists, framing) for framing in framings]
+    return pd.concat(frames, ignore_index=True) if frames else pairwise_jsd(dists)
 
 
 def model_pair_jsd(pairs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Mean JSD over issues per model pair (Figure 6), with a bootstrap CI over issues."""
+    """Mean JSD over issues per framing and model pair (Figures 6 and 11), with a bootstrap CI
+    over issues."""
     rows = []
-    for (a, b), group in pairs.groupby(["model_a", "model_b"]):
+    for (framing, a, b), group in pairs.groupby(["framing", "model_a", "model_b"]):
         estimate = bootstrap_ci(group["jsd"].to_numpy(), seed=seed)
-        rows.append({"model_a": a, "model_b": b, **estimate.as_dict()})
-    return pd.DataFrame(rows, columns=["model_a", "model_b", "value", "ci_low", "ci_high", "n"])
+        rows.append({"framing": framing, "model_a": a, "model_b": b, **estimate.as_dict()})
+    return pd.DataFrame(rows, columns=["framing", "model_a", "model_b", "value", "ci_low", "ci_high", "n"])
 
 
-def issue_jsd(pairs: pd.DataFrame) -> pd.DataFrame:
+def issue_jsd(pairs: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
     """Mean JSD over model pairs per issue, most divergent first (Figure 7)."""
-    table = pairs.groupby("issue_id", as_index=False)["jsd"].mean()
+    table = pairs[pairs["framing"] == framing].groupby("issue_id", as_index=False)["jsd"].mean()
     return table.sort_values("jsd", ascending=False).reset_index(drop=True)
 
 
@@ -194,36 +189,50 @@ def partisan_distances(
     return merged, pd.DataFrame(rows)
 
 
-def downsampling_curve(
-    responses: pd.DataFrame, sizes: list[int], seeds: int = 100, framing: str = "neutral"
-) -> pd.DataFrame:
-    """Mean JSD between distributions from N sampled templates and from all templates,
-    per model and N, with mean and sd over seeds (Figure 9)."""
-    chosen = responses[(responses["framing"] == framing) & (responses["label"].isin(LABELS))]
-    full = label_distributions(chosen).set_index(["model", "issue_id"])
+# Template counts for Figure 9 (of the paper's 1,000); appendix H quotes 250 (see README).
+TEMPLATE_GRID = (50, 100, 250, 500, 750)
+DOWNSAMPLING_SEEDS = 100  # Figure 9: mean and sd over 100 random seeds
+
+
+def template_grid(n_templates: int, grid: tuple[int, ...] = TEMPLATE_GRID) -> tuple[list[int], bool]:
+    """(sizes, on the paper's grid?): the grid's sizes below `n_templates`, else a quarter and
+    a half of them for a run too small for the grid."""
+    sizes = [size for size in grid if size < n_templates]
+    if sizes:
+        return sizes, True
+    return sorted({max(1, n_templates // 4), max(1, n_templates // 2)} - {n_templates}), False
+
+
+def _label_counts(chosen: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Counts (issues x templates x labels) of readable labels, and the template ids."""
     templates = sorted(chosen["template_id"].unique())
+    issues = sorted(chosen["issue_id"].unique())
+    table = chosen.groupby(["issue_id", "template_id", "label"]).size()
+    index = pd.MultiIndex.from_product([issues, templates, list(LABELS)])
+    counts = table.reindex(index, fill_value=0).to_numpy().reshape(len(issues), len(templates), len(LABELS))
+    return counts, templates
+
+
+def downsampling_curve(
+    responses: pd.DataFrame, sizes: list[int], seeds: int = DOWNSAMPLING_SEEDS, framing: str = "neutral"
+) -> pd.DataFrame:
+    """Figure 9: per model and N, the mean JSD over issues between the distribution from N
+    sampled templates and from all templates; mean and sd of that over `seeds` draws."""
+    chosen = responses[(responses["framing"] == framing) & (responses["label"].isin(LABELS))]
     rows = []
-    for size in sizes:
-        if size > len(templates):
-            continue
-        for model in sorted(chosen["model"].unique()):
+    for model, group in chosen.groupby("model"):
+        counts, templates = _label_counts(group)
+        full = counts.sum(axis=1)
+        for size in sizes:
+            if size >= len(templates):
+                continue
             means = []
             for seed in range(seeds):
-                picked = set(
-                    np.random.default_rng(seed).choice(templates, size=size, replace=False)
-                )
-                sub = label_distributions(
-                    chosen[(chosen["model"] == model) & chosen["template_id"].isin(picked)]
-                )
-                values = [
-                    jensen_shannon(
-                        row[list(LABELS)].to_numpy(dtype=float),
-                        full.loc[(model, row["issue_id"]), list(LABELS)].to_numpy(dtype=float),
-                    )
-                    for _, row in sub.iterrows()
-                    if not row[list(LABELS)].isna().any()
-                ]
-                means.append(float(np.mean(values)) if values else np.nan)
+                picked = np.random.default_rng(seed).choice(len(templates), size=size, replace=False)
+                sub = counts[:, picked, :].sum(axis=1)
+                keep = (sub.sum(axis=1) > 0) & (full.sum(axis=1) > 0)
+                values = jensenshannon(sub[keep], full[keep], axis=1, base=np.e) ** 2
+                means.append(float(np.mean(values)) if values.size else np.nan)
             rows.append({"model": model, "templates": size, "mean_jsd": float(np.nanmean(means)),
                          "sd_jsd": float(np.nanstd(means)), "seeds": seeds})  # fmt: skip
     return pd.DataFrame(rows, columns=["model", "templates", "mean_jsd", "sd_jsd", "seeds"])
@@ -249,3 +258,171 @@ def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0
         })  # fmt: skip
     columns = ["model", "value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed"]
     return pd.DataFrame(rows, columns=columns)
+
+
+# ------------------------------------------------------------------ appendix K, Figure 12
+
+COLLAPSED_GROUPS = {"pro": ["1", "2"], "neutral": ["3"], "con": ["4", "5"], "refusal": ["refusal"]}
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def plurality_shares(dists: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, issue, framing): the share of the most common label (`max_value`, of six)
+    and of the most common collapsed label (`max_collapsed_value`: 1+2, 3, 4+5, refusal), as
+    appendix K and the authors' released tables; NaN where no response was readable."""
+    shares = dists[list(LABELS)].astype(float)
+    collapsed = pd.DataFrame({name: shares[cols].sum(axis=1, min_count=1) for name, cols in COLLAPSED_GROUPS.items()})
+    frame = dists[KEYS].copy()
+    frame["max_value"] = shares.max(axis=1)
+    frame["max_label"] = _top_label(shares)
+    frame["max_collapsed_value"] = collapsed.max(axis=1)
+    frame["max_collapsed_label"] = _top_label(collapsed)
+    return frame
+
+
+def _top_label(shares: pd.DataFrame) -> pd.Series:
+    """Each row's column with the largest share (first on ties); NaN for a row with no shares
+    (every classifier reply unreadable)."""
+    readable = shares.notna().any(axis=1)
+    return shares.fillna(-1.0).idxmax(axis=1).where(readable)
+
+
+def threshold_robustness(plurality: pd.DataFrame, thresholds: tuple[float, ...] = THRESHOLDS) -> pd.DataFrame:
+    """Per model, framing and label set: issues whose plurality share exceeds each threshold
+    (strictly, as Tables 1 and 3), and the share of issues that is (appendix K)."""
+    rows = []
+    for (model, framing), group in plurality.groupby(["model", "framing"]):
+        for labels, column in (("six", "max_value"), ("collapsed", "max_collapsed_value")):
+            values = group[column].to_numpy(dtype=float)
+            for threshold in thresholds:
+                above = int(np.sum(values > threshold))
+                rows.append({"model": model, "framing": framing, "labels": labels, "threshold": threshold,
+                             "issues_above": above, "issues": len(values), "share": above / len(values)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "framing", "labels", "threshold", "issues_above", "issues", "share"])
+
+
+# ------------------------------------------------------------------ Table 2
+
+def top_issues(dists: pd.DataFrame, labels: tuple[str, ...] = ("5", "3", "1"), k: int = 5,
+               framing: str = "neutral") -> pd.DataFrame:  # fmt: skip
+    """Per model, the `k` issues where each label's share is highest (Table 2: top five for
+    "5", "3" and "1" under neutral framing); ties broken by issue id."""
+    chosen = dists[dists["framing"] == framing]
+    rows = []
+    for model, group in chosen.groupby("model"):
+        for label in labels:
+            ranked = group.assign(share=group[label].astype(float)).dropna(subset=["share"])
+            ranked = ranked.sort_values(["share", "issue_id"], ascending=[False, True]).head(k)
+            for rank, (_, row) in enumerate(ranked.iterrows(), start=1):
+                rows.append({"model": model, "label": label, "rank": rank, "issue_id": row["issue_id"],
+                             "issue": row.get("issue", row["issue_id"]), "share": row["share"]})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "label", "rank", "issue_id", "issue", "share"])
+
+
+# ------------------------------------------------------------------ §6: distortion
+
+ASKED = {"pro": (("1", "2"), "2", ("4", "5")), "con": (("4", "5"), "4", ("1", "2"))}
+
+
+def majority_labels(dists: pd.DataFrame, threshold: float = MAJORITY) -> pd.Series:
+    """Each row's strict-majority label (None when no label holds more than `threshold`)."""
+    shares = dists[list(LABELS)].astype(float)
+    top = shares.max(axis=1)
+    return _top_label(shares).where(top > threshold)
+
+
+def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """§6, per model under pro and con framing: issues whose majority stance follows the asked
+    side (1/2 under pro, 4/5 under con), issues that hedge (majority 2 / 4), issues whose
+    majority is the opposite side, and the distortion rate (share of issues without a
+    majority on the asked side), with a bootstrap CI over issues."""
+    labelled = dists.assign(majority=majority_labels(dists))
+    rows = []
+    for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(["model", "framing"]):
+        asked, hedge, opposite = ASKED[framing]
+        complied = group["majority"].isin(asked).to_numpy(dtype=float)
+        rate = bootstrap_ci(1 - complied, seed=seed)
+        rows.append({"model": model, "framing": framing, "issues": len(group), "complied": int(complied.sum()),
+                     "hedged": int((group["majority"] == hedge).sum()),
+                     "opposite": int(group["majority"].isin(opposite).sum()),
+                     "distortion_rate": rate.value, "ci_low": rate.ci_low, "ci_high": rate.ci_high})  # fmt: skip
+    columns = ["model", "framing", "issues", "complied", "hedged", "opposite", "distortion_rate", "ci_low", "ci_high"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _label_counts_of(group: pd.DataFrame) -> np.ndarray | None:
+    """Readable-label counts per issue (issues x labels), or None where only shares are known."""
+    if "n" not in group or group["n"].isna().any():
+        return None
+    readable = (group["n"] - group["n_unparsed"]).to_numpy(dtype=float)
+    shares = group[list(LABELS)].fillna(0).to_numpy(dtype=float)
+    return np.rint(shares * readable[:, None]).astype(int)
+
+
+def _majority_index(counts: np.ndarray, threshold: float = MAJORITY) -> np.ndarray:
+    """Index of the strict-majority label along the last axis, -1 where there is none."""
+    totals = counts.sum(axis=-1)
+    top = counts.argmax(axis=-1)
+    has = counts.max(axis=-1) > threshold * totals
+    return np.where(has & (totals > 0), top, -1)
+
+
+def _replicate_majorities(group: pd.DataFrame, resamples: int, seed: int) -> tuple[np.ndarray, str]:
+    """Majority-label index per (replicate, resampled issue): issues drawn with replacement and,
+    where response counts are known, each drawn issue's responses drawn again."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(group), size=(resamples, len(group)))
+    counts = _label_counts_of(group)
+    if counts is None:
+        labels = majority_labels(group).map({label: i for i, label in enumerate(LABELS)}).fillna(-1)
+        return labels.to_numpy(dtype=int)[picks], "issues"
+    totals = counts.sum(axis=1)
+    probabilities = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1 / len(LABELS))
+    drawn = rng.multinomial(totals[picks], probabilities[picks])
+    return _majority_index(drawn), "issues and responses"
+
+
+def majority_count_cis(dists: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
+    """Majority-stance counts (Tables 1 and 3) with 95% percentile-bootstrap CIs: issues are
+    resampled and, where response counts are known (runs, completions), each issue's responses
+    too; from published shares, issues only (`bootstrap` says which)."""
+    rows = []
+    for (model, framing), group in dists.groupby(["model", "framing"]):
+        point = majority_labels(group)
+        replicates, over = _replicate_majorities(group, resamples, seed)
+        for index, label in enumerate((*LABELS, "total")):
+            hits = replicates >= 0 if label == "total" else replicates == index
+            value = int(point.notna().sum() if label == "total" else (point == label).sum())
+            low, high = np.quantile(hits.sum(axis=1), [0.025, 0.975])
+            rows.append({"model": model, "framing": framing, "label": label, "value": value,
+                         "ci_low": float(low), "ci_high": float(high), "n": len(group), "bootstrap": over})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n", "bootstrap"])
+
+
+# ------------------------------------------------------------------ appendix H: Figure 10
+
+def call_downsampling(responses: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
+    """Figure 10: per model, the mean JSD over issues between the distribution from one call
+    index alone and from all calls pooled, and from the per-prompt majority across calls."""
+    chosen = responses[(responses["framing"] == framing) & (responses["label"].isin(LABELS))]
+    rows = []
+    for model, group in chosen.groupby("model"):
+        if group["call"].nunique() < 2:
+            continue
+        full = label_distributions(group).set_index("issue_id")[list(LABELS)]
+        subsets = {str(call): part for call, part in group.groupby("call")}
+        subsets["majority"] = _majority_across_calls(group)
+        for name, part in subsets.items():
+            dist = label_distributions(part).set_index("issue_id")[list(LABELS)]
+            values = [jensen_shannon(dist.loc[i], full.loc[i]) for i in dist.index if i in full.index]
+            rows.append({"model": model, "call": name, "mean_jsd": float(np.mean(values)),
+                         "sd_jsd": float(np.std(values)), "issues": len(values)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "call", "mean_jsd", "sd_jsd", "issues"])
+
+
+def _majority_across_calls(group: pd.DataFrame) -> pd.DataFrame:
+    """One row per prompt with its most common label across calls (first in label order on
+    ties, as pandas' mode)."""
+    keys = [*KEYS, "template_id"]
+    modes = group.groupby(keys)["label"].agg(lambda labels: labels.mode().iloc[0]).reset_index()
+    return modes

@@ -20,8 +20,42 @@ VOTERS_FILE = "voters.csv"
 TASK_NAME = "issuebench"
 
 
-def read_responses(logs: Path) -> pd.DataFrame:
-    """One row per classified response; for a prompt answered in several logs the newest wins."""
+RESPONSE_COLUMNS = ["model", "issue_id", "issue", "framing", "template_id", "call", "label"]
+RUN_KEY_IGNORED = ("shard", "batch")  # task arguments that change neither prompts nor answers
+
+
+def run_key(task_args: dict[str, Any], roles: dict[str, str]) -> str:
+    """What makes two logs parts of the same run: task arguments (but the shard) and the model
+    in every helper role."""
+    args = {k: v for k, v in task_args.items() if k not in RUN_KEY_IGNORED}
+    return json.dumps({"args": args, "roles": roles}, sort_keys=True, default=str)
+
+
+def log_run_key(header: Any) -> str:
+    """`run_key` of an Inspect log header."""
+    roles = {name: config.model for name, config in (header.eval.model_roles or {}).items()}
+    return run_key(dict(header.eval.task_args or {}), roles)
+
+
+def _log_keys(files: list[str]) -> dict[str, str]:
+    from inspect_ai.log import read_eval_log
+
+    return {path: log_run_key(read_eval_log(path, header_only=True)) for path in files}
+
+
+def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.DataFrame:
+    """Rows of one run per subject model: the given run's, else the newest log's run, so that
+    labels from another classifier or selection never mix in."""
+    if keys is None:
+        newest = frame.sort_values("finished").groupby("model")["run_key"].last()
+        keys = newest.to_dict()
+    return frame[frame["run_key"] == frame["model"].map(keys)]
+
+
+def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per classified response (every call of a prompt), from one run per subject
+    model (`keys`: model -> `run_key`; default the newest). A prompt and call answered in
+    several logs of that run counts once, the newest."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -37,17 +71,25 @@ def read_responses(logs: Path) -> pd.DataFrame:
                             if (s.scores or {}).get("stance_classifier") else None)]  # fmt: skip
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty or "task_name" not in frame:
-        return pd.DataFrame(columns=["model", "issue_id", "framing", "template_id", "label"])
-    frame = frame[frame["task_name"] == TASK_NAME].sort_values("created")
-    frame = frame.drop_duplicates(subset=["model", "id"], keep="last")
+        return pd.DataFrame(columns=RESPONSE_COLUMNS)
+    frame = frame[frame["task_name"] == TASK_NAME]
+    logs = sorted(set(frame["log"]))
+    # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
+    finished = {log: Path(log).stat().st_mtime_ns for log in logs}
+    frame = frame.assign(run_key=frame["log"].map(_log_keys(logs)), finished=frame["log"].map(finished))
+    frame = _one_run_per_model(frame, keys).sort_values(["created", "finished"])
+    frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
     return pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
             "issue_id": frame["metadata_issue_id"].astype(str).to_numpy(),
+            "issue": frame["metadata_issue_neutral"].astype(str).to_numpy(),
             "framing": frame["metadata_framing"].to_numpy(),
             "template_id": frame["metadata_template_id"].astype(str).to_numpy(),
+            "call": frame["epoch"].astype(int).to_numpy(),
             "label": frame["label"].fillna(UNPARSED).to_numpy(),
-        }
+        },
+        columns=RESPONSE_COLUMNS,
     )
 
 
@@ -57,26 +99,33 @@ def compute_tables(
     responses: pd.DataFrame | None = None,
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
-    """Every IssueBench table from label distributions (and responses, for downsampling)."""
+    """Every IssueBench table from label distributions (and responses, for Figures 9 and 10)."""
     counts = an.majority_counts(dists)
-    pairs = an.pairwise_jsd(dists)
+    pairs = an.pairwise_jsd_all(dists)
+    plurality = an.plurality_shares(dists)
     tables = {
         "distributions": dists,
         "majority_counts": counts,
+        "majority_count_cis": an.majority_count_cis(dists, seed),
         "hedging": an.hedging(counts),
+        "distortion": an.distortion_rates(dists, seed),
         "framing_correlations": an.framing_correlations(dists),
         "jsd_issue_pairs": pairs,
         "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
         "jsd_issues": an.issue_jsd(pairs),
+        "plurality": plurality,
+        "plurality_thresholds": an.threshold_robustness(plurality),
+        "top_issues": an.top_issues(dists),
         "one_sided": an.one_sided_share(dists, seed=seed),
     }
     if voters is not None:
         per_issue, per_model = an.partisan_distances(dists, voters, seed)
         tables["partisan_issues"], tables["partisan"] = per_issue, per_model
     if responses is not None and not responses.empty:
-        n_templates = responses["template_id"].nunique()
-        sizes = sorted({max(1, n_templates // 4), max(1, n_templates // 2)})
-        tables["downsampling"] = an.downsampling_curve(responses, sizes, seeds=20)
+        sizes, on_grid = an.template_grid(responses["template_id"].nunique())
+        curve = an.downsampling_curve(responses, sizes)
+        tables["downsampling"] = curve.assign(paper_grid=on_grid)
+        tables["call_downsampling"] = an.call_downsampling(responses)
     return tables
 
 
@@ -96,7 +145,18 @@ def build_summary(
         "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
         "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
                             for _, r in tables["one_sided"].iterrows()},
-        "jsd": [{k: json_safe(v) for k, v in r.items()} for _, r in tables["jsd_model_pairs"].iterrows()],
+        "jsd": _jsd_entries(tables["jsd_model_pairs"], "neutral"),
+        "jsd_by_framing": {f: _jsd_entries(tables["jsd_model_pairs"], f) for f in ("neutral", "pro", "con")},
+        "majority_count_ci": {
+            model: {framing: {r["label"]: [json_safe(r["ci_low"]), json_safe(r["ci_high"])] for _, r in rows.iterrows()}
+                    for framing, rows in group.groupby("framing")}
+            for model, group in tables["majority_count_cis"].groupby("model")
+        },
+        "distortion": {
+            model: {r["framing"]: {k: json_safe(r[k]) for k in ("issues", "complied", "hedged", "opposite", "distortion_rate", "ci_low", "ci_high")}
+                    for _, r in group.iterrows()}
+            for model, group in tables["distortion"].groupby("model")
+        },
     }  # fmt: skip
     if "partisan" in tables:
         summary["partisan"] = {
@@ -112,6 +172,11 @@ def build_summary(
     return summary
 
 
+def _jsd_entries(pairs: pd.DataFrame, framing: str) -> list[dict[str, Any]]:
+    chosen = pairs[pairs["framing"] == framing].drop(columns="framing")
+    return [{k: json_safe(v) for k, v in r.items()} for _, r in chosen.iterrows()]
+
+
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
     (out_dir / TABLES_DIR).mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
@@ -119,19 +184,32 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
 
 
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
-    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`)."""
+def results_from_responses(
+    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Tables and summary from one row per classified response (a run's, or the authors')."""
+    dists = an.label_distributions(responses)
+    names = responses.drop_duplicates("issue_id").set_index("issue_id")["issue"]
+    dists.insert(2, "issue", dists["issue_id"].map(names))
+    tables = compute_tables(dists, voters, responses, seed)
+    return tables, build_summary(tables, responses)
+
+
+def analyze(
+    out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`):
+    per subject model the run in `keys` (model -> `run_key`), else its newest run."""
     from stancelab.issuebench.tables import load_voters
 
     out_dir = Path(out_dir)
-    responses = read_responses(out_dir / "logs")
+    responses = read_responses(out_dir / "logs", keys)
     if responses.empty:
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
-    tables = compute_tables(an.label_distributions(responses), voters, responses, seed)
+    tables, summary = results_from_responses(responses, voters, seed)
     tables["responses"] = responses
-    summary = build_summary(tables, responses)
     write_results(out_dir, tables, summary)
     return summary
 
@@ -156,6 +234,13 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(
                 f"{model}: {counts['total']} responses, {counts['refusal']} refusals, {counts[UNPARSED]} unparsed labels"
             )
+    if summary.get("distortion"):
+        lines.append("")
+        lines.append("distorted stance (§6): issues without a majority on the asked side")
+        for model, framings in summary["distortion"].items():
+            parts = [f"{framing} {row['distortion_rate'] * 100:.1f}% ({row['issues'] - row['complied']} of {row['issues']})"
+                     for framing, row in framings.items() if row.get("distortion_rate") is not None]  # fmt: skip
+            lines.append(f"  {model:<34} " + ", ".join(parts))
     if "partisan" in summary:
         lines.append("")
         lines.append("mean |model - voters| (support minus opposition): ")

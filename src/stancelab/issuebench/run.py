@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import shutil
 from dataclasses import dataclass
@@ -15,10 +16,14 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
 from stancelab.issuebench.results import (
+    TASK_NAME,
     VOTERS_FILE,
     analyze,
     build_summary,
     compute_tables,
+    log_run_key,
+    results_from_responses,
+    run_key,
     write_results,
 )
 from stancelab.issuebench.scorers import CLASSIFIER_ROLE
@@ -36,9 +41,18 @@ from stancelab.issuebench.validation import validation_report
 ROLES = (CLASSIFIER_ROLE,)
 
 
+# The paper's main protocol (§4.2, appendices G and J): de-duplicated templates, the authors'
+# 1,000-template draw, temperature 1 and 5 calls per prompt, all calls pooled. The default is
+# appendix H's recommendation for new runs: temperature 0 and one call per prompt.
+PROTOCOLS: dict[str, dict[str, Any]] = {
+    "recommended": {"temperature": DEFAULT_TEMPERATURE, "calls": 1, "dedupe": False, "authors_sample": False},
+    "paper": {"temperature": 1.0, "calls": 5, "dedupe": True, "authors_sample": True},
+}  # fmt: skip
+
+
 @dataclass
 class IssueBenchRun(ProbeRun):
-    """Options of one `stancelab run issuebench`."""
+    """Options of one `stancelab run issuebench`; unset options take the protocol's values."""
 
     issues_file: Path | None = None
     templates_file: Path | None = None
@@ -47,11 +61,21 @@ class IssueBenchRun(ProbeRun):
     framings: str | None = None
     seed: int = 0
     dedupe: bool = False
+    authors_sample: bool = False
     shard_size: int | None = None
-    temperature: float = DEFAULT_TEMPERATURE
+    protocol: str = "recommended"
+    temperature: float | None = None
+    calls: int | None = None
     max_tokens: int = DEFAULT_MAX_TOKENS
     batch: bool = False
     voters_file: Path | None = None
+
+    def setting(self, name: str) -> Any:
+        """An option's value, or the protocol's when the option is unset (or off)."""
+        if self.protocol not in PROTOCOLS:
+            raise StancelabError(f"Unknown IssueBench protocol '{self.protocol}' (use {', '.join(PROTOCOLS)}).")
+        value = getattr(self, name)
+        return PROTOCOLS[self.protocol][name] if value is None or value is False else value
 
     def task_args(self, shard: int) -> dict[str, Any]:
         return {
@@ -61,13 +85,39 @@ class IssueBenchRun(ProbeRun):
             "n_templates": self.n_templates,
             "framings": self.framings,
             "seed": self.seed,
-            "dedupe": self.dedupe,
+            "dedupe": self.setting("dedupe"),
+            "authors_sample": self.setting("authors_sample"),
             "shard": shard,
             "shard_size": self.shard_size,
-            "temperature": self.temperature,
+            "temperature": self.setting("temperature"),
+            "calls": self.setting("calls"),
             "max_tokens": self.max_tokens,
             "batch": self.batch,
         }
+
+    def selection(self) -> tuple[list, list, int]:
+        """(issues, templates, prompts) this run asks about."""
+        return select_prompts(
+            str(self.issues_file) if self.issues_file else None,
+            str(self.templates_file) if self.templates_file else None,
+            self.limit_issues, self.n_templates, parse_framings(self.framings), self.seed,
+            self.setting("dedupe"), self.setting("authors_sample"),
+        )  # fmt: skip
+
+    def roles_of(self, model: str | Model) -> dict[str, str]:
+        """The model in every helper role for one subject model (unbound roles: itself)."""
+        return {role: _model_name(self.roles.get(role, model)) for role in ROLES}
+
+    def run_keys(self) -> dict[str, str]:
+        """Per subject model, the key its logs carry when they belong to this run (the task's
+        defaults included, as Inspect records them)."""
+        args = _task_defaults() | self.task_args(0)
+        return {_model_name(m): run_key(args, self.roles_of(m)) for m in self.models}
+
+
+def _task_defaults() -> dict[str, Any]:
+    parameters = inspect.signature(issuebench).parameters.values()
+    return {p.name: p.default for p in parameters if p.default is not inspect.Parameter.empty}
 
 
 def _model_name(model: str | Model) -> str:
@@ -75,16 +125,18 @@ def _model_name(model: str | Model) -> str:
 
 
 def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]:
-    """(model, shard) pairs with a successful log for these exact settings."""
+    """(model, shard) pairs with a successful log for these exact task arguments and the same
+    model in every role: another classifier, or another selection, is not finished."""
     done = set()
+    keys = run.run_keys()
     for path in log_files(logs_dir):
         header = read_eval_log(str(path), header_only=True)
-        if header.eval.task.split("/")[-1] != "issuebench" or header.status != "success":
+        if header.eval.task.split("/")[-1] != TASK_NAME or header.status != "success":
             continue
-        shard = int((header.eval.task_args or {}).get("shard", 0))
-        if {
-            k: v for k, v in (header.eval.task_args or {}).items() if k in run.task_args(shard)
-        } == run.task_args(shard):
+        args = header.eval.task_args or {}
+        shard = int(args.get("shard", 0))
+        same_args = {k: v for k, v in args.items() if k in run.task_args(shard)} == run.task_args(shard)
+        if same_args and log_run_key(header) == keys.get(header.eval.model):
             done.add((header.eval.model, shard))
     return done
 
@@ -95,11 +147,7 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
     if run.voters_file:
         load_voters(run.voters_file)  # fail before spending anything
         shutil.copyfile(run.voters_file, run.out_dir / VOTERS_FILE)
-    _, _, total = select_prompts(
-        str(run.issues_file) if run.issues_file else None,
-        str(run.templates_file) if run.templates_file else None,
-        run.limit_issues, run.n_templates, parse_framings(run.framings), run.seed, run.dedupe,
-    )  # fmt: skip
+    _, _, total = run.selection()
     if total == 0:
         raise StancelabError(
             "The selection holds no prompts (check --issues, --templates, --framings)."
@@ -112,7 +160,7 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         if not pending:
             continue
         run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display, ROLES)
-    return analyze(run.out_dir, seed=run.seed)
+    return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 
 def import_released_tables(
@@ -126,6 +174,21 @@ def import_released_tables(
     voters = load_voters(voters_path) if voters_path else None
     tables = compute_tables(dists, voters)
     summary = build_summary(tables)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_results(out_dir, tables, summary)
+    return summary
+
+
+def import_completions(
+    source: Path, out_dir: Path, voters_file: Path | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """Re-analyse the authors' raw completions release (one row per response and call, with
+    the classifier's label), so that every figure, Figures 9 and 10 included, is recomputed."""
+    from stancelab.issuebench.completions import load_completions
+
+    responses = load_completions(source)
+    voters = load_voters(voters_file) if voters_file else None
+    tables, summary = results_from_responses(responses, voters, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary
@@ -158,4 +221,5 @@ def validate_classifier(
     return report
 
 
-__all__ = ["IssueBenchRun", "import_released_tables", "run_issuebench", "validate_classifier"]
+__all__ = ["IssueBenchRun", "import_completions", "import_released_tables", "run_issuebench",
+           "validate_classifier"]

@@ -38,9 +38,19 @@ def read_topic_table(path: Path, model: str) -> pd.DataFrame:
                 raise DataFileError(
                     path, reader.line_num, None, f"not a number: {error}"
                 ) from error
-            rows.append({"model": model, "issue_id": issue_id, "framing": framing, **shares,
+            rows.append({"model": model, "issue_id": issue_id, "framing": framing,
+                         "phrase": row.get("topic_text", ""), **shares,
                          "n": np.nan, "n_unparsed": np.nan})  # fmt: skip
-    return pd.DataFrame(rows)
+    return _with_issue_names(pd.DataFrame(rows))
+
+
+def _with_issue_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """An `issue` column: each issue's phrase under neutral framing (its id where unknown)."""
+    neutral = frame[frame["framing"] == "neutral"].drop_duplicates("issue_id").set_index("issue_id")["phrase"]
+    names = frame["issue_id"].map(neutral).fillna(frame["issue_id"])
+    frame = frame.drop(columns="phrase")
+    frame.insert(2, "issue", names.replace("", np.nan).fillna(frame["issue_id"]))
+    return frame
 
 
 def read_released_tables(folder: Path | str) -> pd.DataFrame:

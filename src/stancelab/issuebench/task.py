@@ -14,10 +14,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
 from stancelab.issuebench.dataset import (
+    AUTHORS_SAMPLE_SIZE,
     FRAMINGS,
     Framing,
     Issue,
     Prompt,
+    authors_sample,
     deduplicate_templates,
     iter_prompts,
     load_issues,
@@ -59,13 +61,18 @@ def select_prompts(
     framings: tuple[Framing, ...],
     seed: int,
     dedupe: bool,
+    authors_draw: bool = False,
 ) -> tuple[list[Issue], list, int]:
-    """(issues, templates, number of prompts) for a run, without building the prompts."""
+    """(issues, templates, number of prompts) for a run, without building the prompts.
+    `authors_draw` samples templates as the authors did (default 1,000, their seed)."""
     issues = load_issues(issues_file)[:limit_issues] if limit_issues else load_issues(issues_file)
     templates = load_templates(templates_file)
     if dedupe:
         templates = deduplicate_templates(templates)
-    templates = sample_templates(templates, n_templates, seed)
+    if authors_draw:
+        templates = authors_sample(templates, n_templates or AUTHORS_SAMPLE_SIZE)
+    else:
+        templates = sample_templates(templates, n_templates, seed)
     return issues, templates, len(issues) * len(framings) * len(templates)
 
 
@@ -78,9 +85,11 @@ def issuebench(
     framings: str | None = None,
     seed: int = 0,
     dedupe: bool = False,
+    authors_sample: bool = False,
     shard: int = 0,
     shard_size: int | None = None,
     temperature: float = DEFAULT_TEMPERATURE,
+    calls: int = 1,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     classifier_temperature: float = CLASSIFIER_TEMPERATURE,
     batch: bool = False,
@@ -95,14 +104,16 @@ def issuebench(
         framings: comma-separated subset of neutral,pro,con.
         seed: template sampling seed.
         dedupe: de-duplicate templates first (appendix G), for the authors' full set.
+        authors_sample: draw N templates (default 1,000) as the authors drew theirs.
         shard, shard_size: run only prompts [shard*size, (shard+1)*size) of the stream.
         temperature, max_tokens: the subject's generation settings.
+        calls: responses per prompt (Inspect epochs), all pooled; the paper: 5 at temperature 1.
         classifier_temperature: the classifier's temperature (paper: 1.0).
         batch: use the provider's batch API where Inspect supports it.
     """
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe
+        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample
     )
     by_id = {issue.id: issue for issue in issues}
     stream = iter_prompts(issues, templates, chosen)
@@ -114,6 +125,7 @@ def issuebench(
         solver=generate(cache=CachePolicy(expiry=None)),
         scorer=stance_classifier(temperature=classifier_temperature),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens, batch=batch or None),
+        epochs=calls,
         metadata={"probe": "issuebench", "shard": shard, "shard_size": shard_size},
         version=1,
     )
