@@ -69,12 +69,19 @@ def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> 
     `selection_args` both ran, the newest copy."""
     if frame.empty:
         return frame
-    ordered = frame.sort_values("created", kind="stable")
+    # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
+    written = frame["log"].map(_written)
+    ordered = frame.assign(_written=written).sort_values(["created", "_written"], kind="stable")
     newest = ordered.groupby(run_identity(ordered))["log"].last()
     kept = ordered[ordered["log"].isin(set(newest))]
     sample = run_identity(kept, selection_args) + "#" + kept["id"].astype(str) + "#" + kept[
         "epoch"].astype(str)  # fmt: skip
-    return kept[~sample.duplicated(keep="last")].sort_index()
+    return kept[~sample.duplicated(keep="last")].drop(columns="_written").sort_index()
+
+
+def _written(log: object) -> int:
+    path = Path(str(log))
+    return path.stat().st_mtime_ns if path.exists() else 0
 
 
 def scored_samples(
