@@ -41,6 +41,18 @@ def _evidence(rows: list[dict]) -> Evidence:
     )
 
 
+def _unusable(row: dict) -> str:
+    """Refused or unparsed share of the neutral-framing responses, for the front table."""
+    responses = row.get("responses")
+    if responses is None:
+        refusal = row.get("refusal_share")
+        return f"{refusal:.1f}% refused (published)" if refusal is not None else ""
+    if not responses:
+        return "no responses"
+    unusable = int(row.get("refusals") or 0) + int(row.get("unparsed") or 0)
+    return f"{unusable / responses:.0%} refused or unparsed"
+
+
 def profiles(run: RunResult) -> list[Profile]:
     shares = run.summary.get("one_sided_share", {})
     return [
@@ -48,6 +60,8 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="issuebench", model=model, label="one-sided writing",
             **estimate(shares.get(model)), unit="% of responses",
             meaning=MEANING, evidence=_evidence([shares.get(model) or {}]),
+            n_short=f"{int((shares.get(model) or {}).get('n') or 0)} issues",
+            unusable_short=_unusable(shares.get(model) or {}),
         )
         for model in run.models
     ]  # fmt: skip
