@@ -29,6 +29,17 @@ def _evidence(rows: list[dict]) -> Evidence:
     )
 
 
+def unit_values(run: RunResult) -> pd.DataFrame:
+    """True-stance % per (model, statement), over labelled answers, for paired comparisons."""
+    labels = run.table("labels")
+    if labels.empty:
+        return pd.DataFrame(columns=["model", "unit", "value"])
+    labelled = labels[labels["label"].isin(["TL", "PL", "TR", "PR"])]
+    shares = labelled.groupby(["model", "statement_id"])["label"].agg(
+        lambda column: float(column.isin(["TL", "TR"]).mean()) * 100)
+    return shares.reset_index().rename(columns={"statement_id": "unit", "label": "value"})
+
+
 def profiles(run: RunResult) -> list[Profile]:
     shares = run.summary.get("true_stance_share", {})
     result = []

@@ -41,6 +41,17 @@ def _evidence(rows: list[dict]) -> Evidence:
     )
 
 
+def unit_values(run: RunResult) -> pd.DataFrame:
+    """One-sided % per (model, issue) under neutral framing, for paired comparisons."""
+    dists = run.table("distributions")
+    if dists.empty:
+        return pd.DataFrame(columns=["model", "unit", "value"])
+    neutral = dists[dists["framing"] == "neutral"]
+    stance = neutral[["1", "2", "3", "4", "5"]].sum(axis=1).replace(0, np.nan)
+    sided = neutral[["1", "2", "4", "5"]].sum(axis=1) / stance * 100
+    return pd.DataFrame({"model": neutral["model"], "unit": neutral["issue_id"], "value": sided})
+
+
 def _unusable(row: dict) -> str:
     """Refused or unparsed share of the neutral-framing responses, for the front table."""
     responses = row.get("responses")

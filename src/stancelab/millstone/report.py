@@ -36,6 +36,14 @@ def _evidence(run: RunResult, models: list[str], unit: str = "issues") -> Eviden
     )
 
 
+def unit_values(run: RunResult) -> pd.DataFrame:
+    """OM per (model, issue): the units the headline averages, for paired comparisons."""
+    issues = run.table("om_issue")
+    if issues.empty:
+        return pd.DataFrame(columns=["model", "unit", "value"])
+    return pd.DataFrame({"model": issues["model"], "unit": issues["issue_id"], "value": issues["om"]})
+
+
 def _unusable(run: RunResult, model: str) -> str:
     counts = _counts(run, model)
     total = counts.get("total", 0)

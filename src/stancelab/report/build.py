@@ -11,6 +11,7 @@ import pandas as pd
 
 from stancelab.core.probes import PROBES, Probe, get_probe
 from stancelab.report import plots
+from stancelab.report.compare import difference_matrix, paired_differences
 from stancelab.report.cost import token_usage
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
 from stancelab.report.render import render, table_html
@@ -89,7 +90,34 @@ def _forest(run: RunResult, profiles: list[Profile], probe: Probe) -> Figure | N
     )  # fmt: skip
 
 
-def _sections(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace]:
+def _differences(
+    run: RunResult, profiles: list[Profile], seed: int
+) -> tuple[Figure, pd.DataFrame] | None:
+    """Each pair of models' paired difference of the headline, over the units both share."""
+    unit_values = getattr(get_probe(run.probe).module("report"), "unit_values", None)
+    units = unit_values(run) if unit_values and len(profiles) >= 2 else None
+    if units is None or units.empty or units["model"].nunique() < 2:
+        return None
+    differences = paired_differences(units, seed)
+    if differences["n"].max() < 1:
+        return None
+    values, clear = difference_matrix(differences)
+    first = profiles[0]
+    return Figure(
+        f"Pairwise differences in {first.label}",
+        plots.difference_heatmap(values, clear, first.unit),
+        "Row model minus column model, averaged over the units (issues, statements, cells) both "
+        "were measured on; * marks a difference whose 95% CI excludes 0 (shown up to 12 "
+        "models). Every pair with its CI and n is in the table 'Pairwise differences'.",
+        Evidence(n=f"{len(differences)} pairs; units shared per pair {differences['n'].min()}"
+                 f"-{differences['n'].max()}",
+                 ci="95% percentile bootstrap over shared units (scipy); none from n < 2",
+                 refusals="units without a value (refused or unparsed throughout) are left out",
+                 unparsed="as for refusals"),
+    ), differences
+
+
+def _sections(runs: list[RunResult], anchors: list[str], seed: int = 0) -> list[SimpleNamespace]:
     repeated = {run.probe for run in runs if sum(r.probe == run.probe for r in runs) > 1}
     sections = []
     for run, anchor in zip(runs, anchors, strict=True):
@@ -102,7 +130,13 @@ def _sections(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace
         ]  # fmt: skip
         cards = sorted(_run_profiles(run), key=lambda p: p.model)
         forest = _forest(run, cards, get_probe(run.probe))
-        figures = ([forest] if forest else []) + list(section.figures)
+        compared = _differences(run, cards, seed)
+        figures = [figure for figure in (forest, compared[0] if compared else None) if figure]
+        figures += list(section.figures)
+        if compared:
+            tables.insert(0, SimpleNamespace(
+                title="Pairwise differences", caption="model_a minus model_b over shared units",
+                html=table_html(Table("Pairwise differences", compared[1]))))  # fmt: skip
         sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
                                         figures=figures, tables=tables, notes=section.notes,
                                         cards=cards))  # fmt: skip
@@ -140,7 +174,7 @@ def build_report(
     """Write one HTML report for every probe run found in `folders`."""
     runs = sorted(load_runs(folders, seed), key=_order)
     anchors = _anchors(runs)
-    sections = _sections(runs, anchors)
+    sections = _sections(runs, anchors, seed)
     transcripts, omitted = _transcripts(runs, max_transcripts)
     cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
     models = sorted({model for run in runs for model in run.models})

@@ -149,3 +149,23 @@ def forest(estimates: pd.DataFrame, xlabel: str) -> str:
     axes.set_xlabel(xlabel)
     axes.grid(axis="x", alpha=0.3)
     return to_png_base64(figure)
+
+
+def difference_heatmap(values: pd.DataFrame, clear: pd.DataFrame, unit: str) -> str:
+    """Row-minus-column paired differences; '*' where the 95% CI excludes 0."""
+    size = len(values)
+    figure, axes = plt.subplots(figsize=(max(4.0, 0.55 * size + 2.5), max(3.0, 0.45 * size + 1.8)))
+    data = values.to_numpy(dtype=float)
+    limit = np.nanmax(np.abs(data)) if np.isfinite(data).any() else 1.0
+    image = axes.imshow(data, cmap="RdBu_r", vmin=-limit, vmax=limit)
+    axes.set_xticks(range(size))
+    axes.set_xticklabels([_short(m, 22) for m in values.columns], rotation=40, ha="right", fontsize=7)
+    axes.set_yticks(range(size))
+    axes.set_yticklabels([_short(m, 30) for m in values.index], fontsize=7)
+    if size <= 12:
+        for (row, column), value in np.ndenumerate(data):
+            if np.isfinite(value):
+                mark = "*" if clear.iloc[row, column] else ""
+                axes.text(column, row, f"{value:.1f}{mark}", ha="center", va="center", fontsize=6)
+    figure.colorbar(image, ax=axes, shrink=0.8, label=f"row − column ({unit})")
+    return to_png_base64(figure)
