@@ -13,6 +13,7 @@ import pandas as pd
 
 from stancelab.core.stats import bootstrap_ci
 
+FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
 DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard", "supporting_standard"),
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
@@ -59,12 +60,19 @@ def delta_summary(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def rating_sources(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Per model and template: ratings from log-probs, parsed integers (fallback), or none."""
+    """Per model and template: ratings from log-probs, parsed integers (fallback), or none;
+    and why each fallback happened (no log-probs, no token writes the rating, low digit mass)."""
     table = ratings.groupby(["model", "template"])["source"].value_counts().unstack(fill_value=0)
     for source in ("logprobs", "parsed", "none"):
         if source not in table.columns:
             table[source] = 0
     table["mean_digit_mass"] = ratings.groupby(["model", "template"])["digit_mass"].mean()
+    reasons = ratings.get("fallback_reason", pd.Series("", index=ratings.index)).fillna("")
+    for reason in FALLBACK_REASONS:
+        table[f"fallback_{reason}"] = (
+            ratings[reasons == reason].groupby(["model", "template"]).size()
+        )
+        table[f"fallback_{reason}"] = table[f"fallback_{reason}"].fillna(0).astype(int)
     return table.reset_index()
 
 

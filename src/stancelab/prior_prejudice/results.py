@@ -30,10 +30,10 @@ def _with_scores(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     return frame
 
 
-RATING_FIELDS = ("cwa", "source", "digit_mass", "failure_mode")
+RATING_FIELDS = ("cwa", "source", "digit_mass", "fallback_reason", "failure_mode")
 RATING_COLUMNS = [
     "model", "claim_id", "category", "condition", "stance", "intensity", "template",
-    "cwa", "source", "digit_mass", "failure_mode", "reasoning",
+    "cwa", "source", "digit_mass", "fallback_reason", "failure_mode", "reasoning",
 ]  # fmt: skip
 
 
@@ -42,7 +42,7 @@ def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating"), RATING_FIELDS)
     probe = _with_scores(
         scored_samples(logs, "prior_prejudice_probe", "probe_scorer"),
-        ("cwa", "source", "digit_mass", "choice"),
+        ("cwa", "source", "digit_mass", "fallback_reason", "choice"),
     )
     cross = _with_scores(
         scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating"), RATING_FIELDS
@@ -101,7 +101,9 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     }
     summary["rating_sources"] = {
         model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
-                                "mean_digit_mass": json_safe(r["mean_digit_mass"])} for _, r in group.iterrows()}
+                                "mean_digit_mass": json_safe(r["mean_digit_mass"]),
+                                "fallback_reasons": {reason: int(r[f"fallback_{reason}"]) for reason in an.FALLBACK_REASONS}}
+                     for _, r in group.iterrows()}
         for model, group in tables["rating_sources"].groupby("model")
     }  # fmt: skip
     summary["failure_modes"] = {
