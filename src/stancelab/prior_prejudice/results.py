@@ -71,6 +71,7 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
     if "probe_ratings" in frames and not frames["probe_ratings"].empty:
         tables["group_scores"] = an.group_scores(frames["probe_ratings"], seed)
         tables["group_spread"] = an.group_spread(frames["probe_ratings"], seed=seed)
+        tables["group_ranking"] = an.group_ranking(frames["probe_ratings"])
     if "probe_direct" in frames and not frames["probe_direct"].empty:
         tables["direct_answers"] = an.direct_answers(frames["probe_direct"])
         tables["direct_choice_shares"] = an.direct_choice_shares(frames["probe_direct"])
@@ -99,6 +100,11 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
         for _, r in tables["subjective_prejudice"].iterrows()
     }
+    summary["subjective_delta_signed"] = {
+        r["model"]: {"value": json_safe(r["signed_value"]), "ci_low": json_safe(r["signed_ci_low"]),
+                     "ci_high": json_safe(r["signed_ci_high"]), "n": json_safe(r["n"])}
+        for _, r in tables["subjective_prejudice"].iterrows()
+    }  # fmt: skip
     summary["rating_sources"] = {
         model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
                                 "mean_digit_mass": json_safe(r["mean_digit_mass"]),
@@ -113,9 +119,17 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     if "group_spread" in tables:
         summary["group_spread"] = {
             model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
+                                                           "p_no_group_effect": json_safe(r["p_value"]), "group_effect": r["group_effect"],
                                                            "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
             for model, group in tables["group_spread"].groupby("model")
         }  # fmt: skip
+    if "group_ranking" in tables:
+        ranking = tables["group_ranking"]
+        summary["group_ranking"] = {
+            "template": "T1",
+            "rankings": {model: {f"{r['dimension']}|{r['valence']}": r["ranking"] for _, r in group.iterrows()}
+                         for model, group in ranking.groupby("model")},
+        } if not ranking.empty else {"template": "T1", "note": "T1 was not run: the paper's Table 3 is on T1"}  # fmt: skip
     if "direct_answers" in tables:
         summary["direct_refusal_rate"] = {
             model: {r["dimension"]: json_safe(r["refusal_rate"]) for _, r in group.iterrows()}
