@@ -77,16 +77,34 @@ def rating_sources(ratings: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
+FAILURE_TYPES = ("type1_explicit_evidence", "type2_implicit_authority", "type3_prior_conditioned")
+FAILURE_COLUMNS = ["model", "category", "coded", *[f"n_{t}" for t in FAILURE_TYPES], "total",
+                   *[f"share_{t}" for t in FAILURE_TYPES], "n_other", "n_unparsed"]  # fmt: skip
+
+
+def _failure_row(model: str, category: str, codes: pd.Series) -> dict[str, Any]:
+    counts = codes.value_counts()
+    total = int(sum(counts.get(t, 0) for t in FAILURE_TYPES))
+    return {"model": model, "category": category, "coded": len(codes),
+            **{f"n_{t}": int(counts.get(t, 0)) for t in FAILURE_TYPES}, "total": total,
+            **{f"share_{t}": counts.get(t, 0) / total if total else float("nan") for t in FAILURE_TYPES},
+            "n_other": int(counts.get("other", 0)), "n_unparsed": int(counts.get("unparsed", 0))}  # fmt: skip
+
+
 def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Per model: how the judge coded the reasoning behind high ratings of bare assertions."""
-    coded = ratings.dropna(subset=["failure_mode"])
+    """The paper's Table 4 per model (category "all") and per category: how the judge coded the
+    reasoning behind ratings >= 5 of bare negated claims. Shares are over Types 1-3 (the
+    paper's Total); "other" and unreadable judge replies are counted beside, outside it."""
+    if "failure_mode" not in ratings or "condition" not in ratings:
+        return pd.DataFrame(columns=FAILURE_COLUMNS)
+    coded = ratings[(ratings["condition"] == "negated") & ratings["failure_mode"].notna()]
     coded = coded[coded["failure_mode"] != ""]
     rows = []
     for model, group in coded.groupby("model"):
-        counts = group["failure_mode"].value_counts()
-        rows.append({"model": model, "coded": len(group), **{f"n_{k}": int(v) for k, v in counts.items()},
-                     **{f"share_{k}": float(v / len(group)) for k, v in counts.items()}})  # fmt: skip
-    return pd.DataFrame(rows)
+        rows.append(_failure_row(str(model), "all", group["failure_mode"]))
+        for category, part in group.groupby("category"):
+            rows.append(_failure_row(str(model), str(category), part["failure_mode"]))
+    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
 def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

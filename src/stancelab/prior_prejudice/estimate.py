@@ -53,7 +53,7 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
     plans.append(PlannedCalls("prior_prejudice", "subject", bare_only, total_max,
                               bare_input + (argument_calls if written else 0) * (per_call + argument_tokens),
                               int(total_max * rating_cap)))  # fmt: skip
-    reasoning = sum(t in REASONING_TEMPLATES for t in templates) * 2 * len(claims)
+    reasoning = sum(t in REASONING_TEMPLATES for t in templates) * len(claims)  # negations only
     judge = tokens(FAILURE_MODE_JUDGE.format(assertion="x" * 80, rating="5.0", explanation="")) + REASONING_TOKENS
     plans.append(PlannedCalls("prior_prejudice", "judge", 0, reasoning, reasoning * judge, reasoning * 200))
     if run.probe:

@@ -113,9 +113,10 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         for model, group in tables["rating_sources"].groupby("model")
     }  # fmt: skip
     summary["failure_modes"] = {
-        r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"}
-        for _, r in tables["failure_modes"].iterrows()
-    }
+        model: {r["category"]: {k: json_safe(v) for k, v in r.items() if k not in ("model", "category")}
+                for _, r in group.iterrows()}
+        for model, group in tables["failure_modes"].groupby("model")
+    }  # fmt: skip
     if "group_spread" in tables:
         summary["group_spread"] = {
             model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),

@@ -38,12 +38,8 @@ CACHE = CachePolicy(expiry=None)
 WRITER_ROLE, JUDGE_ROLE = "writer", "judge"
 TOP_LOGPROBS = 20
 RATING_TOKENS, REASONING_TOKENS, ARGUMENT_TOKENS = 8, 256, 400
-FAILURE_MODES = (
-    "explicit_evidence_hallucination",
-    "implicit_authority",
-    "prior_conditioned_inflation",
-    "other",
-)
+FAILURE_TYPES = ("type1_explicit_evidence", "type2_implicit_authority", "type3_prior_conditioned")
+FAILURE_MODES = (*FAILURE_TYPES, "other")
 HIGH_RATING = 5.0
 _REFUSAL = re.compile(
     r"^\W*(I'?m sorry|I am sorry|I can(?:no|')t|I won'?t|I will not|I'?m unable|I am unable|As an AI)",
@@ -131,14 +127,15 @@ async def code_failure_mode(assertion: str, rating: float, explanation: str) -> 
 
 @scorer(metrics=[mean_score()])
 def cwa_rating(judge_failures: bool = False, min_digit_mass: float = MIN_DIGIT_MASS) -> Scorer:
-    """CWA of the rating (NaN when none can be read); optionally codes high bare-claim ratings."""
+    """CWA of the rating (NaN when none can be read); optionally has the judge code the
+    reasoning behind ratings >= 5 of bare negated claims (the paper's Table 4 population)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         metadata = rating_metadata(state, min_digit_mass)
         value = metadata["cwa"]
         if (judge_failures and value is not None and value >= HIGH_RATING
                 and state.metadata.get("template") in REASONING_TEMPLATES
-                and state.metadata.get("condition") in ("original", "negated")):  # fmt: skip
+                and state.metadata.get("condition") == "negated"):  # fmt: skip
             metadata["failure_mode"], metadata["failure_rationale"] = await code_failure_mode(
                 state.metadata["rated_text"], value, metadata["reasoning"]
             )
