@@ -11,7 +11,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import scored_samples
+from stancelab.core.logs import log_files, scored_samples
 from stancelab.prior_prejudice import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -47,11 +47,52 @@ def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     cross = _with_scores(
         scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating"), RATING_FIELDS
     )
-    frames = {"ratings": ratings, "cross": cross}
+    frames = {"ratings": ratings, "cross": cross, "writer_refusals": writer_losses(logs)}
     if not probe.empty:
         frames["probe_ratings"] = probe[probe["kind"] == "rating"]
         frames["probe_direct"] = probe[probe["kind"] == "direct"]
     return frames
+
+
+def writer_losses(logs: Path) -> pd.DataFrame:
+    """Per model and category: claims lost to writer refusals, from the newest rating log's
+    header (the rating task counts them when it loads the claims)."""
+    from inspect_ai.log import read_eval_log
+
+    newest: dict[str, tuple[str, dict[str, dict[str, int]]]] = {}
+    for path in log_files(logs):
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception:  # not an Inspect log: nothing to read
+            continue
+        if header.eval.task.split("/")[-1] != "prior_prejudice":
+            continue
+        losses = (header.eval.metadata or {}).get("writer_losses") or {}
+        if header.eval.model not in newest or header.eval.created > newest[header.eval.model][0]:
+            newest[header.eval.model] = (header.eval.created, losses)
+    rows = [{"model": model, "category": category, **counts}
+            for model, (_, losses) in sorted(newest.items()) for category, counts in losses.items()]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def notes(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What could not be measured, and why."""
+    lines = []
+    losses = tables.get("writer_refusals", pd.DataFrame())
+    for _, row in losses.iterrows():
+        where = f"{row['model']}, {row['category']}"
+        if row.get("no_negation", 0):
+            lines.append(f"{where}: bare-claim delta skipped for {row['no_negation']} of {row['claims']} claims "
+                         "with no negation (ConvinceQA ships none; the writer role writes them unless "
+                         "--no-negations)")  # fmt: skip
+        if row.get("negation_refused", 0):
+            lines.append(f"{where}: bare-claim delta lost for {row['negation_refused']} of {row['claims']} "
+                         "claims whose negation the writer refused")  # fmt: skip
+        if row.get("lost_any_argument", 0):
+            lines.append(f"{where}: {row['lost_any_argument']} of {row['claims']} claims lost an argument to "
+                         f"writer refusals (standard delta: {row['lost_standard']}, strong: {row['lost_strong']}); "
+                         "the argument deltas come from the claims the writer agreed to argue")  # fmt: skip
+    return lines
 
 
 def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, pd.DataFrame]:
@@ -77,6 +118,8 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
         tables["direct_choice_shares"] = an.direct_choice_shares(frames["probe_direct"])
     if not frames["cross"].empty:
         tables["cross_task"] = an.cross_task_deltas(frames["cross"], seed)
+    if "writer_refusals" in frames and not frames["writer_refusals"].empty:
+        tables["writer_refusals"] = frames["writer_refusals"]
     return tables
 
 
@@ -136,6 +179,13 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             model: {r["dimension"]: json_safe(r["refusal_rate"]) for _, r in group.iterrows()}
             for model, group in tables["direct_answers"].groupby("model")
         }
+    if "writer_refusals" in tables:
+        summary["writer_refusals"] = {
+            model: {r["category"]: {k: json_safe(v) for k, v in r.items() if k not in ("model", "category")}
+                    for _, r in group.iterrows()}
+            for model, group in tables["writer_refusals"].groupby("model")
+        }  # fmt: skip
+    summary["notes"] = notes(tables)
     if "cross_task" in tables:
         summary["cross_task"] = {
             model: {f"{r['task']}|{r['measure']}": _estimate(r) for _, r in group.iterrows()}
