@@ -245,4 +245,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"{model}: ratings from log-probs {counts[0]}, parsed (fallback) {counts[1]}, unreadable {counts[2]}"
         )
+    for model, gap in summary.get("subjective_prejudice", {}).items():
+        signed = summary.get("subjective_delta_signed", {}).get(model, {})
+        if gap.get("value") is not None:
+            lines.append(f"{model}: subjective |delta| {gap['value']:.2f}, signed {signed.get('value', float('nan')):+.2f}")
+    rankings = summary.get("group_ranking", {}).get("rankings", {})
+    if rankings:
+        lines.append("Groups ranked by mean score on T1 (the paper's Table 3):")
+        lines += [f"  {model} {key}: {text}" for model, rows in rankings.items() for key, text in rows.items()]
+    lines += [f"Note: {note}" for note in summary.get("notes", [])]
     return "\n".join(lines)
