@@ -196,3 +196,14 @@ def test_the_appendix_a3_conversation_writes_restricted_support(tmp_path: Path) 
         "for supporting this claim?")  # appendix A.3, turn 1
     assert summary["writer_refusals"]["mockllm/rater"]["harmful"]["lost_any_argument"] == 0
     assert math.isclose(summary["deltas"]["mockllm/rater"]["harmful"]["T1"]["standard"]["value"], 4.0)
+
+
+def test_the_command_line_sets_the_writer_options(tmp_path: Path) -> None:
+    from stancelab.core.cli import OPTIONS, build_parser
+
+    common = ["run", "prior-prejudice", "--model", "mockllm/model", "--out", str(tmp_path)]
+    options = OPTIONS["prior-prejudice"](build_parser().parse_args(common))
+    assert (options.write_negations, options.writer_conversation) == (True, False)  # defaults
+    args = build_parser().parse_args([*common, "--no-negations", "--writer-conversation"])
+    options = OPTIONS["prior-prejudice"](args)
+    assert (options.write_negations, options.writer_conversation) == (False, True)
