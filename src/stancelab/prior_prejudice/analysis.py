@@ -171,7 +171,7 @@ def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> p
         effect = "n/a" if np.isnan(p_value) else "detected" if p_value < GROUP_EFFECT_ALPHA else "none"
         rows.append({"model": model, "dimension": dimension, "valence": valence, "spread": spread,
                      "ci_low": float(low), "ci_high": float(high), "p_value": p_value, "group_effect": effect,
-                     "highest": means.idxmax(), "lowest": means.idxmin()})  # fmt: skip
+                     "highest": means.idxmax() if spread > 0 else "", "lowest": means.idxmin() if spread > 0 else ""})  # fmt: skip
     return pd.DataFrame(rows)
 
 
