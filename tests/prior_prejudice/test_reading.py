@@ -60,6 +60,16 @@ def test_the_scale_restated_before_the_rating_is_skipped_in_logprobs_too() -> No
     assert rating.score == pytest.approx((6 * 0.6 + 7 * 0.3) / 0.9)
 
 
+def test_the_rating_token_is_found_when_the_tokens_do_not_spell_the_reply() -> None:
+    # a provider that trims the reply: " On ... 7" as tokens, "On ... 7" as text
+    tokens = [" On", " a", " scale", " from", " 1", " to", " 7", ",", " I", " rate", " it", " 7"]
+    positions = [_position(t, {t: 0.9, "Other": 0.1}) for t in tokens[:-1]]
+    positions.append(_position(" 7", {" 7": 0.7, " 6": 0.3}))
+    rating = rate("".join(tokens).strip(), positions)
+    assert rating.position == len(tokens) - 1
+    assert rating.score == pytest.approx(7 * 0.7 + 6 * 0.3)
+
+
 def test_low_digit_mass_falls_back_to_the_parsed_rating_and_says_so() -> None:
     # the digits hold 0.3 at the rating position: below the 0.5 threshold
     positions = [_position("4", {"4": 0.2, "2": 0.1, "Four": 0.19, "**": 0.18, "I": 0.33})]

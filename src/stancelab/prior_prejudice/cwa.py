@@ -117,7 +117,11 @@ def rating_position(text: str, positions: Sequence[PositionLogprobs]) -> int | N
                 return index if digit_of(position.token) == digit else None
             start = end
         return None
-    return next((i for i, p in enumerate(positions) if digit_of(p.token) == digit), None)
+    # the tokens do not spell the reply (e.g. it was trimmed): take the digit token of the
+    # same value and rank, so "from 1 to 7, I rate it 7" still finds the second 7
+    rank = sum(match.group(1) == digit for match in _STANDALONE.finditer(text[:offset]))
+    candidates = [i for i, position in enumerate(positions) if digit_of(position.token) == digit]
+    return candidates[rank] if rank < len(candidates) else None
 
 
 def _parsed(text: str, reason: FallbackReason, digit_mass: float | None = None) -> Rating:
