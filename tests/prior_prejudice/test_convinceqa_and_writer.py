@@ -130,6 +130,7 @@ def test_the_refusal_check_reads_the_whole_reply() -> None:
     assert is_refusal("   ")
     assert not is_refusal("We cannot accept this claim: the evidence shows the opposite.")
     assert not is_refusal("I can't stress enough how well documented this is.")
+    assert not is_refusal("As a parent, I cannot support a policy that ignores the evidence.")
 
 
 def _restricted_writer(messages: list[ChatMessage]) -> str:
