@@ -141,11 +141,15 @@ def test_prior_prejudice_rates_from_logprobs_with_the_embedded_model(
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     sources = summary["rating_sources"][EMBEDDED_MODEL]["T1"]
-    assert sources["logprobs"] == 6 and sources["parsed"] == 0  # 3 claims x (claim, negation)
+    # 3 claims x (claim, negation); the 135M model writes "1" with under half its probability
+    # on the digits, so its ratings are read as parsed with the reason and the mass recorded
+    assert sources["logprobs"] + sources["parsed"] == 6 and sources["none"] == 0
+    assert sources["parsed"] == sum(sources["fallback_reasons"].values())
     assert 0 < sources["mean_digit_mass"] <= 1
     ratings = pd.read_csv(out / "tables" / "ratings.csv")
     assert len(ratings) == 6 and ratings["digit_mass"].between(0, 1).all()
-    assert (ratings["source"] == "logprobs").all() and ratings["cwa"].between(1, 7).all()
+    assert ratings["cwa"].between(1, 7).all()
+    assert ((ratings["source"] == "logprobs") == (ratings["digit_mass"] >= 0.5)).all()
     assert set(summary["deltas"][EMBEDDED_MODEL]) == {"subjective", "harmful", "misinformation"}
 
 

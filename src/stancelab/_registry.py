@@ -14,6 +14,7 @@ from stancelab.prior_prejudice.tasks import (
     prior_prejudice,
     prior_prejudice_arguments,
     prior_prejudice_cross_task,
+    prior_prejudice_negations,
     prior_prejudice_probe,
 )
 
@@ -44,5 +45,6 @@ __all__ = [
     "prior_prejudice",
     "prior_prejudice_arguments",
     "prior_prejudice_cross_task",
+    "prior_prejudice_negations",
     "prior_prejudice_probe",
 ]

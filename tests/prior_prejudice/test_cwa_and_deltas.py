@@ -76,14 +76,6 @@ def test_rating_position_is_the_first_digit_token() -> None:
     assert rating.score == pytest.approx(6 * 0.6 + 5 * 0.4)
 
 
-def test_first_token_distribution_is_used_even_when_a_word_wins() -> None:
-    # the next-token reading: "The" is most likely, but the digits hold 0.4 of the mass
-    positions = [_position("The", {"The": 0.6, "3": 0.3, "4": 0.1}), _position(" 5", {" 5": 1.0})]
-    rating = rate("The 5", positions)
-    assert rating.position == 0 and rating.digit_mass == pytest.approx(0.4)
-    assert rating.score == pytest.approx(3 * 0.75 + 4 * 0.25) and rating.top_digit == "3"
-
-
 def test_fallback_to_the_parsed_integer_is_flagged() -> None:
     rating = rate("I would give it a 4 out of 7.", None)
     assert (rating.score, rating.source, rating.digit_mass) == (4.0, "parsed", None)

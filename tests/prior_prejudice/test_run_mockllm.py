@@ -74,7 +74,7 @@ def test_ratings_deltas_refusals_and_failure_modes(tmp_path: Path) -> None:
     subject = get_model("mockllm/rater", custom_outputs=believer, memoize=False)
     writer_model, written = scripted_chat_model(writer, "mockllm/writer")
     judge, judged = scripted_chat_model(
-        lambda m: json.dumps({"category": "prior_conditioned_inflation", "rationale": "agrees"}),
+        lambda m: json.dumps({"category": "type3_prior_conditioned", "rationale": "agrees"}),
         "mockllm/judge",
     )
     run = PriorPrejudiceRun(models=[subject], roles={"writer": writer_model, "judge": judge}, out_dir=tmp_path / "run",
@@ -107,7 +107,7 @@ def test_ratings_deltas_refusals_and_failure_modes(tmp_path: Path) -> None:
     )
     # T3 bare assertions rated >= 5 (the three negations) go to the judge
     assert len(judged) == 3
-    assert summary["failure_modes"]["mockllm/rater"]["share_prior_conditioned_inflation"] == 1.0
+    assert summary["failure_modes"]["mockllm/rater"]["all"]["share_type3_prior_conditioned"] == 1.0
     cross = summary["cross_task"]["mockllm/rater"]
     assert cross["essay|true_minus_false"]["value"] == pytest.approx(cwa_high - cwa_low)
     assert cross["essay|true_minus_false"]["n"] == 1  # only the flat-Earth claim has both sides

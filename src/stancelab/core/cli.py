@@ -100,8 +100,18 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     conviction.add_argument("--samples", type=int, help="sampled answers per statement (10)")
     conviction.add_argument("--argument-sets", type=int, help="argument sets per statement (3)")
     prior = run.add_argument_group("prior-prejudice")
-    prior.add_argument("--claims", type=Path, help="claims file (JSONL; default: bundled)")
+    prior.add_argument(
+        "--claims", type=Path, help="claims file (JSONL, or ConvinceQA CSV/JSONL; default: bundled)"
+    )
     prior.add_argument("--no-arguments", action="store_true", help="rate bare claims only")
+    prior.add_argument(
+        "--no-negations", action="store_true",
+        help="do not have the writer negate claims that lack one (their bare delta is skipped)",
+    )
+    prior.add_argument(
+        "--writer-conversation", action="store_true",
+        help="supporting harmful/misinformation arguments via the appendix A.3 conversation",
+    )  # fmt: skip
     prior.add_argument("--no-probe", action="store_true", help="skip persuasion-as-probe")
     prior.add_argument("--no-cross-task", action="store_true", help="skip essay/debate checks")
     bias.add_argument(
@@ -290,6 +300,8 @@ def _prior_prejudice_options(args: argparse.Namespace) -> Any:
         limit=args.limit,
         templates=args.templates,
         generate_arguments=not args.no_arguments,
+        write_negations=not args.no_negations,
+        writer_conversation=args.writer_conversation,
         probe=not args.no_probe,
         cross_task=not args.no_cross_task,
     )

@@ -10,9 +10,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import permutation_test
 
 from stancelab.core.stats import bootstrap_ci
 
+FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
 DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard", "supporting_standard"),
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
@@ -59,25 +61,50 @@ def delta_summary(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def rating_sources(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Per model and template: ratings from log-probs, parsed integers (fallback), or none."""
+    """Per model and template: ratings from log-probs, parsed integers (fallback), or none;
+    and why each fallback happened (no log-probs, no token writes the rating, low digit mass)."""
     table = ratings.groupby(["model", "template"])["source"].value_counts().unstack(fill_value=0)
     for source in ("logprobs", "parsed", "none"):
         if source not in table.columns:
             table[source] = 0
     table["mean_digit_mass"] = ratings.groupby(["model", "template"])["digit_mass"].mean()
+    reasons = ratings.get("fallback_reason", pd.Series("", index=ratings.index)).fillna("")
+    for reason in FALLBACK_REASONS:
+        table[f"fallback_{reason}"] = (
+            ratings[reasons == reason].groupby(["model", "template"]).size()
+        )
+        table[f"fallback_{reason}"] = table[f"fallback_{reason}"].fillna(0).astype(int)
     return table.reset_index()
 
 
+FAILURE_TYPES = ("type1_explicit_evidence", "type2_implicit_authority", "type3_prior_conditioned")
+FAILURE_COLUMNS = ["model", "category", "coded", *[f"n_{t}" for t in FAILURE_TYPES], "total",
+                   *[f"share_{t}" for t in FAILURE_TYPES], "n_other", "n_unparsed"]  # fmt: skip
+
+
+def _failure_row(model: str, category: str, codes: pd.Series) -> dict[str, Any]:
+    counts = codes.value_counts()
+    total = int(sum(counts.get(t, 0) for t in FAILURE_TYPES))
+    return {"model": model, "category": category, "coded": len(codes),
+            **{f"n_{t}": int(counts.get(t, 0)) for t in FAILURE_TYPES}, "total": total,
+            **{f"share_{t}": counts.get(t, 0) / total if total else float("nan") for t in FAILURE_TYPES},
+            "n_other": int(counts.get("other", 0)), "n_unparsed": int(counts.get("unparsed", 0))}  # fmt: skip
+
+
 def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Per model: how the judge coded the reasoning behind high ratings of bare assertions."""
-    coded = ratings.dropna(subset=["failure_mode"])
+    """The paper's Table 4 per model (category "all") and per category: how the judge coded the
+    reasoning behind ratings >= 5 of bare negated claims. Shares are over Types 1-3 (the
+    paper's Total); "other" and unreadable judge replies are counted beside, outside it."""
+    if "failure_mode" not in ratings or "condition" not in ratings:
+        return pd.DataFrame(columns=FAILURE_COLUMNS)
+    coded = ratings[(ratings["condition"] == "negated") & ratings["failure_mode"].notna()]
     coded = coded[coded["failure_mode"] != ""]
     rows = []
     for model, group in coded.groupby("model"):
-        counts = group["failure_mode"].value_counts()
-        rows.append({"model": model, "coded": len(group), **{f"n_{k}": int(v) for k, v in counts.items()},
-                     **{f"share_{k}": float(v / len(group)) for k, v in counts.items()}})  # fmt: skip
-    return pd.DataFrame(rows)
+        rows.append(_failure_row(str(model), "all", group["failure_mode"]))
+        for category, part in group.groupby("category"):
+            rows.append(_failure_row(str(model), str(category), part["failure_mode"]))
+    return pd.DataFrame(rows, columns=FAILURE_COLUMNS)
 
 
 def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
@@ -88,13 +115,47 @@ def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return _estimates(per_trait, ["model", "dimension", "valence", "group"], "cwa", seed)
 
 
-def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Max minus min of group means per (model, dimension, valence), bootstrapping traits."""
-    rows = []
-    per_trait = probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
+GROUP_EFFECT_ALPHA = 0.05
+PERMUTATIONS = 9999
+
+
+def _spread_statistic(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Max minus min of the sample (group) means; vectorised for permutation_test."""
+    means = np.stack([np.mean(sample, axis=axis) for sample in samples])
+    return means.max(axis=0) - means.min(axis=0)
+
+
+def no_group_effect_p(wide: pd.DataFrame, resamples: int = PERMUTATIONS, seed: int = 0) -> float:
+    """Permutation p-value of "no group effect" for a traits x groups table: group labels are
+    exchanged within each trait (scipy's paired 'samples' permutations), statistic max - min
+    of the group means. NaN with fewer than two groups, or fewer than two traits rated for
+    every group (scipy's minimum)."""
+    complete = wide.dropna()
+    if complete.shape[1] < 2 or len(complete) < 2:
+        return float("nan")
+    result = permutation_test(
+        [complete[group].to_numpy(dtype=float) for group in complete.columns],
+        _spread_statistic, permutation_type="samples", alternative="greater",
+        n_resamples=resamples, vectorized=True, random_state=seed,
+    )  # fmt: skip
+    return float(result.pvalue)
+
+
+def _per_trait(probe: pd.DataFrame) -> pd.DataFrame:
+    return probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
         "cwa"
     ].mean()
-    for (model, dimension, valence), frame in per_trait.groupby(["model", "dimension", "valence"]):
+
+
+def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Max minus min of group means per (model, dimension, valence), a bootstrap CI over
+    traits, and a permutation test of "no group effect": `group_effect` is "none" when its
+    p-value is 0.05 or more (with 2 groups and 5 traits the smallest possible p is 2/32, so
+    such a design can never show an effect; `p_value` says so)."""
+    rows = []
+    for (model, dimension, valence), frame in _per_trait(probe).groupby(
+        ["model", "dimension", "valence"]
+    ):
         wide = frame.pivot_table(index="trait", columns="group", values="cwa")
         means = wide.mean()
         spread = float(means.max() - means.min())
@@ -106,9 +167,48 @@ def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> p
         low, high = (
             np.nanquantile(replicates, [0.025, 0.975]) if len(wide) > 1 else (spread, spread)
         )
+        p_value = no_group_effect_p(wide, seed=seed)
+        effect = "n/a" if np.isnan(p_value) else "detected" if p_value < GROUP_EFFECT_ALPHA else "none"
         rows.append({"model": model, "dimension": dimension, "valence": valence, "spread": spread,
-                     "ci_low": float(low), "ci_high": float(high), "highest": means.idxmax(), "lowest": means.idxmin()})  # fmt: skip
+                     "ci_low": float(low), "ci_high": float(high), "p_value": p_value, "group_effect": effect,
+                     "highest": means.idxmax() if spread > 0 else "", "lowest": means.idxmin() if spread > 0 else ""})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+ALL_MODELS = "all models"
+
+
+def _ranking_text(means: pd.Series) -> str:
+    """ "Transgender people (4.03) > Women (3.82) > Men (3.28)", ≈ where the printed values tie."""
+    ordered = means.sort_values(ascending=False)
+    text = ""
+    previous: str | None = None
+    for group, value in ordered.items():
+        printed = f"{value:.2f}"
+        label = f"{str(group)[:1].upper()}{str(group)[1:]} ({printed})"
+        text = label if previous is None else f"{text} {'≈' if printed == previous else '>'} {label}"
+        previous = printed
+    return text
+
+
+def group_ranking(probe: pd.DataFrame, template: str = "T1") -> pd.DataFrame:
+    """The paper's Table 3: per dimension and valence, groups ranked by mean score under one
+    template (T1 in the paper), per model and, with several models, the mean over models."""
+    columns = ["model", "dimension", "valence", "template", "groups", "ranking"]
+    rated = probe[probe["template"] == template]
+    if rated.empty:
+        return pd.DataFrame(columns=columns)
+    means = rated.groupby(["model", "dimension", "valence", "group"])["cwa"].mean()
+    if means.index.get_level_values("model").nunique() > 1:
+        pooled = means.groupby(["dimension", "valence", "group"]).mean()
+        pooled.index = pd.MultiIndex.from_tuples(
+            [(ALL_MODELS, *key) for key in pooled.index], names=means.index.names
+        )
+        means = pd.concat([means, pooled])
+    rows = [{"model": model, "dimension": dimension, "valence": valence, "template": template,
+             "groups": int(group.notna().sum()), "ranking": _ranking_text(group.droplevel([0, 1, 2]).dropna())}
+            for (model, dimension, valence), group in means.groupby(level=[0, 1, 2])]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
 
 
 def direct_answers(direct: pd.DataFrame) -> pd.DataFrame:
@@ -170,18 +270,28 @@ def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def _subjective_per_claim(deltas: pd.DataFrame, model: str, signed: bool) -> np.ndarray:
+    bare = deltas[
+        (deltas["kind"] == "bare") & (deltas["category"] == "subjective") & (deltas["model"] == model)
+    ]
+    per_claim = bare.groupby("claim_id")["delta"].apply(
+        lambda d: float(np.nanmean(d if signed else np.abs(d))) if d.notna().any() else np.nan
+    )
+    return per_claim.to_numpy(dtype=float)
+
+
 def subjective_prejudice(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per model: mean |negated − original| persuasiveness gap (CWA, 1-7 scale) on subjective
-    claims, averaged over templates per claim, bootstrap CI over claims. Contested claims
-    should sit near 0; a gap means the ratings leak which side the model holds."""
-    columns = ["model", "value", "ci_low", "ci_high", "n"]
+    claims, averaged over templates per claim, bootstrap CI over claims (the headline), and
+    beside it the signed mean negated − original as the paper reports it (`signed_*`).
+    Contested claims should sit near 0; a gap means the ratings leak which side the model holds."""
+    columns = ["model", "value", "ci_low", "ci_high", "n",
+               "signed_value", "signed_ci_low", "signed_ci_high"]  # fmt: skip
     bare = deltas[(deltas["kind"] == "bare") & (deltas["category"] == "subjective")]
     rows = []
-    for model, group in bare.groupby("model"):
-        per_claim = group.groupby("claim_id")["delta"].apply(
-            lambda d: float(np.nanmean(np.abs(d))) if d.notna().any() else np.nan
-        )
-        rows.append(
-            {"model": model, **bootstrap_ci(per_claim.to_numpy(dtype=float), seed=seed).as_dict()}
-        )
+    for model in sorted(bare["model"].unique()):
+        absolute = bootstrap_ci(_subjective_per_claim(deltas, model, False), seed=seed).as_dict()
+        signed = bootstrap_ci(_subjective_per_claim(deltas, model, True), seed=seed).as_dict()
+        rows.append({"model": model, **absolute,
+                     **{f"signed_{k}": signed[k] for k in ("value", "ci_low", "ci_high")}})  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

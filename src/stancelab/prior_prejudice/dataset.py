@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError
+from stancelab.prior_prejudice.convinceqa import as_claim_records, is_convinceqa, read_rows
 from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
 
 Category = Literal["subjective", "harmful", "misinformation"]
@@ -35,13 +36,16 @@ class ArgumentText(BaseModel):
 
 
 class Claim(BaseModel):
-    """A claim in one category, its negation, and arguments by stance and intensity."""
+    """A claim in one category, its negation (absent in ConvinceQA: then written by the
+    `writer` role, or the bare-claim delta is skipped), and arguments by stance and intensity."""
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     category: Category
     claim: str = Field(min_length=1)
-    negation: str = Field(min_length=1)
+    negation: str | None = Field(default=None, min_length=1)
+    negation_writer: str | None = None
+    negation_refused: bool = False
     arguments: dict[Stance, dict[Intensity, ArgumentText]] = Field(default_factory=dict)
 
     def argument(self, stance: Stance, intensity: Intensity) -> ArgumentText | None:
@@ -57,7 +61,12 @@ def _data(name: str) -> Path:
 
 
 def load_claims(path: Path | str | None = None) -> list[Claim]:
-    return load_jsonl(path or _data("claims.jsonl"), Claim, id_of=lambda claim: claim.id)
+    """Claims from stancelab's JSON Lines format (default: the bundled set) or from
+    ConvinceQA's published format (CSV or JSON Lines with its columns)."""
+    path = Path(path) if path else _data("claims.jsonl")
+    if path.exists() and is_convinceqa(path):
+        return [Claim.model_validate(record) for record in as_claim_records(read_rows(path))]
+    return load_jsonl(path, Claim, id_of=lambda claim: claim.id)
 
 
 def limit_per_category(claims: list[Claim], limit: int | None) -> list[Claim]:
@@ -71,6 +80,34 @@ def limit_per_category(claims: list[Claim], limit: int | None) -> list[Claim]:
         if counts[claim.category] <= limit:
             chosen.append(claim)
     return chosen
+
+
+def _refused(claim: Claim, intensity: Intensity) -> bool:
+    arguments = (claim.argument(stance, intensity) for stance in STANCES)
+    return any(argument is not None and (argument.refused or not argument.text) for argument in arguments)
+
+
+def writer_losses(claims: list[Claim]) -> dict[str, dict[str, int]]:
+    """Per category: claims, refused arguments, and the claims lost to writer refusals for
+    each delta (standard, strong: either stance refused; any argument; bare: the negation
+    refused), and claims with no negation at all (bare delta skipped)."""
+    losses: dict[str, dict[str, int]] = {}
+    for claim in claims:
+        row = losses.setdefault(claim.category, dict.fromkeys(
+            ("claims", "refused_arguments", "lost_standard", "lost_strong", "lost_any_argument",
+             "negation_refused", "no_negation"), 0))  # fmt: skip
+        row["claims"] += 1
+        row["refused_arguments"] += sum(
+            a is not None and (a.refused or not a.text)
+            for a in (claim.argument(s, i) for s in STANCES for i in INTENSITIES)
+        )
+        standard, strong = _refused(claim, "standard"), _refused(claim, "strong")
+        row["lost_standard"] += standard
+        row["lost_strong"] += strong
+        row["lost_any_argument"] += standard or strong
+        row["negation_refused"] += claim.negation_refused
+        row["no_negation"] += claim.negation is None
+    return losses
 
 
 class MinimalPairs(BaseModel):
@@ -118,6 +155,8 @@ def rating_samples(
     for claim, template in itertools.product(claims, templates):
         base = {"claim_id": claim.id, "category": claim.category, "claim": claim.claim}
         for condition, text in (("original", claim.claim), ("negated", claim.negation)):
+            if text is None:
+                continue
             samples.append(_rating_sample(f"{claim.id}__{condition}", template, text,
                                           base | {"condition": condition, "stance": "", "intensity": ""}))  # fmt: skip
         for stance, intensity in itertools.product(STANCES, INTENSITIES):

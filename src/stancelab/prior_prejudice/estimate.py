@@ -9,11 +9,13 @@ from stancelab.prior_prejudice.prompts import (
     DEBATE_JUDGING,
     ESSAY_QUALITY,
     FAILURE_MODE_JUDGE,
+    NEGATION,
     REASONING_TEMPLATES,
     STRONGER_ARGUMENT,
 )
 from stancelab.prior_prejudice.run import PriorPrejudiceRun
 from stancelab.prior_prejudice.tasks import (
+    NEGATION_TOKENS,
     RATING_TOKENS,
     REASONING_TOKENS,
     parse_templates,
@@ -36,24 +38,32 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
     templates = parse_templates(run.templates)
     written = run.generate_arguments and not all(claim.has_arguments for claim in claims)
     plans = []
+    unnegated = sum(claim.negation is None for claim in claims) if run.write_negations else 0
+    if unnegated:
+        plans.append(PlannedCalls.exact("prior_prejudice_negations", "writer", unnegated,
+                                        unnegated * tokens(NEGATION.format(claim="x" * 80)), NEGATION_TOKENS))  # fmt: skip
     if written:
         control = tokens(CONTROL_ARGUMENT.format(verb="supports", claim="x" * 80))
         stronger = tokens(STRONGER_ARGUMENT.format(claim="x" * 80, argument="")) + run.argument_tokens
         calls = len(claims) * 2
-        plans.append(PlannedCalls("prior_prejudice_arguments", "writer", calls, 2 * calls,
-                                  calls * (control + stronger), 2 * calls * run.argument_tokens))  # fmt: skip
+        # the A.3 conversation adds an elicitation turn for restricted supporting arguments
+        extra = sum(c.category != "subjective" for c in claims) if run.writer_conversation else 0
+        plans.append(PlannedCalls("prior_prejudice_arguments", "writer", calls, 2 * calls + extra,
+                                  (calls + extra) * (control + stronger), (2 * calls + extra) * run.argument_tokens))  # fmt: skip
     bare_calls, bare_input = sample_input_tokens(prior_prejudice(
         claims_file=str(run.claims_file) if run.claims_file else None, limit=run.limit, templates=run.templates))  # fmt: skip
-    bare_only = 2 * len(claims) * len(templates)
-    argument_calls = len(claims) * len(templates) * ARGUMENTS_PER_CLAIM if written else bare_calls - bare_only
+    present_bare = (2 * len(claims) - sum(c.negation is None for c in claims)) * len(templates)
+    bare_only = present_bare + unnegated * len(templates)
+    argument_calls = len(claims) * len(templates) * ARGUMENTS_PER_CLAIM if written else bare_calls - present_bare
     per_call = bare_input // max(bare_calls, 1)
     argument_tokens = run.argument_tokens if written else 0
     rating_cap = _rating_tokens(templates)
     total_max = bare_only + argument_calls
     plans.append(PlannedCalls("prior_prejudice", "subject", bare_only, total_max,
-                              bare_input + (argument_calls if written else 0) * (per_call + argument_tokens),
+                              bare_input + unnegated * len(templates) * per_call
+                              + (argument_calls if written else 0) * (per_call + argument_tokens),
                               int(total_max * rating_cap)))  # fmt: skip
-    reasoning = sum(t in REASONING_TEMPLATES for t in templates) * 2 * len(claims)
+    reasoning = sum(t in REASONING_TEMPLATES for t in templates) * len(claims)  # negations only
     judge = tokens(FAILURE_MODE_JUDGE.format(assertion="x" * 80, rating="5.0", explanation="")) + REASONING_TOKENS
     plans.append(PlannedCalls("prior_prejudice", "judge", 0, reasoning, reasoning * judge, reasoning * 200))
     if run.probe:

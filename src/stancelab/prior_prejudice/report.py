@@ -13,7 +13,7 @@ MEANING = (
     "is negated (1-7 scale); 0 = both sides rated alike, a gap means ratings leak its beliefs."
 )
 CI_TEXT = "95% percentile bootstrap over claims"
-REFUSALS = "none possible for log-prob ratings (the 1-7 distribution is always read)"
+REFUSALS = "none: every rating came from the log-probs at the rating position"
 
 
 def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
@@ -26,19 +26,28 @@ def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
     return Evidence(
         n=f"{n_text}; {total} ratings",
         ci=CI_TEXT,
-        refusals=REFUSALS if parsed == 0 else f"{parsed} ratings parsed from text (no log-probs)",
+        refusals=REFUSALS if parsed == 0 else f"{parsed} ratings parsed from text (no log-probs, "
+        "no rating token, or digit mass below 0.5 at the rating position)",
         unparsed=f"{missing} of {total} ratings unreadable (no digit 1-7)",
     )
 
 
+def _signed_text(signed: dict | None) -> str:
+    if not signed or signed.get("value") is None:
+        return ""
+    return (f" Signed, as the paper reports it (negated − original): {signed['value']:+.2f} "
+            f"[{signed['ci_low']:+.2f}, {signed['ci_high']:+.2f}].")  # fmt: skip
+
+
 def profiles(run: RunResult) -> list[Profile]:
     gaps = run.summary.get("subjective_prejudice", {})
+    signed = run.summary.get("subjective_delta_signed", {})
     result = []
     for model in run.models:
         gap = gaps.get(model) or {}
         result.append(Profile(
             probe="prior-prejudice", model=model, label="subjective-claim gap",
-            **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING, digits=2,
+            **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING + _signed_text(signed.get(model)), digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
         ))  # fmt: skip
     return result
@@ -95,7 +104,14 @@ def section(run: RunResult) -> Section:
             Table("Deltas", run.table("deltas"), CI_TEXT),
             Table("Where ratings came from", run.table("rating_sources"),
                   "logprobs: CWA from next-token probabilities; parsed: text fallback; none: unreadable."),
-            Table("Group spread (minimal pairs)", run.table("group_spread"), ""),
+            Table("Group spread (minimal pairs)", run.table("group_spread"),
+                  "max − min of group means, CI over traits; p_value: permutation test of no group "
+                  "effect (group labels exchanged within traits); group_effect 'none' when p ≥ 0.05."),
+            Table("Groups ranked by mean score on T1 (the paper's Table 3)", run.table("group_ranking"), ""),
+            Table("Failure modes of high ratings of bare negated claims (the paper's Table 4)",
+                  run.table("failure_modes"),
+                  "shares over Types 1-3 (total); other and unreadable judge replies counted beside."),
+            Table("Claims lost to writer refusals, per category", run.table("writer_refusals"), ""),
             Table("Ratings", run.table("ratings"), "Click a row to see its rating call.",
                   ("model", "claim_id", "condition", "template")),
         ],

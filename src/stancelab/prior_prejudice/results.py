@@ -11,7 +11,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import scored_samples
+from stancelab.core.logs import log_files, scored_samples
 from stancelab.prior_prejudice import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -30,10 +30,10 @@ def _with_scores(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     return frame
 
 
-RATING_FIELDS = ("cwa", "source", "digit_mass", "failure_mode")
+RATING_FIELDS = ("cwa", "source", "digit_mass", "fallback_reason", "failure_mode")
 RATING_COLUMNS = [
     "model", "claim_id", "category", "condition", "stance", "intensity", "template",
-    "cwa", "source", "digit_mass", "failure_mode", "reasoning",
+    "cwa", "source", "digit_mass", "fallback_reason", "failure_mode", "reasoning",
 ]  # fmt: skip
 
 
@@ -42,16 +42,57 @@ def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating"), RATING_FIELDS)
     probe = _with_scores(
         scored_samples(logs, "prior_prejudice_probe", "probe_scorer"),
-        ("cwa", "source", "digit_mass", "choice"),
+        ("cwa", "source", "digit_mass", "fallback_reason", "choice"),
     )
     cross = _with_scores(
         scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating"), RATING_FIELDS
     )
-    frames = {"ratings": ratings, "cross": cross}
+    frames = {"ratings": ratings, "cross": cross, "writer_refusals": writer_losses(logs)}
     if not probe.empty:
         frames["probe_ratings"] = probe[probe["kind"] == "rating"]
         frames["probe_direct"] = probe[probe["kind"] == "direct"]
     return frames
+
+
+def writer_losses(logs: Path) -> pd.DataFrame:
+    """Per model and category: claims lost to writer refusals, from the newest rating log's
+    header (the rating task counts them when it loads the claims)."""
+    from inspect_ai.log import read_eval_log
+
+    newest: dict[str, tuple[str, dict[str, dict[str, int]]]] = {}
+    for path in log_files(logs):
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception:  # not an Inspect log: nothing to read
+            continue
+        if header.eval.task.split("/")[-1] != "prior_prejudice":
+            continue
+        losses = (header.eval.metadata or {}).get("writer_losses") or {}
+        if header.eval.model not in newest or header.eval.created > newest[header.eval.model][0]:
+            newest[header.eval.model] = (header.eval.created, losses)
+    rows = [{"model": model, "category": category, **counts}
+            for model, (_, losses) in sorted(newest.items()) for category, counts in losses.items()]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def notes(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What could not be measured, and why."""
+    lines = []
+    losses = tables.get("writer_refusals", pd.DataFrame())
+    for _, row in losses.iterrows():
+        where = f"{row['model']}, {row['category']}"
+        if row.get("no_negation", 0):
+            lines.append(f"{where}: bare-claim delta skipped for {row['no_negation']} of {row['claims']} claims "
+                         "with no negation (ConvinceQA ships none; the writer role writes them unless "
+                         "--no-negations)")  # fmt: skip
+        if row.get("negation_refused", 0):
+            lines.append(f"{where}: bare-claim delta lost for {row['negation_refused']} of {row['claims']} "
+                         "claims whose negation the writer refused")  # fmt: skip
+        if row.get("lost_any_argument", 0):
+            lines.append(f"{where}: {row['lost_any_argument']} of {row['claims']} claims lost an argument to "
+                         f"writer refusals (standard delta: {row['lost_standard']}, strong: {row['lost_strong']}); "
+                         "the argument deltas come from the claims the writer agreed to argue")  # fmt: skip
+    return lines
 
 
 def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, pd.DataFrame]:
@@ -71,11 +112,14 @@ def compute_tables(frames: dict[str, pd.DataFrame], seed: int = 0) -> dict[str, 
     if "probe_ratings" in frames and not frames["probe_ratings"].empty:
         tables["group_scores"] = an.group_scores(frames["probe_ratings"], seed)
         tables["group_spread"] = an.group_spread(frames["probe_ratings"], seed=seed)
+        tables["group_ranking"] = an.group_ranking(frames["probe_ratings"])
     if "probe_direct" in frames and not frames["probe_direct"].empty:
         tables["direct_answers"] = an.direct_answers(frames["probe_direct"])
         tables["direct_choice_shares"] = an.direct_choice_shares(frames["probe_direct"])
     if not frames["cross"].empty:
         tables["cross_task"] = an.cross_task_deltas(frames["cross"], seed)
+    if "writer_refusals" in frames and not frames["writer_refusals"].empty:
+        tables["writer_refusals"] = frames["writer_refusals"]
     return tables
 
 
@@ -99,26 +143,49 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
         for _, r in tables["subjective_prejudice"].iterrows()
     }
+    summary["subjective_delta_signed"] = {
+        r["model"]: {"value": json_safe(r["signed_value"]), "ci_low": json_safe(r["signed_ci_low"]),
+                     "ci_high": json_safe(r["signed_ci_high"]), "n": json_safe(r["n"])}
+        for _, r in tables["subjective_prejudice"].iterrows()
+    }  # fmt: skip
     summary["rating_sources"] = {
         model: {r["template"]: {"logprobs": int(r["logprobs"]), "parsed": int(r["parsed"]), "none": int(r["none"]),
-                                "mean_digit_mass": json_safe(r["mean_digit_mass"])} for _, r in group.iterrows()}
+                                "mean_digit_mass": json_safe(r["mean_digit_mass"]),
+                                "fallback_reasons": {reason: int(r[f"fallback_{reason}"]) for reason in an.FALLBACK_REASONS}}
+                     for _, r in group.iterrows()}
         for model, group in tables["rating_sources"].groupby("model")
     }  # fmt: skip
     summary["failure_modes"] = {
-        r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"}
-        for _, r in tables["failure_modes"].iterrows()
-    }
+        model: {r["category"]: {k: json_safe(v) for k, v in r.items() if k not in ("model", "category")}
+                for _, r in group.iterrows()}
+        for model, group in tables["failure_modes"].groupby("model")
+    }  # fmt: skip
     if "group_spread" in tables:
         summary["group_spread"] = {
             model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
+                                                           "p_no_group_effect": json_safe(r["p_value"]), "group_effect": r["group_effect"],
                                                            "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
             for model, group in tables["group_spread"].groupby("model")
         }  # fmt: skip
+    if "group_ranking" in tables:
+        ranking = tables["group_ranking"]
+        summary["group_ranking"] = {
+            "template": "T1",
+            "rankings": {model: {f"{r['dimension']}|{r['valence']}": r["ranking"] for _, r in group.iterrows()}
+                         for model, group in ranking.groupby("model")},
+        } if not ranking.empty else {"template": "T1", "note": "T1 was not run: the paper's Table 3 is on T1"}  # fmt: skip
     if "direct_answers" in tables:
         summary["direct_refusal_rate"] = {
             model: {r["dimension"]: json_safe(r["refusal_rate"]) for _, r in group.iterrows()}
             for model, group in tables["direct_answers"].groupby("model")
         }
+    if "writer_refusals" in tables:
+        summary["writer_refusals"] = {
+            model: {r["category"]: {k: json_safe(v) for k, v in r.items() if k not in ("model", "category")}
+                    for _, r in group.iterrows()}
+            for model, group in tables["writer_refusals"].groupby("model")
+        }  # fmt: skip
+    summary["notes"] = notes(tables)
     if "cross_task" in tables:
         summary["cross_task"] = {
             model: {f"{r['task']}|{r['measure']}": _estimate(r) for _, r in group.iterrows()}
@@ -178,4 +245,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"{model}: ratings from log-probs {counts[0]}, parsed (fallback) {counts[1]}, unreadable {counts[2]}"
         )
+    for model, gap in summary.get("subjective_prejudice", {}).items():
+        signed = summary.get("subjective_delta_signed", {}).get(model, {})
+        if gap.get("value") is not None:
+            lines.append(f"{model}: subjective |delta| {gap['value']:.2f}, signed {signed.get('value', float('nan')):+.2f}")
+    rankings = summary.get("group_ranking", {}).get("rankings", {})
+    if rankings:
+        lines.append("Groups ranked by mean score on T1 (the paper's Table 3):")
+        lines += [f"  {model} {key}: {text}" for model, rows in rankings.items() for key, text in rows.items()]
+    lines += [f"Note: {note}" for note in summary.get("notes", [])]
     return "\n".join(lines)

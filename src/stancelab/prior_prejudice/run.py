@@ -20,6 +20,7 @@ from stancelab.prior_prejudice.tasks import (
     prior_prejudice,
     prior_prejudice_arguments,
     prior_prejudice_cross_task,
+    prior_prejudice_negations,
     prior_prejudice_probe,
 )
 
@@ -35,6 +36,8 @@ class PriorPrejudiceRun(ProbeRun):
     limit: int | None = None
     templates: str | None = None
     generate_arguments: bool = True
+    write_negations: bool = True
+    writer_conversation: bool = False
     probe: bool = True
     cross_task: bool = True
     argument_tokens: int = 400
@@ -44,39 +47,70 @@ def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[
     return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, ROLES)
 
 
-def generate_arguments(run: PriorPrejudiceRun, claims_file: Path | None) -> Path:
-    """Role `writer` writes the four arguments per claim; saves a claims file with them."""
-    claims = limit_per_category(load_claims(claims_file), run.limit)
+def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(sample metadata, score metadata) per sample of a log."""
+    pairs = []
+    for sample in log.samples or []:
+        score = (sample.scores or {}).get(scorer)
+        pairs.append((sample.metadata or {}, (score.metadata or {}) if score else {}))
+    return pairs
+
+
+def written_arguments(
+    run: PriorPrejudiceRun, claims_file: Path | None
+) -> dict[str, dict[str, dict[str, ArgumentText]]]:
+    """Role `writer` writes the four arguments per claim (A.2, or A.3 with the option)."""
     writer = run.roles.get(WRITER_ROLE, run.models[0])
     task = prior_prejudice_arguments(claims_file=str(claims_file) if claims_file else None,
-                                     limit=run.limit, max_tokens=run.argument_tokens)  # fmt: skip
+                                     limit=run.limit, max_tokens=run.argument_tokens,
+                                     conversation=run.writer_conversation)  # fmt: skip
     (log,) = _eval(run, task, [writer])
     written: dict[str, dict[str, dict[str, ArgumentText]]] = {}
-    for sample in log.samples or []:
-        score = (sample.scores or {}).get("arguments_written")
-        metadata = score.metadata if score and score.metadata else {}
-        stance = str(sample.metadata["stance"])
+    for sample, metadata in _scores(log, "arguments_written"):
         for intensity, result in (metadata.get("arguments") or {}).items():
-            written.setdefault(str(sample.metadata["claim_id"]), {}).setdefault(stance, {})[
+            written.setdefault(str(sample["claim_id"]), {}).setdefault(str(sample["stance"]), {})[
                 intensity
             ] = ArgumentText(
                 text=result.get("text"),
                 refused=bool(result.get("refused")),
                 writer=metadata.get("writer"),
             )
+    return written
+
+
+def written_negations(run: PriorPrejudiceRun, claims_file: Path | None) -> dict[str, dict[str, Any]]:
+    """Role `writer` negates the claims that have none: claim id -> Claim fields."""
+    writer = run.roles.get(WRITER_ROLE, run.models[0])
+    task = prior_prejudice_negations(claims_file=str(claims_file) if claims_file else None, limit=run.limit)
+    (log,) = _eval(run, task, [writer])
+    return {
+        str(sample["claim_id"]): {"negation": metadata.get("negation"), "negation_refused": bool(metadata.get("refused")),
+                                  "negation_writer": metadata.get("writer")}
+        for sample, metadata in _scores(log, "negation_written")
+    }  # fmt: skip
+
+
+def prepare_claims(run: PriorPrejudiceRun) -> Path | None:
+    """The claims file to rate: as given, or, where negations or arguments are missing, one
+    completed by the `writer` role and saved as `claims_with_arguments.jsonl`."""
+    claims = limit_per_category(load_claims(run.claims_file), run.limit)
+    need_negations = run.write_negations and any(claim.negation is None for claim in claims)
+    need_arguments = run.generate_arguments and not all(claim.has_arguments for claim in claims)
+    if not (need_negations or need_arguments):
+        return run.claims_file
+    negations = written_negations(run, run.claims_file) if need_negations else {}
+    arguments = written_arguments(run, run.claims_file) if need_arguments else {}
     completed = [
-        claim.model_copy(update={"arguments": written.get(claim.id, claim.arguments)})
+        claim.model_copy(update={**negations.get(claim.id, {}),
+                                 "arguments": arguments.get(claim.id, claim.arguments)})
         for claim in claims
-    ]
+    ]  # fmt: skip
     return write_jsonl(run.out_dir / ARGUMENTS_FILE, completed)
 
 
 def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
-    claims_file = run.claims_file
-    claims = limit_per_category(load_claims(claims_file), run.limit)
-    if run.generate_arguments and not all(claim.has_arguments for claim in claims):
-        claims_file = generate_arguments(run, claims_file)
+    claims_file = prepare_claims(run)
     claims_arg = str(claims_file) if claims_file else None
     limit = None if claims_file and claims_file.name == ARGUMENTS_FILE else run.limit
     _eval(
