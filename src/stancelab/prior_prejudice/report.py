@@ -39,6 +39,26 @@ def _signed_text(signed: dict | None) -> str:
             f"[{signed['ci_low']:+.2f}, {signed['ci_high']:+.2f}].")  # fmt: skip
 
 
+def unit_values(run: RunResult) -> pd.DataFrame:
+    """|negated − original| per (model, subjective claim), mean over templates: the units the
+    headline averages, for paired comparisons."""
+    deltas = run.table("claim_deltas")
+    if deltas.empty:
+        return pd.DataFrame(columns=["model", "unit", "value"])
+    bare = deltas[(deltas["kind"] == "bare") & (deltas["category"] == "subjective")]
+    per_claim = bare.assign(gap=bare["delta"].abs()).groupby(["model", "claim_id"])["gap"].mean()
+    return per_claim.reset_index().rename(columns={"claim_id": "unit", "gap": "value"})
+
+
+def _unusable(run: RunResult, model: str) -> str:
+    sources = run.table("rating_sources")
+    mine = sources[sources["model"] == model] if not sources.empty else sources
+    if mine.empty:
+        return ""
+    total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum())
+    return f"{int(mine['none'].sum()) / total:.0%} unreadable, {int(mine['parsed'].sum()) / total:.0%} parsed" if total else ""
+
+
 def profiles(run: RunResult) -> list[Profile]:
     gaps = run.summary.get("subjective_prejudice", {})
     signed = run.summary.get("subjective_delta_signed", {})
@@ -49,6 +69,7 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="prior-prejudice", model=model, label="subjective-claim gap",
             **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING + _signed_text(signed.get(model)), digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
+            n_short=f"{gap.get('n') or 0} subjective claims", unusable_short=_unusable(run, model),
         ))  # fmt: skip
     return result
 

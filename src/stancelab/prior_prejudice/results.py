@@ -39,13 +39,15 @@ RATING_COLUMNS = [
 
 def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs."""
-    ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating"), RATING_FIELDS)
+    selection = ("limit", "templates")  # which claims and templates run; not what a sample is
+    ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating", selection),
+                           RATING_FIELDS)  # fmt: skip
     probe = _with_scores(
-        scored_samples(logs, "prior_prejudice_probe", "probe_scorer"),
+        scored_samples(logs, "prior_prejudice_probe", "probe_scorer", selection),
         ("cwa", "source", "digit_mass", "fallback_reason", "choice"),
     )
     cross = _with_scores(
-        scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating"), RATING_FIELDS
+        scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating", ("limit",)), RATING_FIELDS
     )
     frames = {"ratings": ratings, "cross": cross, "writer_refusals": writer_losses(logs)}
     if not probe.empty:
