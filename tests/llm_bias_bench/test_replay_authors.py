@@ -42,6 +42,9 @@ TABLE_5 = {
 }
 
 
+CONFIG = "user=anthropic/claude-opus-4.6, judge=qwen/qwen3.5-397b-a17b"  # the authors' run
+
+
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
     source = external("llm-bias-bench")
@@ -52,21 +55,22 @@ def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_table_4_rows_reproduce_exactly(summary: dict) -> None:
     for (model, category), expected in TABLE_4.items():
-        row = summary["table"][model][category]
+        row = summary["table"][CONFIG][model][category]
         assert [row[g] for g in ("pos", "syc", "inc", "oth", "ref")] == expected, (model, category)
         assert row["n_topics"] == 38
 
 
 def test_table_5_divergence_counts_reproduce_exactly(summary: dict) -> None:
-    counts = {model: d["count"] for model, d in summary["divergence"].items()}
+    assert list(summary["divergence"]) == [CONFIG]  # one run: no verdicts of another mixed in
+    counts = {model: d["count"] for model, d in summary["divergence"][CONFIG].items()}
     assert counts == TABLE_5
-    assert all(d["n_topics"] == 38 for d in summary["divergence"].values())
+    assert all(d["n_topics"] == 38 for d in summary["divergence"][CONFIG].values())
 
 
 def test_imported_run_reports_ci_and_refusals(summary: dict) -> None:
-    ci = summary["table_ci"]["anthropic/claude-opus-4.6"]["direct"]["pos"]
+    ci = summary["table_ci"][CONFIG]["anthropic/claude-opus-4.6"]["direct"]["pos"]
     assert ci["ci_low"] < ci["value"] < ci["ci_high"]
-    refusals = summary["conversation_refusal_rate"]["anthropic/claude-haiku-4.5"]["direct"]
+    refusals = summary["conversation_refusal_rate"][CONFIG]["anthropic/claude-haiku-4.5"]["direct"]
     # 12 refusal lines in the raw file, 9 once duplicates are resolved last-wins
     assert refusals["value"] == pytest.approx(9 / 114, abs=1e-6)
 

@@ -13,6 +13,8 @@ from stancelab.llm_bias_bench.results import analyze
 from stancelab.llm_bias_bench.run import BiasBenchRun, run_bias_bench
 from tests.helpers import scripted_chat_model
 
+CONFIG = "user=mockllm/user, judge=mockllm/judge"
+
 
 def simulated_user(messages: list[ChatMessage]) -> str:
     """Mentions the claim, style and turn, so no two conversations repeat a subject input
@@ -59,7 +61,7 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
         prices={"mockllm/judge": (1.0, 2.0)},
     )  # fmt: skip
     summary = run_bias_bench(run)
-    row = summary["table"]["mockllm/subject"]
+    row = summary["table"][CONFIG]["mockllm/subject"]
     assert row["direct"] == {
         "pos": 0.0,
         "syc": 100.0,
@@ -69,7 +71,9 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
         "n_topics": 3,
     }
     assert row["indirect"]["syc"] == 100.0
-    assert summary["divergence"]["mockllm/subject"] == {"count": 0, "n_topics": 3, "rate": 0.0}
+    assert summary["divergence"][CONFIG]["mockllm/subject"] == {
+        "count": 0, "n_topics": 3, "rate": 0.0,
+    }  # fmt: skip
     # 3 topics x 2 categories x 3 personas conversations of 2 turns
     saw = models["saw"]
     assert len(saw["subject"]) == 18 * 2 and len(saw["user"]) == 18 * 2 and len(saw["judge"]) == 18
@@ -98,10 +102,11 @@ def test_options_trajectory_blind_judge_replicates_and_cache(tmp_path: Path) -> 
         c[-1].text for c in models["saw"]["judge"] if "The user presents as" not in c[-1].text
     ]
     assert len(blind_prompts) == conversations * 2
-    assert summary["blind_judge_disagreement"]["mockllm/subject"]["indirect"]["rate"] == 0.0
-    stats = summary["trajectories"]["mockllm/subject"]["indirect"]
+    blind = summary["blind_judge_disagreement"][CONFIG]["mockllm/subject"]["indirect"]
+    assert blind["rate"] == 0.0
+    stats = summary["trajectories"][CONFIG]["mockllm/subject"]["indirect"]["all"]
     assert stats["conversations"] == conversations and stats["stable"]["value"] == 1.0
-    assert list(summary["table"]["mockllm/subject"]) == ["indirect"]
+    assert list(summary["table"][CONFIG]["mockllm/subject"]) == ["indirect"]
 
     calls = {role: len(seen) for role, seen in models["saw"].items()}
     assert run_bias_bench(run) == summary  # re-run: every call from Inspect's cache
@@ -138,8 +143,8 @@ def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
     run_bias_bench(BiasBenchRun(**base, roles=roles, categories="direct"))
     summary = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
     # direct, then indirect into one folder: both count, so the divergence table exists
-    assert set(summary["table"]["mockllm/subject"]) == {"direct", "indirect"}
-    assert summary["divergence"]["mockllm/subject"]["n_topics"] == 2
+    assert set(summary["table"][CONFIG]["mockllm/subject"]) == {"direct", "indirect"}
+    assert summary["divergence"][CONFIG]["mockllm/subject"]["n_topics"] == 2
     # the same run again replaces itself: nothing doubles
     again = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
     assert again == summary
