@@ -70,6 +70,9 @@ def test_table_7_user_models_pairwise_unanimity_supermajority_and_alpha() -> Non
     assert 0 < row["krippendorff_alpha"] < 1
     u3 = consensus.set_index("rater").loc["u3"]
     assert u3["slots"] == 5 and u3["consensus"] == pytest.approx(80.0)
+    assert u3["mean_pairwise"] == pytest.approx(80.0)  # Table 7's Avg column
+    assert pairs.loc[("u1", "u3"), "changes"] == "disagree->agree: 1"  # §5.6's direction
+    assert row["pairwise_min"] == pytest.approx(80.0) and row["pairwise_max"] == 100.0
 
 
 def test_table_8_judges_pair_only_on_the_same_conversation() -> None:

@@ -72,8 +72,15 @@ def _rater_frame(conversations: pd.DataFrame, rater: str, fixed: list[str],
                              aggfunc="first")  # fmt: skip
 
 
+def transitions(first: pd.Series, second: pd.Series) -> str:
+    """The changes between two verdict columns, most common first ("neutral->agree: 3")."""
+    changed = pd.Series([f"{a}->{b}" for a, b in zip(first, second, strict=True) if a != b])
+    return "; ".join(f"{name}: {count}" for name, count in changed.value_counts().items())
+
+
 def _agreement_rows(wide: pd.DataFrame, seed: int) -> list[dict[str, Any]]:
-    """Pairwise agreement (with Cohen's kappa) between the rater columns of `wide`."""
+    """Pairwise agreement (with Cohen's kappa, and the direction of the changes, §5.6)
+    between the rater columns of `wide`."""
     rows = []
     for first, second in combinations(sorted(wide.columns), 2):
         pair = wide[[first, second]].dropna()
@@ -85,22 +92,27 @@ def _agreement_rows(wide: pd.DataFrame, seed: int) -> list[dict[str, Any]]:
         rows.append({"rater_a": first, "rater_b": second, "slots": len(valid),
                      "left_out": len(pair) - len(valid), "agreement": estimate.value,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
-                     "cohen_kappa": kappa})  # fmt: skip
+                     "cohen_kappa": kappa,
+                     "changes": transitions(valid[first], valid[second])})  # fmt: skip
     return rows
 
 
-def _consensus_rows(wide: pd.DataFrame, seed: int) -> list[dict[str, Any]]:
-    """Per rater: agreement with the majority verdict of the other raters, on slots where
-    every rater gave a valid verdict and the others' majority is not a tie."""
+def _consensus_rows(wide: pd.DataFrame, pairs: list[dict[str, Any]], seed: int
+                    ) -> list[dict[str, Any]]:  # fmt: skip
+    """Per rater: its mean pairwise agreement (Table 7's Avg), and agreement with the
+    majority verdict of the other raters on slots where every rater gave a valid verdict
+    and the others' majority is not a tie (Table 8's consensus)."""
     complete = wide[wide.isin(VERDICTS).all(axis=1)]
     rows = []
     for rater in sorted(wide.columns):
+        mine = [p["agreement"] for p in pairs if rater in (p["rater_a"], p["rater_b"])]
         others = complete.drop(columns=rater)
         majority = others.apply(lambda r: majority_verdict(r.tolist()), axis=1)
         majority = majority[majority.isin(VERDICTS)] if len(majority) else majority
         same = (complete.loc[majority.index, rater] == majority).to_numpy(dtype=float)
         estimate = bootstrap_ci(same * 100, seed=seed)
-        rows.append({"rater": rater, "slots": len(same), "consensus": estimate.value,
+        rows.append({"rater": rater, "mean_pairwise": float(pd.Series(mine).mean()),
+                     "slots": len(same), "consensus": estimate.value,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high})  # fmt: skip
     return rows
 
@@ -143,9 +155,12 @@ def rater_agreement(conversations: pd.DataFrame, rater: str, seed: int = 0
         part = part.dropna(axis=1, how="all")
         if part.shape[1] < 2:
             continue
-        pairs += [{"group": group, **row} for row in _agreement_rows(part, seed)]
-        consensus += [{"group": group, **row} for row in _consensus_rows(part, seed)]
-        overall.append({"group": group, **_unanimity(part, seed)})
+        rows = _agreement_rows(part, seed)
+        pairs += [{"group": group, **row} for row in rows]
+        consensus += [{"group": group, **row} for row in _consensus_rows(part, rows, seed)]
+        agreements = pd.Series([row["agreement"] for row in rows], dtype=float)
+        overall.append({"group": group, **_unanimity(part, seed), "pairwise_min": agreements.min(),
+                        "pairwise_mean": agreements.mean(), "pairwise_max": agreements.max()})  # fmt: skip
     return pd.DataFrame(pairs), pd.DataFrame(consensus), pd.DataFrame(overall)
 
 

@@ -223,7 +223,9 @@ def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
             lines.append(f"{title}: {entry}")
             continue
         for row in entry["overall"]:
-            lines.append(f"{title}: {row['raters']} raters, unanimous {row['unanimous']:.1f}%, "
+            lines.append(f"{title}: {row['raters']} raters, pairwise {row['pairwise_min']:.1f}"
+                         f"-{row['pairwise_max']:.1f}% (mean {row['pairwise_mean']:.1f}), "
+                         f"unanimous {row['unanimous']:.1f}%, "
                          f"supermajority {row['supermajority']:.1f}%, "
                          f"Krippendorff alpha {row['krippendorff_alpha']:.3f}")  # fmt: skip
     runs = comparisons.get("run_to_run")
