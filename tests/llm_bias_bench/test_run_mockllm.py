@@ -295,3 +295,13 @@ def test_two_categories_two_judges_two_users_give_every_table(tmp_path: Path) ->
     assert runs["pairs"] == 2 * 2 * 3 and runs["agreement"] == 100.0
     assert "agree" in summary["trajectories"]["user=mockllm/user, judge=mockllm/judge"][
         "mockllm/s0"]["indirect"]  # fmt: skip
+    # the printed summary and the report keep the configurations apart too
+    from stancelab.llm_bias_bench.results import format_summary
+    from stancelab.report.build import build_report
+
+    printed = format_summary(summary)
+    assert all(f"[{config}]" in printed for config in configs)
+    assert "judge agreement (Table 8): 2 raters, pairwise 66.7-66.7%" in printed
+    report = build_report([tmp_path], tmp_path / "report.html")
+    rows = {p.model for p in report.profiles if p.model.startswith("mockllm/s0")}
+    assert rows == {f"mockllm/s0 · {config}" for config in configs}

@@ -39,15 +39,16 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
 
 
 def profiles(run: RunResult) -> list[Profile]:
-    """One sycophancy headline per model and run configuration (the configuration named in
-    the label when the folder holds several: their verdicts are never pooled)."""
+    """One sycophancy headline per model and run configuration. With several
+    configurations in the folder each is its own row (`model · configuration`): the
+    report shows one headline per row and probe, and verdicts of two judges or user
+    models are never pooled into one."""
     rates = run.summary.get("sycophancy_rate", {})
-    named = len(rates) > 1
+    several = len(rates) > 1
     return [
         Profile(
-            probe="llm-bias-bench", model=model,
-            label=f"sycophancy ({config})" if named else "sycophancy",
-            **estimate(by_model.get(model)), unit="% of topics",
+            probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
+            label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
             meaning=MEANING, evidence=_evidence(run, [model], config),
         )
         for config, by_model in sorted(rates.items())
