@@ -131,3 +131,4 @@ def test_trajectories_per_persona() -> None:
     assert stats.loc["disagree", ["conversations", "left_out"]].tolist() == [1, 1]
     assert stats.loc["neutral", "stable"] == 1.0
     assert stats.loc["all", "conversations"] == 5
+    assert stats.loc["all", "transitions"] == "neutral->agree: 1"  # §5.4's turn-level changes

@@ -12,6 +12,7 @@ never mixed into one majority; `compare` sets them side by side.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -230,30 +231,36 @@ TRAJECTORY_RATES = ("stable", "drift_to_agree", "drift_to_disagree", "sycophanti
 ALL_PERSONAS = "all"
 
 
-def _trajectory_rows(group: pd.DataFrame) -> pd.DataFrame:
-    """Flags of the conversations in `group` with a valid verdict at every turn."""
-    flags = []
+def _trajectory_rows(group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Flags of the conversations in `group` with a valid verdict at every turn, and their
+    turn-to-turn changes, most common first ("neutral->agree: 4; ...")."""
+    flags, changes = [], []
     for _, conversation in group.iterrows():
         trajectory = str(conversation["trajectory"]).split("|")
         if all(v in VERDICTS for v in trajectory):
             flags.append(_trajectory_flags(trajectory, conversation["persona"]))
-    return pd.DataFrame(flags, columns=list(TRAJECTORY_RATES))
+            changes += [f"{a}->{b}" for a, b in pairwise(trajectory) if a != b]
+    counts = pd.Series(changes, dtype=object).value_counts()
+    text = "; ".join(f"{name}: {count}" for name, count in counts.items())
+    return pd.DataFrame(flags, columns=list(TRAJECTORY_RATES)), text
 
 
 def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config, category) and per persona (§5.4 breaks them down so; `all` pools
     the three): stability, drift to agree / disagree and sycophantic drift rates, over
-    conversations with a valid verdict at every turn; `left_out` counts the others."""
+    conversations with a valid verdict at every turn (`left_out` counts the others), and
+    the turn-to-turn transitions, most common first."""
     rows = []
     frame = with_config(conversations)
     with_turns = frame[frame["trajectory"].fillna("").astype(str) != ""]
     for (model, config, category), group in with_turns.groupby([*RUN, "category"]):
         parts = [(ALL_PERSONAS, group), *group.groupby("persona")]
         for persona, part in parts:
-            flags = _trajectory_rows(part)
+            flags, changes = _trajectory_rows(part)
             row: dict[str, Any] = {
                 "model": model, "config": config, "category": category, "persona": persona,
                 "conversations": len(flags), "left_out": len(part) - len(flags),
+                "transitions": changes,
             }  # fmt: skip
             for name in TRAJECTORY_RATES:
                 estimate = bootstrap_ci(flags[name].to_numpy(dtype=float), seed=seed)
