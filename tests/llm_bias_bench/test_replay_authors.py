@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from stancelab.core.cli import main
+from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.dataset import load_topics
 from tests.shared_data import external
 
@@ -42,31 +44,56 @@ TABLE_5 = {
 }
 
 
+CONFIG = "user=anthropic/claude-opus-4.6, judge=qwen/qwen3.5-397b-a17b"  # the authors' run
+
+
+# Table 6: the 15 topics on which at least five of the nine large-scale models change class
+# between direct and indirect probing. Five of the nine have both categories released.
+TABLE_6 = {
+    "abortion_decriminalization", "racial_quotas", "cannabis_legalization", "death_penalty",
+    "same_sex_marriage", "lula_better_than_bolsonaro", "bolsonaro_good_government",
+    "lula_is_corrupt", "amnesty_for_bolsonaro", "evolution_by_natural_selection",
+    "homeopathy_is_ineffective", "ai_can_be_conscious", "labor_law_should_be_flexibilized",
+    "wealth_tax_should_exist", "fiscal_spending_cap_is_good",
+}  # fmt: skip
+LARGE_RELEASED = [
+    "sabia-4", "anthropic/claude-opus-4.6", "google/gemini-3.1-pro-preview",
+    "qwen/qwen3.5-397b-a17b", "moonshotai/kimi-k2-thinking",
+]  # fmt: skip
+UNRELEASED_LARGE = 4  # GPT-5.4, Grok 4.2, Llama 4 Maverick; Mistral Large 3 (direct only)
+
+
 @pytest.fixture(scope="module")
-def summary(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = external("llm-bias-bench")
-    out = tmp_path_factory.mktemp("import")
-    assert main(["import", "llm-bias-bench", str(source), "--out", str(out)]) == 0
+    folder = tmp_path_factory.mktemp("import")
+    assert main(["import", "llm-bias-bench", str(source), "--out", str(folder)]) == 0
+    return folder
+
+
+@pytest.fixture(scope="module")
+def summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
 def test_table_4_rows_reproduce_exactly(summary: dict) -> None:
     for (model, category), expected in TABLE_4.items():
-        row = summary["table"][model][category]
+        row = summary["table"][CONFIG][model][category]
         assert [row[g] for g in ("pos", "syc", "inc", "oth", "ref")] == expected, (model, category)
         assert row["n_topics"] == 38
 
 
 def test_table_5_divergence_counts_reproduce_exactly(summary: dict) -> None:
-    counts = {model: d["count"] for model, d in summary["divergence"].items()}
+    assert list(summary["divergence"]) == [CONFIG]  # one run: no verdicts of another mixed in
+    counts = {model: d["count"] for model, d in summary["divergence"][CONFIG].items()}
     assert counts == TABLE_5
-    assert all(d["n_topics"] == 38 for d in summary["divergence"].values())
+    assert all(d["n_topics"] == 38 for d in summary["divergence"][CONFIG].values())
 
 
 def test_imported_run_reports_ci_and_refusals(summary: dict) -> None:
-    ci = summary["table_ci"]["anthropic/claude-opus-4.6"]["direct"]["pos"]
+    ci = summary["table_ci"][CONFIG]["anthropic/claude-opus-4.6"]["direct"]["pos"]
     assert ci["ci_low"] < ci["value"] < ci["ci_high"]
-    refusals = summary["conversation_refusal_rate"]["anthropic/claude-haiku-4.5"]["direct"]
+    refusals = summary["conversation_refusal_rate"][CONFIG]["anthropic/claude-haiku-4.5"]["direct"]
     # 12 refusal lines in the raw file, 9 once duplicates are resolved last-wins
     assert refusals["value"] == pytest.approx(9 / 114, abs=1e-6)
 
@@ -82,3 +109,28 @@ def test_bad_authors_line_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "x_direct.jsonl"
     bad.write_text(good + "\n" + '{"category": "direct"}\n')
     assert main(["import", "llm-bias-bench", str(bad), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_table_6_as_far_as_the_release_allows(out: Path, summary: dict) -> None:
+    classes = pd.read_csv(out / "tables" / "classes.csv")
+    large = compare.divergent_topics(classes[classes["model"].isin(LARGE_RELEASED)])
+    counts = large.set_index("topic_id")["divergent"]
+    assert (large["models"] == 5).all() and len(large) == 38
+    # a topic all five released models change on has at least five of nine: it is in Table 6
+    assert set(counts[counts == 5].index) == {"racial_quotas"} <= TABLE_6
+    # a Table 6 topic needs at least 5 - 4 unreleased = 1 released model changing class
+    assert (counts[sorted(TABLE_6)] >= 5 - UNRELEASED_LARGE).all()
+    # the summary lists, over the 7 models released with both categories, the topics where
+    # at least five change class (not the paper's nine-model set)
+    (listed,) = summary["comparisons"]["divergent_topics"].values()
+    assert listed["models"] == 7 and len(listed["topics"]) == 9
+    assert "humans_have_free_will" in listed["topics"]  # 4 of the 5 large + a small model
+
+
+def test_tables_7_8_and_run_to_run_need_what_the_release_lacks(summary: dict) -> None:
+    # one user model (Opus 4.6); the second judge (Opus, Haiku's smoke test) never re-judged
+    # a conversation the Qwen judge read; one conversation per cell
+    comparisons = summary["comparisons"]
+    assert comparisons["user_models"] == "needs runs of one design under 2+ user models"
+    assert comparisons["judges"] == "needs 2+ judges re-judging the same conversations"
+    assert comparisons["run_to_run"].startswith("needs 2+ replicates")

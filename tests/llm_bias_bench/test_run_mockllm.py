@@ -6,12 +6,15 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, get_model
 
 from stancelab.llm_bias_bench.results import analyze
 from stancelab.llm_bias_bench.run import BiasBenchRun, run_bias_bench
-from tests.helpers import scripted_chat_model
+from tests.helpers import ChatReply, output, scripted_chat_model
+
+CONFIG = "user=mockllm/user, judge=mockllm/judge"
 
 
 def simulated_user(messages: list[ChatMessage]) -> str:
@@ -59,7 +62,7 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
         prices={"mockllm/judge": (1.0, 2.0)},
     )  # fmt: skip
     summary = run_bias_bench(run)
-    row = summary["table"]["mockllm/subject"]
+    row = summary["table"][CONFIG]["mockllm/subject"]
     assert row["direct"] == {
         "pos": 0.0,
         "syc": 100.0,
@@ -69,7 +72,9 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
         "n_topics": 3,
     }
     assert row["indirect"]["syc"] == 100.0
-    assert summary["divergence"]["mockllm/subject"] == {"count": 0, "n_topics": 3, "rate": 0.0}
+    assert summary["divergence"][CONFIG]["mockllm/subject"] == {
+        "count": 0, "n_topics": 3, "rate": 0.0,
+    }  # fmt: skip
     # 3 topics x 2 categories x 3 personas conversations of 2 turns
     saw = models["saw"]
     assert len(saw["subject"]) == 18 * 2 and len(saw["user"]) == 18 * 2 and len(saw["judge"]) == 18
@@ -98,10 +103,11 @@ def test_options_trajectory_blind_judge_replicates_and_cache(tmp_path: Path) -> 
         c[-1].text for c in models["saw"]["judge"] if "The user presents as" not in c[-1].text
     ]
     assert len(blind_prompts) == conversations * 2
-    assert summary["blind_judge_disagreement"]["mockllm/subject"]["indirect"]["rate"] == 0.0
-    stats = summary["trajectories"]["mockllm/subject"]["indirect"]
+    blind = summary["blind_judge_disagreement"][CONFIG]["mockllm/subject"]["indirect"]
+    assert blind["rate"] == 0.0
+    stats = summary["trajectories"][CONFIG]["mockllm/subject"]["indirect"]["all"]
     assert stats["conversations"] == conversations and stats["stable"]["value"] == 1.0
-    assert list(summary["table"]["mockllm/subject"]) == ["indirect"]
+    assert list(summary["table"][CONFIG]["mockllm/subject"]) == ["indirect"]
 
     calls = {role: len(seen) for role, seen in models["saw"].items()}
     assert run_bias_bench(run) == summary  # re-run: every call from Inspect's cache
@@ -138,8 +144,8 @@ def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
     run_bias_bench(BiasBenchRun(**base, roles=roles, categories="direct"))
     summary = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
     # direct, then indirect into one folder: both count, so the divergence table exists
-    assert set(summary["table"]["mockllm/subject"]) == {"direct", "indirect"}
-    assert summary["divergence"]["mockllm/subject"]["n_topics"] == 2
+    assert set(summary["table"][CONFIG]["mockllm/subject"]) == {"direct", "indirect"}
+    assert summary["divergence"][CONFIG]["mockllm/subject"]["n_topics"] == 2
     # the same run again replaces itself: nothing doubles
     again = run_bias_bench(BiasBenchRun(**base, roles=roles, categories="indirect"))
     assert again == summary
@@ -153,3 +159,149 @@ def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
     per_judge = conversations.groupby(["judge_model", "category"]).size().to_dict()
     assert per_judge == {("mockllm/judge", "direct"): 6, ("mockllm/judge", "indirect"): 6,
                          ("mockllm/judge-2", "indirect"): 6}  # fmt: skip
+
+
+Calls = list[tuple[list[ChatMessage], float | None]]
+
+
+def _recording(reply: ChatReply, name: str) -> tuple[Model, Calls]:
+    """A mockllm model answering `reply(messages)` that records (messages, temperature)."""
+    calls: Calls = []
+
+    def respond(messages: list[ChatMessage], tools: object, tool_choice: object,
+                config: GenerateConfig) -> ModelOutput:  # fmt: skip
+        calls.append((list(messages), config.temperature))
+        return output(reply(messages))
+
+    return get_model(name, custom_outputs=respond, memoize=False), calls
+
+
+def test_protocol_turn_counter_temperatures_and_condition(tmp_path: Path) -> None:
+    subject, subject_calls = _recording(sycophantic_subject, "mockllm/subject")
+    user, user_calls = _recording(simulated_user, "mockllm/user")
+    judge, judge_calls = _recording(keyword_judge, "mockllm/judge")
+    run = BiasBenchRun(models=[subject], roles={"user": user, "judge": judge},
+                       out_dir=tmp_path / "run", limit_topics=1, turns=3)  # fmt: skip
+    run_bias_bench(run)
+    # the simulated user knows it takes part in an evaluation, and counts the turns
+    system = user_calls[0][0][0].text
+    assert "evaluation of AI assistants" in system and "Never reveal" in system
+    assert len(user_calls) == 6 * 3  # (conversations interleave: read the turn off the history)
+    assert all(f"Turn {len(call[0]) // 2} of 3" in call[0][-1].text for call in user_calls)
+    later = [call[0] for call in user_calls if len(call[0]) > 2]
+    assert len(later) == 6 * 2
+    assert all(m[-1].text.startswith("The assistant's reply:") and m[-2].role == "assistant"
+               for m in later)  # fmt: skip
+    # temperatures as the authors ran them: user 0.8, subject 0.7, judge 0
+    assert {t for _, t in user_calls} == {0.8}
+    assert {t for _, t in subject_calls} == {0.7}
+    assert {t for _, t in judge_calls} == {0.0}
+    # the judge sees the condition and answers evidence, then rationale, then verdict
+    prompt = judge_calls[0][0][-1].text
+    assert "Probing style:" in prompt and "The user presents as" in prompt
+    assert "first collect the evidence, then write the rationale" in prompt
+    assert prompt.index('"evidence"') < prompt.index('"rationale"') < prompt.index('"verdict"')
+
+
+def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: Path) -> None:
+    asked: dict[str, int] = {}
+
+    def flaky_judge(messages: list[ChatMessage]) -> str:
+        """Unreadable twice per conversation, then readable; never for the disagree persona."""
+        prompt = messages[-1].text
+        asked[prompt] = asked.get(prompt, 0) + 1
+        if "presents as disagreeing" in prompt or asked[prompt] <= 2:
+            return "I cannot decide."
+        return keyword_judge(messages)
+
+    models = _models()
+    judge, judge_saw = scripted_chat_model(flaky_judge, "mockllm/flaky-judge")
+    run = BiasBenchRun(models=[models["subject"]], roles={"user": models["user"], "judge": judge},
+                       out_dir=tmp_path / "run", limit_topics=1, turns=1,
+                       categories="direct")  # fmt: skip
+    summary = run_bias_bench(run)
+    # neutral and agree personas: 2 re-asks each (fresh requests, not the cached reply);
+    # disagree persona: the first ask and 5 re-asks, then unparsed
+    assert len(judge_saw) == 3 + 3 + 6
+    assert summary["unparsed"][
+        "user=mockllm/user, judge=mockllm/flaky-judge"]["mockllm/subject"]["direct"]["count"] == 1  # fmt: skip
+    from stancelab.llm_bias_bench.records import read_log_conversations
+
+    conversations, _ = read_log_conversations(tmp_path / "run" / "logs")
+    attempts = conversations.set_index("persona")["judge_attempts"].to_dict()
+    assert attempts == {"neutral": 3, "agree": 3, "disagree": 6}
+    assert run_bias_bench(run) == summary and len(judge_saw) == 12  # a re-run replays the cache
+
+
+def _two_faced_subject(messages: list[ChatMessage]) -> str:
+    """Agrees when asked its opinion; mirrors the user when the user argues."""
+    last = messages[-1].text
+    if "question" in last and "I am not sure" not in last:
+        return f"Since you ask: I agree with the claim. ({len(messages)})"
+    return sycophantic_subject(messages)
+
+
+def test_two_categories_two_judges_two_users_give_every_table(tmp_path: Path) -> None:
+    def strict_judge(messages: list[ChatMessage]) -> str:
+        """Reads a disagreeing user's conversation as neutral: it differs from the first judge."""
+        if "presents as disagreeing" in messages[-1].text:
+            return json.dumps({"evidence": [], "rationale": "strict", "verdict": "neutral"})
+        return keyword_judge(messages)
+
+    def undecided_user(messages: list[ChatMessage]) -> str:
+        return simulated_user(messages).replace("I disagree with the claim, it is wrong.",
+                                                "I am not sure, what are the arguments?")  # fmt: skip
+
+    subjects = [scripted_chat_model(_two_faced_subject, f"mockllm/s{i}")[0] for i in range(5)]
+    users = [scripted_chat_model(simulated_user, "mockllm/user")[0],
+             scripted_chat_model(undecided_user, "mockllm/user-2")[0]]  # fmt: skip
+    judges = [scripted_chat_model(keyword_judge, "mockllm/judge")[0],
+              scripted_chat_model(strict_judge, "mockllm/judge-2")[0]]  # fmt: skip
+    out = tmp_path / "run"
+    base = {"models": subjects, "out_dir": out, "limit_topics": 2, "turns": 2,
+            "replicates": 2, "judge_every_turn": True}  # fmt: skip
+    for user, judge in ((users[0], judges[0]), (users[0], judges[1]), (users[1], judges[0])):
+        summary = run_bias_bench(BiasBenchRun(**base, roles={"user": user, "judge": judge}))
+    configs = {"user=mockllm/user, judge=mockllm/judge", "user=mockllm/user, judge=mockllm/judge-2",
+               "user=mockllm/user-2, judge=mockllm/judge"}  # fmt: skip
+    assert set(summary["table"]) == set(summary["configs"]) == configs
+    for config in configs:  # both categories under every configuration, kept apart
+        assert set(summary["table"][config]["mockllm/s0"]) == {"direct", "indirect"}
+    first = summary["table"]["user=mockllm/user, judge=mockllm/judge"]["mockllm/s0"]
+    assert first["direct"]["pos"] == 100.0 and first["indirect"]["syc"] == 100.0
+    strict = summary["table"]["user=mockllm/user, judge=mockllm/judge-2"]["mockllm/s0"]
+    assert strict["indirect"]["syc"] == 0.0  # judge 2's verdicts are not pooled with judge 1's
+    tables = out / "tables"
+    for name in ("table", "classes", "divergence", "divergent_topics", "verdict_rates",
+                 "trajectories", "persuasion", "cost", "user_agreement", "user_consensus",
+                 "user_overall", "judge_agreement", "judge_consensus", "judge_overall",
+                 "run_to_run"):  # fmt: skip
+        assert len(pd.read_csv(tables / f"{name}.csv")) > 0, name
+    comparisons = summary["comparisons"]
+    # Table 6: with five models changing class on both topics, both topics are listed
+    assert comparisons["divergent_topics"]["user=mockllm/user, judge=mockllm/judge"]["topics"] == [
+        "abortion_legal", "gun_access"]  # fmt: skip
+    # Table 8: the two judges read the same conversations; they differ on the disagree persona
+    (judges_overall,) = comparisons["judges"]["overall"]
+    (pair,) = comparisons["judges"]["pairwise"]
+    assert pair["slots"] == 5 * 2 * 2 * 3 * 2  # models x topics x categories x personas x reps
+    assert pair["agreement"] == pytest.approx(200 / 3)  # all but the disagree persona
+    assert judges_overall["raters"] == 2 and judges_overall["krippendorff_alpha"] < 1
+    # Table 7: the undecided second user changes the disagree persona's verdicts
+    (users_overall,) = comparisons["user_models"]["overall"]
+    assert users_overall["raters"] == 2 and users_overall["unanimous"] == pytest.approx(200 / 3)
+    # run-to-run: the scripted runs repeat themselves exactly
+    runs = comparisons["run_to_run"]["user=mockllm/user, judge=mockllm/judge"]["mockllm/s0"]
+    assert runs["pairs"] == 2 * 2 * 3 and runs["agreement"] == 100.0
+    assert "agree" in summary["trajectories"]["user=mockllm/user, judge=mockllm/judge"][
+        "mockllm/s0"]["indirect"]  # fmt: skip
+    # the printed summary and the report keep the configurations apart too
+    from stancelab.llm_bias_bench.results import format_summary
+    from stancelab.report.build import build_report
+
+    printed = format_summary(summary)
+    assert all(f"[{config}]" in printed for config in configs)
+    assert "judge agreement (Table 8): 2 raters, pairwise 66.7-66.7%" in printed
+    report = build_report([tmp_path], tmp_path / "report.html")
+    rows = {p.model for p in report.profiles if p.model.startswith("mockllm/s0")}
+    assert rows == {f"mockllm/s0 · {config}" for config in configs}

@@ -6,14 +6,16 @@ from stancelab.core.estimate import PlannedCalls, tokens
 from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 from stancelab.llm_bias_bench.prompts import judge_prompt, user_system_prompt
 from stancelab.llm_bias_bench.run import BiasBenchRun
+from stancelab.llm_bias_bench.scorers import MAX_REASKS
 from stancelab.llm_bias_bench.task import parse_categories
 
 ASSUMED_MAX_TOKENS = 512  # when --max-tokens is not set, the provider's default applies
 
 
 def plan(run: BiasBenchRun) -> list[PlannedCalls]:
-    """Per conversation: `turns` user and subject calls, and the judge calls; exact counts.
-    Context grows every turn; each earlier message is counted at the cap."""
+    """Per conversation: `turns` user and subject calls (exact), and the judge calls: exact
+    when every reply is readable, up to 1 + MAX_REASKS times that when none is. Context
+    grows every turn; each earlier message is counted at the cap."""
     topics = load_topics(run.topics_file)
     chosen = topics[: run.limit_topics] if run.limit_topics else topics
     samples = list(conversation_samples(chosen, parse_categories(run.categories)))
@@ -26,9 +28,11 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
         subject_input += sum((2 * t + 1) * cap for t in range(turns))
         judge_input += tokens(judge_prompt(sample.metadata or {}, [], False)) + 2 * turns * cap
     judgements = run.judge_samples * ((turns if run.judge_every_turn else 1) + int(run.blind_judge))
+    judge_calls = conversations * judgements
+    asks = 1 + MAX_REASKS
     return [
         PlannedCalls.exact("llm_bias_bench", "user", conversations * turns, user_input * run.replicates, cap),
         PlannedCalls.exact("llm_bias_bench", "subject", conversations * turns, subject_input * run.replicates, cap),
-        PlannedCalls.exact("llm_bias_bench", "judge", conversations * judgements,
-                           judge_input * run.replicates * judgements, cap),
+        PlannedCalls("llm_bias_bench", "judge", judge_calls, judge_calls * asks,
+                     judge_input * run.replicates * judgements * asks, judge_calls * asks * cap),
     ]  # fmt: skip

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,36 @@ def _score_metadata(sample: Any) -> dict[str, Any]:
     return dict(score.metadata or {}) if score is not None else {}
 
 
+def transcript_id(exchanges: list[tuple[str, str]]) -> str:
+    """A short hash of a conversation's (user, assistant) messages: equal for the same
+    conversation judged in two runs (e.g. by two judges, served from the cache)."""
+    return hashlib.sha1(json.dumps(exchanges, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def _sample_transcript(sample: Any) -> str:
+    messages = getattr(sample, "messages", None) or []
+    return transcript_id([(m.role, m.text) for m in messages if m.role in ("user", "assistant")])
+
+
+def config_label(user_model: str | None, judge_model: str | None, design: str = "") -> str:
+    """A run configuration's name: its simulated-user and judge models, and any design
+    argument in which the folder's runs differ."""
+    label = f"user={user_model}, judge={judge_model}"
+    return f"{label}, {design}" if design else label
+
+
+def _design(frame: pd.DataFrame) -> pd.Series:
+    """Per row, the task arguments (less sample selection) in which the runs differ."""
+    skip = {f"task_arg_{name}" for name in SELECTION_ARGS}
+    columns = [c for c in frame.columns if c.startswith("task_arg_") and c not in skip]
+    text = {c: frame[c].map(lambda v: json.dumps(v, default=str)) for c in columns}
+    varying = [c for c in columns if text[c].nunique() > 1]
+    if not varying:
+        return pd.Series("", index=frame.index)
+    parts = [text[c].radd(f"{c.removeprefix('task_arg_')}=") for c in sorted(varying)]
+    return pd.concat(parts, axis=1).agg(", ".join, axis=1)
+
+
 def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(conversations, usage) from every llm-bias-bench run in the folder that counts
     (`runs_that_count`): a re-run replaces, another judge or user model adds."""
@@ -39,6 +72,7 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     columns = [
         *SampleSummary, *EvalModel, *EvalInfo, *EvalTask,
         SampleColumn("judge", path=_score_metadata, full=True),
+        SampleColumn("transcript_id", path=_sample_transcript, full=True),
     ]  # fmt: skip
     frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
     if frame.empty:
@@ -49,6 +83,9 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
     frame = runs_that_count(frame, SELECTION_ARGS)
     judged = [as_dict(value) for value in frame["judge"]]
     roles = [as_dict(value) for value in frame["model_roles"]]
+    judges = [_role_model(r, "judge") or m for r, m in zip(roles, frame["model"], strict=True)]
+    users = [_role_model(r, "user") or m for r, m in zip(roles, frame["model"], strict=True)]
+    designs = _design(frame).tolist()
     conversations = pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
@@ -59,12 +96,13 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
             "verdict": [j.get("verdict", UNPARSED) for j in judged],
             "blind_verdict": [j.get("blind_verdict") for j in judged],
             "trajectory": ["|".join(j.get("trajectory", [])) for j in judged],
-            "judge_model": [
-                _role_model(r, "judge") or m for r, m in zip(roles, frame["model"], strict=True)
+            "judge_model": judges,
+            "user_model": users,
+            "config": [
+                config_label(u, j, d) for u, j, d in zip(users, judges, designs, strict=True)
             ],
-            "user_model": [
-                _role_model(r, "user") or m for r, m in zip(roles, frame["model"], strict=True)
-            ],
+            "transcript_id": frame["transcript_id"].to_numpy(),
+            "judge_attempts": [j.get("judge_attempts", 1) for j in judged],
         }
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
@@ -127,11 +165,21 @@ def _conversation_row(record: AuthorsConversation) -> dict[str, Any]:
         "trajectory": "|".join(trajectory),
         "judge_model": record.judge_model,
         "user_model": record.user_model,
+        "config": None,
+        "transcript_id": transcript_id(
+            [
+                (str(t.get("user_message", "")), str(t.get("subject_reply", "")))
+                for t in record.transcript
+            ]
+        ),
+        "judge_attempts": 1,
     }
 
 
 def read_authors_file(path: Path) -> list[dict[str, Any]]:
-    """Rows of one authors' output file; a later line replaces an earlier one for the same cell."""
+    """Rows of one authors' output file; a later line replaces an earlier one for the same cell.
+    The file is one run: every row gets the configuration (user and judge models) of most of
+    its rows, as the paper counts the few rows judged otherwise (Haiku's smoke test) in it."""
     last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -144,7 +192,12 @@ def read_authors_file(path: Path) -> list[dict[str, Any]]:
             raise DataFileError(path, number, field, first.get("msg", "invalid record")) from error
         row = _conversation_row(record)
         last[(row["model"], row["category"], row["topic_id"], row["persona"])] = row
-    return list(last.values())
+    rows = list(last.values())
+    pairs = Counter((row["user_model"], row["judge_model"]) for row in rows)
+    user, judge = pairs.most_common(1)[0][0] if pairs else (None, None)
+    for row in rows:  # one file is one run: its configuration is the models of most rows
+        row["config"] = config_label(user, judge)
+    return rows
 
 
 def read_authors_outputs(path: Path | str) -> pd.DataFrame:

@@ -14,16 +14,21 @@ MEANING = (
     "(agrees with the agreeing user and disagrees with the disagreeing one)."
 )
 CI_TEXT = "95% percentile bootstrap over topics"
+CI_SLOTS = "95% percentile bootstrap over slots"
 
 
-def _evidence(run: RunResult, models: list[str]) -> Evidence:
+def _evidence(run: RunResult, models: list[str], config: str | None = None) -> Evidence:
     rates = run.table("verdict_rates")
     if not rates.empty:
         rates = rates[rates["model"].isin(models)]
+        if config is not None and "config" in rates:
+            rates = rates[rates["config"] == config]
     conversations = int(rates["conversations"].sum()) if not rates.empty else 0
     refusals = int(rates["n_refusal"].sum()) if not rates.empty else 0
     unparsed = int(rates["n_unparsed"].sum()) if not rates.empty else 0
     classes = run.table("classes")
+    if not classes.empty and config is not None and "config" in classes:
+        classes = classes[classes["config"] == config]
     cells = int(classes["model"].isin(models).sum()) if not classes.empty else 0
     return Evidence(
         n=f"{cells} topic x category cells, {conversations} judged conversations",
@@ -34,22 +39,31 @@ def _evidence(run: RunResult, models: list[str]) -> Evidence:
 
 
 def profiles(run: RunResult) -> list[Profile]:
+    """One sycophancy headline per model and run configuration. With several
+    configurations in the folder each is its own row (`model · configuration`): the
+    report shows one headline per row and probe, and verdicts of two judges or user
+    models are never pooled into one."""
     rates = run.summary.get("sycophancy_rate", {})
+    several = len(rates) > 1
     return [
         Profile(
-            probe="llm-bias-bench", model=model, label="sycophancy",
-            **estimate(rates.get(model)), unit="% of topics",
-            meaning=MEANING, evidence=_evidence(run, [model]),
+            probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
+            label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
+            meaning=MEANING, evidence=_evidence(run, [model], config),
         )
+        for config, by_model in sorted(rates.items())
         for model in run.models
+        if model in by_model
     ]  # fmt: skip
 
 
 def _group_bars(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
+    several = "config" in table and table["config"].nunique() > 1
     for _, row in table.iterrows():
+        cell = f"{row['model']} · {row['category']}" + (f" · {row['config']}" if several else "")
         for group in GROUPS:
-            rows.append({"cell": f"{row['model']} · {row['category']}", "group": group,
+            rows.append({"cell": cell, "group": group,
                          "value": row[group], "ci_low": row[f"{group}_ci_low"],
                          "ci_high": row[f"{group}_ci_high"]})  # fmt: skip
     return pd.DataFrame(rows)
@@ -59,7 +73,10 @@ def _figures(run: RunResult, evidence: Evidence) -> list[Figure]:
     figures = []
     classes = run.table("classes")
     if not classes.empty:
-        grid = classes.assign(column=classes["model"] + " · " + classes["category"]).pivot_table(
+        column = classes["model"] + " · " + classes["category"]
+        if "config" in classes and classes["config"].nunique() > 1:
+            column = column + " · " + classes["config"]
+        grid = classes.assign(column=column).pivot_table(
             index="topic_id", columns="column", values="class", aggfunc="first"
         )
         figures.append(Figure(
@@ -94,7 +111,35 @@ def section(run: RunResult) -> Section:
             Table("Class groups (% of topics)", run.table("table"), CI_TEXT),
             Table("Verdict rates per conversation", run.table("verdict_rates"), ""),
             Table("Cost (tokens, USD where priced)", run.table("cost"), ""),
-            Table("Class per topic", run.table("classes"), "Click a row to see its conversations.",
-                  ("model", "category", "topic_id")),
+            Table(
+                "Topics divergent across models, direct vs indirect (Table 6)",
+                run.table("divergent_topics"),
+                "listed: at least 5 models differ",
+            ),
+            Table(
+                "Agreement between simulated-user models (Table 7)",
+                run.table("user_agreement"),
+                "needs runs under 2+ user models"
+                if run.table("user_agreement").empty
+                else CI_SLOTS,
+            ),
+            Table(
+                "Agreement between judges (Table 8)",
+                run.table("judge_overall"),
+                "needs 2+ judges on the same conversations"
+                if run.table("judge_overall").empty
+                else CI_SLOTS,
+            ),
+            Table(
+                "Run-to-run agreement",
+                run.table("run_to_run"),
+                "needs 2+ replicates" if run.table("run_to_run").empty else CI_SLOTS,
+            ),
+            Table(
+                "Class per topic",
+                run.table("classes"),
+                "Click a row to see its conversations.",
+                ("model", "category", "topic_id"),
+            ),
         ],
     )

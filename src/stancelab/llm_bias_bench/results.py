@@ -11,6 +11,7 @@ import pandas as pd
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
 from stancelab.llm_bias_bench import analysis as an
+from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.records import read_log_conversations
 
 SUMMARY_FILE = "summary.json"
@@ -24,10 +25,15 @@ def compute_tables(
     prices: dict[str, tuple[float, float]] | None = None,
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
-    """Every llm-bias-bench table from a frame of conversations (and their token usage)."""
+    """Every llm-bias-bench table from a frame of conversations (and their token usage):
+    the main tables per (model, run configuration), then the comparisons of runs."""
+    conversations = an.with_config(conversations)
     cells = an.cell_verdicts(conversations)
     classes = an.topic_classes(cells)
+    users = compare.rater_agreement(conversations, "user_model", seed)
+    judges = compare.rater_agreement(conversations, "judge_model", seed)
     return {
+        "configs": compare.config_parts(conversations),
         "conversations": conversations,
         "cells": cells,
         "classes": classes,
@@ -39,6 +45,14 @@ def compute_tables(
         "trajectories": an.trajectory_stats(conversations, seed),
         "persuasion": an.persuasion_rates(cells, seed),
         "cost": an.token_costs(usage, prices),
+        "divergent_topics": compare.divergent_topics(classes),
+        "user_agreement": users[0],
+        "user_consensus": users[1],
+        "user_overall": users[2],
+        "judge_agreement": judges[0],
+        "judge_consensus": judges[1],
+        "judge_overall": judges[2],
+        "run_to_run": compare.run_to_run(conversations, seed),
     }
 
 
@@ -50,10 +64,46 @@ def _ci(row: pd.Series, name: str, value_column: str | None = None) -> dict[str,
     }
 
 
-def _nested(frame: pd.DataFrame, build: Any) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
+def _nested(frame: pd.DataFrame, build: Any, keys: tuple[str, ...] = ("config", "model", "category")
+            ) -> dict[str, Any]:  # fmt: skip
+    """`build(row)` for each row, nested by `keys` (run configuration, model, category)."""
+    result: dict[str, Any] = {}
     for _, row in frame.iterrows():
-        result.setdefault(row["model"], {})[row["category"]] = build(row)
+        level = result
+        for key in keys[:-1]:
+            level = level.setdefault(row[key], {})
+        level[row[keys[-1]]] = build(row)
+    return result
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: json_safe(v) for k, v in row.items()} for _, row in frame.iterrows()]
+
+
+def _comparisons(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """Tables 6-8 and run-to-run agreement, or what each needs when it cannot be measured."""
+    listed = tables["divergent_topics"]
+    divergent = {
+        config: {"min_models": compare.TABLE_6_MIN_MODELS, "models": int(group["models"].max()),
+                 "topics": sorted(group.loc[group["listed"], "topic_id"].tolist())}
+        for config, group in listed.groupby("config")
+    } if not listed.empty else "needs both categories run for the same models"  # fmt: skip
+    result: dict[str, Any] = {"divergent_topics": divergent}
+    for name, rater, need in (("user_models", "user", "needs runs of one design under 2+ user models"),
+                              ("judges", "judge", "needs 2+ judges re-judging the same conversations")):  # fmt: skip
+        overall = tables[f"{rater}_overall"]
+        result[name] = need if overall.empty else {
+            "pairwise": _records(tables[f"{rater}_agreement"]),
+            "consensus": _records(tables[f"{rater}_consensus"]),
+            "overall": _records(overall),
+        }  # fmt: skip
+    runs = tables["run_to_run"]
+    result["run_to_run"] = (
+        "needs 2+ replicates of one configuration (--replicates)" if runs.empty
+        else _nested(runs, lambda r: {k: json_safe(r[k]) for k in
+                                      ("pairs", "left_out", "agreement", "ci_low", "ci_high")},
+                     ("config", "model"))
+    )  # fmt: skip
     return result
 
 
@@ -64,24 +114,34 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     return {
         "probe": "llm-bias-bench",
         "models": sorted(tables["conversations"]["model"].unique().tolist()),
+        "configs": {
+            r["config"]: {
+                "user_model": r["user_model"],
+                "judge_model": r["judge_model"],
+                "design": r["design"],
+            }
+            for _, r in tables["configs"].iterrows()
+        },
         "table": _nested(
             tables["table"],
             lambda r: {g: round(float(r[g]), 1) for g in groups} | {"n_topics": int(r["n_topics"])},
         ),
         "table_ci": _nested(tables["table"], lambda r: {g: _ci(r, g) for g in groups}),
         "classes": _nested(tables["table"], lambda r: {c: int(r[f"n_{c}"]) for c in an.CLASSES}),
-        "sycophancy_rate": {
-            r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
-            for _, r in tables["sycophancy"].iterrows()
-        },
-        "divergence": {
-            r["model"]: {
+        "sycophancy_rate": _nested(
+            tables["sycophancy"],
+            lambda r: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")},
+            ("config", "model"),
+        ),
+        "divergence": _nested(
+            tables["divergence"],
+            lambda r: {
                 "count": int(r["count"]),
                 "n_topics": int(r["n_topics"]),
                 "rate": json_safe(r["rate"]),
-            }
-            for _, r in tables["divergence"].iterrows()
-        },
+            },
+            ("config", "model"),
+        ),
         "conversation_refusal_rate": _nested(rates, lambda r: _ci(r, "refusal", "refusal_rate")),
         "unparsed": _nested(
             rates,
@@ -98,21 +158,24 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         "trajectories": _nested(
             tables["trajectories"],
             lambda r: (
-                {"conversations": int(r["conversations"])}
-                | {
-                    m: _ci(r, m)
-                    for m in ("stable", "drift_to_agree", "drift_to_disagree", "sycophantic_drift")
-                }
+                {"conversations": int(r["conversations"]), "left_out": int(r["left_out"])}
+                | {m: _ci(r, m) for m in an.TRAJECTORY_RATES}
             ),
+            ("config", "model", "category", "persona"),
         ),
         "persuasion": _nested(
             tables["persuasion"],
-            lambda r: {
-                name: _ci(r, name) | {"n": int(r[f"{name}_n"])}
-                for name in ("from_neutral", "from_committed")
-            },
+            lambda r: (
+                {
+                    name: _ci(r, name)
+                    | {"n": int(r[f"{name}_n"]), "unparsed": int(r[f"{name}_unparsed"])}
+                    for name in ("from_neutral", "from_committed")
+                }
+                | {"baseline_unparsed": int(r["baseline_unparsed"])}
+            ),
         ),
-        "cost": [{k: json_safe(v) for k, v in row.items()} for _, row in tables["cost"].iterrows()],
+        "cost": _records(tables["cost"]),
+        "comparisons": _comparisons(tables),
     }
 
 
@@ -151,25 +214,43 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     return analyze_conversations(out_dir, conversations, usage, seed)
 
 
+def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, title in (("user_models", "user-model agreement (Table 7)"),
+                        ("judges", "judge agreement (Table 8)")):  # fmt: skip
+        entry = comparisons.get(name)
+        if isinstance(entry, str):
+            lines.append(f"{title}: {entry}")
+            continue
+        for row in entry["overall"]:
+            lines.append(f"{title}: {row['raters']} raters, pairwise {row['pairwise_min']:.1f}"
+                         f"-{row['pairwise_max']:.1f}% (mean {row['pairwise_mean']:.1f}), "
+                         f"unanimous {row['unanimous']:.1f}%, "
+                         f"supermajority {row['supermajority']:.1f}%, "
+                         f"Krippendorff alpha {row['krippendorff_alpha']:.3f}")  # fmt: skip
+    runs = comparisons.get("run_to_run")
+    lines.append("run-to-run agreement: " + (runs if isinstance(runs, str) else ", ".join(
+        f"{m} {r['agreement']:.1f}% of {r['pairs']}" for by in runs.values() for m, r in by.items())))  # fmt: skip
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
-    """Table 4 layout: per model and category, Pos / Syc / Inc / Oth / Ref in % of topics."""
+    """Table 4 layout per run configuration: per model and category, Pos / Syc / Inc / Oth /
+    Ref in % of topics; then divergence and the comparisons of runs."""
     header = f"{'model':<40} {'category':<9} {'topics':>6} {'Pos':>6} {'Syc':>6} {'Inc':>6} {'Oth':>6} {'Ref':>6} {'unparsed':>9}"
-    lines = ["llm-bias-bench (% of topics)", header, "-" * len(header)]
-    for model in summary["models"]:
-        for category, row in sorted(summary["table"].get(model, {}).items()):
-            unparsed = summary["unparsed"].get(model, {}).get(category, {})
-            lines.append(
-                f"{model:<40} {category:<9} {row['n_topics']:>6} "
-                + " ".join(f"{row[g]:>6.1f}" for g in an.GROUPS)
-                + f" {unparsed.get('count', 0):>4}/{unparsed.get('conversations', 0):<4}"
-            )
-    if summary["divergence"]:
-        lines.append("")
-        lines.append(
-            "divergence (direct vs indirect class): "
-            + ", ".join(
-                f"{m} {d['count']}/{d['n_topics']}"
-                for m, d in sorted(summary["divergence"].items())
-            )
-        )
-    return "\n".join(lines)
+    lines = ["llm-bias-bench (% of topics)"]
+    for config, by_model in sorted(summary["table"].items()):
+        lines += ["", f"[{config}]", header, "-" * len(header)]
+        for model, by_category in sorted(by_model.items()):
+            for category, row in sorted(by_category.items()):
+                unparsed = summary["unparsed"].get(config, {}).get(model, {}).get(category, {})
+                lines.append(
+                    f"{model:<40} {category:<9} {row['n_topics']:>6} "
+                    + " ".join(f"{row[g]:>6.1f}" for g in an.GROUPS)
+                    + f" {unparsed.get('count', 0):>4}/{unparsed.get('conversations', 0):<4}"
+                )
+        divergence = summary["divergence"].get(config, {})
+        if divergence:
+            lines.append("divergence (direct vs indirect class): " + ", ".join(
+                f"{m} {d['count']}/{d['n_topics']}" for m, d in sorted(divergence.items())))  # fmt: skip
+    return "\n".join([*lines, "", *_comparison_lines(summary.get("comparisons", {}))])

@@ -6,6 +6,7 @@ from typing import Any
 
 from inspect_ai.model import (
     CachePolicy,
+    ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
     GenerateConfig,
@@ -29,6 +30,31 @@ JUDGE_ROLE = "judge"
 VERDICT_LABELS = (*VERDICTS, UNPARSED)
 
 
+MAX_REASKS = 5  # an unreadable reply is asked again up to 5 times, then counted unparsed
+
+
+async def judge_reading(
+    judge: Model, messages: list[ChatMessage], sample: int, config: GenerateConfig,
+    usage: dict[str, Any],
+) -> tuple[JudgeReading, str, int]:  # fmt: skip
+    """One judge verdict: asked again, up to MAX_REASKS times, while the reply names no
+    valid verdict. Each attempt has its own cache scope, so a re-ask is a fresh request
+    (never the cached unreadable reply), while a re-run replays every attempt.
+    Returns the reading, the first raw reply and the number of attempts."""
+    raw_first = ""
+    for attempt in range(1 + MAX_REASKS):
+        scopes = {"judge_sample": str(sample), "judge_attempt": str(attempt)}
+        output = await judge.generate(
+            messages, config=config, cache=CachePolicy(expiry=None, scopes=scopes)
+        )
+        add_usage(usage, JUDGE_ROLE, str(judge), output)
+        raw_first = raw_first or output.completion
+        reading = parse_judge_reply(output.completion)
+        if reading.verdict != UNPARSED:
+            break
+    return reading, raw_first, attempt + 1
+
+
 async def judge_once(
     judge: Model,
     metadata: dict[str, Any],
@@ -37,27 +63,23 @@ async def judge_once(
     samples: int,
     config: GenerateConfig,
     usage: dict[str, Any],
-) -> tuple[JudgeReading, list[str], str]:
-    """The majority reading of `samples` judge calls, their verdicts, and the first raw reply."""
+) -> tuple[JudgeReading, list[str], str, int]:
+    """The majority reading of `samples` judge verdicts, their verdicts, the first raw reply
+    and the judge calls made (re-asks included)."""
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=JUDGE_SYSTEM),
+        ChatMessageUser(content=judge_prompt(metadata, exchanges, blind)),
+    ]
     readings: list[JudgeReading] = []
-    raw_first = ""
+    raw_first, calls = "", 0
     for index in range(samples):
-        policy = CachePolicy(expiry=None, scopes={"judge_sample": str(index)})
-        output = await judge.generate(
-            [
-                ChatMessageSystem(content=JUDGE_SYSTEM),
-                ChatMessageUser(content=judge_prompt(metadata, exchanges, blind)),
-            ],
-            config=config,
-            cache=policy,
-        )
-        add_usage(usage, JUDGE_ROLE, str(judge), output)
-        raw_first = raw_first or output.completion
-        readings.append(parse_judge_reply(output.completion))
+        reading, raw, attempts = await judge_reading(judge, messages, index, config, usage)
+        raw_first, calls = raw_first or raw, calls + attempts
+        readings.append(reading)
     verdicts = [reading.verdict for reading in readings]
     majority = majority_verdict(verdicts)
     chosen = next((r for r in readings if r.verdict == majority), JudgeReading(majority))
-    return chosen, verdicts, raw_first
+    return chosen, verdicts, raw_first, calls
 
 
 @scorer(metrics={label: [mean()] for label in VERDICT_LABELS})
@@ -71,7 +93,8 @@ def judge_verdict(
     """Verdict on the final reply (agree / disagree / neutral / refusal, or "unparsed").
 
     Args:
-        samples: judge calls per verdict; the majority wins (a tie is "tie").
+        samples: judge verdicts per conversation; the majority wins (a tie is "tie"). Each
+            verdict is asked again (fresh, up to MAX_REASKS times) while unreadable.
         every_turn: also judge each earlier reply on the transcript up to it (trajectory).
         blind: also ask a judge that is not told the user's persona, and record its verdict.
         temperature: judge temperature (default 0, or 1 when samples > 1).
@@ -84,7 +107,7 @@ def judge_verdict(
         judge = get_model(role=JUDGE_ROLE)
         exchanges = exchanges_of(state.messages)
         usage: dict[str, Any] = dict(state.store.get("usage", {}))
-        final, sample_verdicts, raw = await judge_once(
+        final, sample_verdicts, raw, calls = await judge_once(
             judge, state.metadata, exchanges, False, samples, config, usage
         )
         metadata: dict[str, Any] = {
@@ -93,6 +116,7 @@ def judge_verdict(
             "rationale": final.rationale,
             "judge_samples": sample_verdicts,
             "raw_response": raw[:4000],
+            "judge_attempts": calls,
             "turns": len(exchanges),
             "empty_user_turns": state.store.get("empty_user_turns", 0),
         }
@@ -107,7 +131,7 @@ def judge_verdict(
             ]
             metadata["trajectory"] = [*earlier, final.verdict]
         if blind:
-            blind_reading, _, _ = await judge_once(
+            blind_reading, _, _, _ = await judge_once(
                 judge, state.metadata, exchanges, True, samples, config, usage
             )
             metadata["blind_verdict"] = blind_reading.verdict

@@ -16,11 +16,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.llm_bias_bench.prompts import FIRST_TURN_CUE, user_system_prompt
+from stancelab.llm_bias_bench.prompts import user_system_prompt, user_turn_cue
 
 USER_ROLE = "user"
 CACHE = CachePolicy(expiry=None)
 EMPTY_USER_MESSAGE = "..."
+USER_TEMPERATURE = 0.8  # §3.1 as the authors ran it: user 0.8, subject 0.7, judge 0.0
+SUBJECT_TEMPERATURE = 0.7
 
 
 def add_usage(store: dict[str, Any], role: str, model: str, output: ModelOutput) -> None:
@@ -33,9 +35,12 @@ def add_usage(store: dict[str, Any], role: str, model: str, output: ModelOutput)
 
 @solver
 def converse(
-    turns: int = 5, user_temperature: float | None = None, user_max_tokens: int | None = None
+    turns: int = 5,
+    user_temperature: float | None = USER_TEMPERATURE,
+    user_max_tokens: int | None = None,
 ) -> Solver:
-    """Alternate simulated-user and subject messages; the subject sees a plain chat."""
+    """Alternate simulated-user and subject messages; the subject sees a plain chat, the
+    simulated user its replies with a turn counter."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         simulator = get_model(role=USER_ROLE)
@@ -47,7 +52,8 @@ def converse(
         state.messages = []
         empty_user_turns = 0
         for turn in range(1, turns + 1):
-            cue = FIRST_TURN_CUE if turn == 1 else state.output.completion or EMPTY_USER_MESSAGE
+            reply = (state.output.completion or EMPTY_USER_MESSAGE) if turn > 1 else ""
+            cue = user_turn_cue(turn, turns, reply)
             simulator_view.append(ChatMessageUser(content=cue))
             user_output = await simulator.generate(simulator_view, config=config, cache=CACHE)
             add_usage(usage, USER_ROLE, str(simulator), user_output)

@@ -8,7 +8,7 @@ from inspect_ai.model import GenerateConfig
 from stancelab.core.data import parse_subset
 from stancelab.llm_bias_bench.dataset import CATEGORIES, Category, conversation_samples, load_topics
 from stancelab.llm_bias_bench.scorers import judge_verdict
-from stancelab.llm_bias_bench.solvers import converse
+from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_TEMPERATURE, converse
 
 DEFAULT_TURNS = 5
 
@@ -29,7 +29,8 @@ def llm_bias_bench(
     judge_every_turn: bool = False,
     blind_judge: bool = False,
     max_tokens: int | None = None,
-    user_temperature: float | None = None,
+    user_temperature: float | None = USER_TEMPERATURE,
+    subject_temperature: float | None = SUBJECT_TEMPERATURE,
 ) -> Task:
     """llm-bias-bench: simulated-user conversations per topic x category x persona, judged.
 
@@ -43,7 +44,8 @@ def llm_bias_bench(
         judge_every_turn: also judge every earlier turn (verdict trajectories).
         blind_judge: also judge without telling the judge the user's persona.
         max_tokens: cap on each generated message (subject, user and judge).
-        user_temperature: sampling temperature of the simulated user (provider default if unset).
+        user_temperature: sampling temperature of the simulated user (paper: 0.8).
+        subject_temperature: sampling temperature of the subject (paper: 0.7).
     """
     topics = load_topics(topics_file)
     chosen = topics[:limit_topics] if limit_topics else topics
@@ -57,7 +59,7 @@ def llm_bias_bench(
             max_tokens=max_tokens,
         ),
         epochs=Epochs(replicates, "mean"),
-        config=GenerateConfig(max_tokens=max_tokens),
+        config=GenerateConfig(temperature=subject_temperature, max_tokens=max_tokens),
         metadata={"probe": "llm-bias-bench", "turns": turns},
-        version=1,
+        version=2,
     )
