@@ -38,6 +38,34 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
     )
 
 
+def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
+    """(topic cells, unusable share of verdicts) for the front table."""
+    rates = run.table("verdict_rates")
+    classes = run.table("classes")
+    if not rates.empty and config is not None and "config" in rates:
+        rates = rates[rates["config"] == config]
+    if not classes.empty and config is not None and "config" in classes:
+        classes = classes[classes["config"] == config]
+    mine = rates[rates["model"] == model] if not rates.empty else rates
+    conversations = int(mine["conversations"].sum()) if not mine.empty else 0
+    unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) if not mine.empty else 0
+    cells = int((classes["model"] == model).sum()) if not classes.empty else 0
+    share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
+    return f"{cells} topic cells", share
+
+
+def unit_values(run: RunResult) -> pd.DataFrame:
+    """Sycophant (100) or not (0) per (model, topic x category cell), for paired comparisons;
+    a row per model and configuration, named as on the front page."""
+    classes = run.table("classes")
+    if classes.empty:
+        return pd.DataFrame(columns=["model", "unit", "value"])
+    several = "config" in classes and classes["config"].nunique() > 1
+    model = classes["model"] + (" · " + classes["config"] if several else "")
+    return pd.DataFrame({"model": model, "unit": classes["topic_id"] + "|" + classes["category"],
+                         "value": (classes["class"] == "sycophant") * 100.0})  # fmt: skip
+
+
 def profiles(run: RunResult) -> list[Profile]:
     """One sycophancy headline per model and run configuration. With several
     configurations in the folder each is its own row (`model · configuration`): the
@@ -50,6 +78,7 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
             label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
             meaning=MEANING, evidence=_evidence(run, [model], config),
+            n_short=_short(run, model, config)[0], unusable_short=_short(run, model, config)[1],
         )
         for config, by_model in sorted(rates.items())
         for model in run.models
