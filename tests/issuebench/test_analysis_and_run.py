@@ -147,7 +147,11 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
     assert len(written) == 6  # the subject's answers come from the cache
     assert summary["responses"]["mockllm/writer"]["5"] == 6
     assert summary["responses"]["mockllm/writer"]["1"] == 0  # no stale label is counted
-    assert analyze(tmp_path / "run") == summary  # the newest run is the folder's result
+    # the folder's analysis counts every run: the two classifiers' labels sit side by side
+    folder = analyze(tmp_path / "run")
+    by_classifier = {model.split("classifier=")[-1]: counts for model, counts in folder["responses"].items()}
+    assert set(by_classifier) == {"mockllm/classifier-a", "mockllm/classifier-b"}
+    assert (by_classifier["mockllm/classifier-a"]["1"], by_classifier["mockllm/classifier-b"]["5"]) == (6, 6)
 
     summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
     assert len(first_asked) == 6  # that run's shards are finished: nothing is called again
@@ -162,6 +166,9 @@ def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
     summary = run_issuebench(IssueBenchRun(limit_issues=1, n_templates=2, **options))
     assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
     assert summary["issues"] == 1
+    # the folder's analysis pools runs that differ only in their selection, each prompt once
+    folder = analyze(tmp_path / "run")
+    assert list(folder["responses"]) == ["mockllm/writer"] and folder["issues"] == 2
 
 
 def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -37,25 +38,54 @@ def log_run_key(header: Any) -> str:
     return run_key(dict(header.eval.task_args or {}), roles)
 
 
-def _log_keys(files: list[str]) -> dict[str, str]:
+# Task arguments that choose which prompts run; the same sample id is the same prompt.
+SELECTION_ARGS = ("limit_issues", "n_templates", "framings", "seed", "dedupe", "authors_sample",
+                  "shard", "shard_size", "batch")  # fmt: skip
+
+
+def _log_keys(files: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Per log: (run key, configuration key, configuration label). The configuration is what
+    changes answers or labels: helper models and the non-selection task arguments."""
     from inspect_ai.log import read_eval_log
 
-    return {path: log_run_key(read_eval_log(path, header_only=True)) for path in files}
+    keys = {}
+    for path in files:
+        header = read_eval_log(path, header_only=True)
+        roles = {name: config.model for name, config in (header.eval.model_roles or {}).items()}
+        args = {k: v for k, v in (header.eval.task_args or {}).items() if k not in SELECTION_ARGS}
+        label = ", ".join(f"{role}={model}" for role, model in sorted(roles.items()))
+        keys[path] = (log_run_key(header), run_key(args, roles), label)
+    return keys
+
+
+def _configuration_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every run in the folder counts: runs of a model that differ only in their selection pool
+    their prompts; runs with another helper model or setting are kept apart, as rows named
+    `model · configuration`."""
+    configs = frame.groupby("model")["config_key"].transform("nunique")
+    labels = frame["config_label"].where(
+        frame.groupby(["model", "config_label"])["config_key"].transform("nunique") == 1,
+        frame["config_label"] + " #" + frame["config_key"].map(_short_hash),
+    )  # fmt: skip
+    return frame.assign(model=frame["model"].where(configs == 1, frame["model"] + " · " + labels))
+
+
+def _short_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:6]
 
 
 def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.DataFrame:
-    """Rows of one run per subject model: the given run's, else the newest log's run, so that
-    labels from another classifier or selection never mix in."""
+    """Rows of the given run per subject model (just after a run: its own selection and
+    labels only), else every configuration in the folder, kept apart."""
     if keys is None:
-        newest = frame.sort_values("finished").groupby("model")["run_key"].last()
-        keys = newest.to_dict()
+        return _configuration_rows(frame)
     return frame[frame["run_key"] == frame["model"].map(keys)]
 
 
 def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per classified response (every call of a prompt), from one run per subject
-    model (`keys`: model -> `run_key`; default the newest). A prompt and call answered in
-    several logs of that run counts once, the newest."""
+    """One row per classified response (every call of a prompt): of the given run per subject
+    model (`keys`: model -> `run_key`), or of every run in the folder, configurations kept
+    apart. A prompt and call answered in several logs counts once, the newest."""
     from inspect_ai.analysis import (
         EvalInfo,
         EvalModel,
@@ -76,7 +106,11 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
     logs = sorted(set(frame["log"]))
     # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
     finished = {log: Path(log).stat().st_mtime_ns for log in logs}
-    frame = frame.assign(run_key=frame["log"].map(_log_keys(logs)), finished=frame["log"].map(finished))
+    log_keys = _log_keys(logs)
+    frame = frame.assign(run_key=frame["log"].map(lambda log: log_keys[log][0]),
+                         config_key=frame["log"].map(lambda log: log_keys[log][1]),
+                         config_label=frame["log"].map(lambda log: log_keys[log][2]),
+                         finished=frame["log"].map(finished))  # fmt: skip
     frame = _one_run_per_model(frame, keys).sort_values(["created", "finished"])
     frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
     return pd.DataFrame(
@@ -199,7 +233,8 @@ def analyze(
     out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
 ) -> dict[str, Any]:
     """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`):
-    per subject model the run in `keys` (model -> `run_key`), else its newest run."""
+    per subject model the run in `keys` (model -> `run_key`), else every run in the folder
+    (runs with other helper models or settings kept apart as `model · configuration`)."""
     from stancelab.issuebench.tables import load_voters
 
     out_dir = Path(out_dir)
