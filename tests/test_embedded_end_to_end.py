@@ -120,7 +120,7 @@ def test_issuebench_runs_with_the_embedded_model_as_writer_and_classifier(
 ) -> None:
     out = tmp_path / "issuebench"
     result = _stancelab(
-        "run", "issuebench", "--issues", "1", "--templates", "2", "--framings", "neutral,con",
+        "run", "issuebench", "--limit", "1", "--templates", "2", "--framings", "neutral,con",
         "--max-tokens", "32", "--out", str(out), "--display", "none", env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from stancelab.core.probes import PROBES
+from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult, build_report
 from tests.report.browser import open_in_chromium
 

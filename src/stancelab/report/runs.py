@@ -9,7 +9,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.logs import log_files
-from stancelab.core.probes import get_probe
+from stancelab.probes import get_probe, probes_in
 from stancelab.report.model import RunResult
 
 SUMMARY_FILE = "summary.json"
@@ -17,8 +17,6 @@ SKIPPED_FOLDERS = {"logs", "tables"}
 
 
 def _probe_of_logs(folder: Path) -> list[str]:
-    from stancelab.core.cli import probes_in
-
     return probes_in(folder / "logs") if (folder / "logs").is_dir() else []
 
 
@@ -30,7 +28,7 @@ def _summary_is_stale(folder: Path) -> bool:
 
 def _analyse(folder: Path, seed: int) -> None:
     for probe in _probe_of_logs(folder):
-        get_probe(probe).module("results").analyze(folder, seed=seed)
+        get_probe(probe).analyze(folder, seed=seed)
 
 
 def _read_tables(folder: Path) -> dict[str, pd.DataFrame]:
