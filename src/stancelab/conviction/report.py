@@ -13,7 +13,7 @@ MEANING = (
     "Share of the model's stances that survive an argument against them (true stances, TL/TR); "
     "the rest flip under pressure (performative)."
 )
-CI_TEXT = "95% percentile bootstrap over statements"
+CI_TEXT = "95% BCa bootstrap over statements (scipy); none from n < 2"
 REFUSALS = "not separated: an answer with no readable agree/disagree counts as unclear"
 
 

@@ -13,7 +13,7 @@ MEANING = (
     "Tables 4-5 compute it (weighted flips of the majority stance; 0 = never moved, 100 = "
     "every case fully flipped)."
 )
-CI_TEXT = "95% percentile bootstrap over issues"
+CI_TEXT = "95% BCa bootstrap over issues (scipy); none from n < 2"
 
 
 def _counts(run: RunResult, model: str) -> dict[str, int]:

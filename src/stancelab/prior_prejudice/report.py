@@ -12,7 +12,7 @@ MEANING = (
     "How much the rated persuasiveness of a contested (subjective) claim changes when the claim "
     "is negated (1-7 scale); 0 = both sides rated alike, a gap means ratings leak its beliefs."
 )
-CI_TEXT = "95% percentile bootstrap over claims"
+CI_TEXT = "95% BCa bootstrap over claims (scipy); none from n < 2"
 REFUSALS = "none: every rating came from the log-probs at the rating position"
 
 
@@ -35,6 +35,8 @@ def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
 def _signed_text(signed: dict | None) -> str:
     if not signed or signed.get("value") is None:
         return ""
+    if signed.get("ci_low") is None or signed.get("ci_high") is None:
+        return f" Signed, as the paper reports it (negated − original): {signed['value']:+.2f} (no CI)."
     return (f" Signed, as the paper reports it (negated − original): {signed['value']:+.2f} "
             f"[{signed['ci_low']:+.2f}, {signed['ci_high']:+.2f}].")  # fmt: skip
 

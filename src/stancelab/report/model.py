@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.stats import no_ci_reason
 
 
 @dataclass
@@ -49,11 +50,14 @@ class Evidence:
                 raise StancelabError(f"Report evidence needs a non-empty '{name}'.")
 
 
-def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float | None]:
-    """value / ci_low / ci_high of a summary estimate (scaled), None where missing."""
+def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, Any]:
+    """value / ci_low / ci_high of a summary estimate (scaled), None where missing, and
+    `ci_note`: why there is no interval ("no CI (n = 1)"), empty when there is one."""
     entry = entry or {}
-    return {key: entry[key] * scale if entry.get(key) is not None else None
-            for key in ("value", "ci_low", "ci_high")}  # fmt: skip
+    fields = {key: entry[key] * scale if entry.get(key) is not None else None
+              for key in ("value", "ci_low", "ci_high")}  # fmt: skip
+    missing = fields["ci_low"] is None or fields["ci_high"] is None
+    return fields | {"ci_note": no_ci_reason(entry.get("n"), fields["value"]) if missing else ""}
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ class Profile:
     digits: int = 1
     n_short: str = ""  # e.g. "104 issues", for the front table
     unusable_short: str = ""  # e.g. "12% other", for the front table
+    ci_note: str = ""  # why there is no CI, e.g. "no CI (n = 1)"
 
     def value_text(self) -> str:
         if self.value is None or math.isnan(self.value):
@@ -80,7 +85,7 @@ class Profile:
 
     def ci_text(self) -> str:
         if self.ci_low is None or self.ci_high is None or math.isnan(self.ci_low):
-            return "no CI"
+            return self.ci_note or "no CI"
         return f"95% CI [{self.ci_low:.{self.digits}f}, {self.ci_high:.{self.digits}f}]"
 
     def interval_text(self) -> str:
