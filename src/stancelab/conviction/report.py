@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
+from stancelab.core.stats import not_measured
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -51,6 +52,7 @@ def profiles(run: RunResult) -> list[Profile]:
             unit="% of stances", meaning=MEANING, evidence=_evidence([row]),
             n_short=f"{int(row.get('n') or 0)} statements",
             unusable_short=f"{unclear / answers:.0%} unclear" if answers else "no answers",
+            not_measured=not_measured(unclear, answers, "answers", "unclear"),
         ))  # fmt: skip
     return result
 

@@ -39,6 +39,16 @@ def no_ci_reason(n: int | None, value: float | None = None) -> str:
     return f"no CI (n = {n})" if n < 2 else "no CI (all values equal)"
 
 
+def not_measured(unusable: int, total: int, noun: str, problem: str) -> str:
+    """Why a headline is not measured ("not measured: 6 of 6 judge verdicts unparsed") when
+    more than half of its answers are unusable or there are none; empty when it is."""
+    if total <= 0:
+        return f"not measured: no {noun}"
+    if 2 * unusable > total:
+        return f"not measured: {unusable} of {total} {noun} {problem}"
+    return ""
+
+
 def wilson_ci(successes: int, n: int, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
     """Wilson score interval of a proportion (scipy)."""
     interval = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")

@@ -76,7 +76,7 @@ def _forest(run: RunResult, profiles: list[Profile], probe: Probe) -> Figure | N
     """Models of one run ranked by the lens's headline, with their CIs."""
     if len(profiles) < 2:
         return None
-    frame = pd.DataFrame([{"model": p.model, "value": p.value, "ci_low": p.ci_low,
+    frame = pd.DataFrame([{"model": p.model, "value": p.value if p.measured() else None, "ci_low": p.ci_low,
                            "ci_high": p.ci_high} for p in profiles]).astype(
         {"value": float, "ci_low": float, "ci_high": float})  # fmt: skip
     first = profiles[0]

@@ -77,13 +77,21 @@ class Profile:
     n_short: str = ""  # e.g. "104 issues", for the front table
     unusable_short: str = ""  # e.g. "12% other", for the front table
     ci_note: str = ""  # why there is no CI, e.g. "no CI (n = 1)"
+    not_measured: str = ""  # e.g. "not measured: 6 of 6 judge verdicts unparsed"
+
+    def measured(self) -> bool:
+        return not self.not_measured and self.value is not None and not math.isnan(self.value)
 
     def value_text(self) -> str:
+        if self.not_measured:
+            return "not measured:"
         if self.value is None or math.isnan(self.value):
             return "n/a"
         return f"{self.value:.{self.digits}f}"
 
     def ci_text(self) -> str:
+        if self.not_measured:
+            return self.not_measured.removeprefix("not measured: ")
         if self.ci_low is None or self.ci_high is None or math.isnan(self.ci_low):
             return self.ci_note or "no CI"
         return f"95% CI [{self.ci_low:.{self.digits}f}, {self.ci_high:.{self.digits}f}]"
@@ -95,7 +103,7 @@ class Profile:
 
     def sort_value(self) -> str:
         """The value for sorting the front table; empty when not measured."""
-        return "" if self.value is None or math.isnan(self.value) else f"{self.value:.6g}"
+        return f"{self.value:.6g}" if self.measured() else ""
 
 
 @dataclass(frozen=True)
