@@ -12,7 +12,7 @@ from typing import Any
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 from stancelab.core.options import add_option_arguments, build_options, parse_prices, read_config
-from stancelab.core.probes import Probe, run_probe, with_results_path
+from stancelab.core.probes import Probe, run_probe, summary_text, with_results_path
 from stancelab.probes import ALIASES, PROBES, get_probe, probes_in
 
 __all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_probe"]
@@ -197,7 +197,7 @@ def _analyze(args: argparse.Namespace) -> int:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
     for name in probes:
         probe = get_probe(name)
-        print(probe.format_summary(probe.analyze(args.out, seed=args.seed)))
+        print(summary_text(probe, probe.analyse(args.out, seed=args.seed)))
     return 0
 
 

@@ -136,3 +136,21 @@ def test_a_run_writes_run_toml_and_inspect_gets_its_options(tmp_path: Path) -> N
     log = read_eval_log(str(log_path), header_only=True)
     assert log.eval.config.max_samples == 2
     assert log.plan.config.max_connections == 3
+
+
+def test_two_models_get_paired_differences_in_summary_json(tmp_path: Path) -> None:
+    import json
+
+    from stancelab.core.probes import run_probe
+
+    follows, _ = scripted_model(follower, "mockllm/follows")
+    stubborn, _ = scripted_model(lambda prompt: "I pick position A.", "mockllm/stubborn")
+    options = MillstoneRun(models=[follows, stubborn], out_dir=tmp_path / "run", trials=1,
+                           issues_file=_issues_file(tmp_path / "issues.jsonl"), display="none")  # fmt: skip
+    text = run_probe(PROBES["millstone"], options)
+    written = json.loads((tmp_path / "run" / "summary.json").read_text())
+    (pair,) = written["headline_differences"]
+    assert (pair["model_a"], pair["model_b"], pair["n"]) == ("mockllm/follows", "mockllm/stubborn", 2)
+    units = PROBES["millstone"].unit_values
+    assert units is not None and pair["difference"] is not None
+    assert "paired differences between models" in text and "over 2 shared units" in text

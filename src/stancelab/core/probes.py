@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.compare import difference_records
 from stancelab.core.evals import ProbeRun
 from stancelab.core.options import write_config
+from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
+from stancelab.core.stats import no_ci_reason
 
 
 @dataclass(frozen=True)
@@ -63,17 +66,48 @@ class Probe:
         return Path("runs") / self.name
 
     def execute(self, options: ProbeRun) -> dict[str, Any]:
-        """Run with `options`, first writing them to `run.toml` in the run's folder."""
+        """Run with `options`, first writing them to `run.toml` in the run's folder; the
+        summary gains the models' paired differences."""
         if not isinstance(options, self.options):
             raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
         write_config(self.name, options)
-        return self.run(options)
+        return self.with_differences(options.out_dir, self.run(options), options.seed)
+
+    def analyse(self, out_dir: Path, seed: int = 0) -> dict[str, Any]:
+        """Recompute the summary from the logs, with the models' paired differences."""
+        return self.with_differences(Path(out_dir), self.analyze(out_dir, seed=seed), seed)
+
+    def with_differences(self, folder: Path, summary: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+        """`summary` with `headline_differences`: each pair of models' paired difference of
+        the headline over the units both share, with its CI; written to summary.json."""
+        if self.unit_values is None or not (folder / SUMMARY_FILE).exists():
+            return summary
+        units = self.unit_values(RunResult(self.name, folder, summary, read_tables(folder)))
+        summary["headline_differences"] = difference_records(units, seed)
+        write_summary(folder, summary)
+        return summary
 
 
 def with_results_path(text: str, out_dir: Path) -> str:
     return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
 
 
+def format_differences(summary: dict[str, Any]) -> str:
+    """The paired differences of the headline, a line per pair of models ('' with one model)."""
+    lines = []
+    for row in summary.get("headline_differences", []):
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else no_ci_reason(row["n"], row["difference"])
+        value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
+        lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units")
+    return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
+
+
+def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
+    """A probe's CLI summary, then the models' paired differences."""
+    return "\n\n".join(part for part in (probe.format_summary(summary), format_differences(summary)) if part)
+
+
 def run_probe(probe: Probe, options: ProbeRun) -> str:
     """Run a probe with its options (writing run.toml); its summary and where results went."""
-    return with_results_path(probe.format_summary(probe.execute(options)), options.out_dir)
+    return with_results_path(summary_text(probe, probe.execute(options)), options.out_dir)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stancelab.core.results import RunResult
 from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (

@@ -10,11 +10,12 @@ from types import SimpleNamespace
 import pandas as pd
 
 from stancelab.core.probes import Probe
+from stancelab.core.results import RunResult
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import difference_matrix, paired_differences
 from stancelab.report.cost import token_usage
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.render import render, table_html
 from stancelab.report.runs import load_runs
 from stancelab.report.transcripts import DEFAULT_MAX_SAMPLES, Transcript, read_transcripts

@@ -4,35 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.stats import no_ci_reason
-
-
-@dataclass
-class RunResult:
-    """One probe's results in one run folder: summary.json, tables/*.csv and (maybe) logs."""
-
-    probe: str
-    folder: Path
-    summary: dict[str, Any]
-    tables: dict[str, pd.DataFrame]
-
-    @property
-    def logs(self) -> Path:
-        return self.folder / "logs"
-
-    @property
-    def models(self) -> list[str]:
-        return list(self.summary.get("models", []))
-
-    def table(self, name: str) -> pd.DataFrame:
-        """A result table, or an empty frame when this run did not produce it."""
-        return self.tables.get(name, pd.DataFrame())
 
 
 @dataclass(frozen=True)
