@@ -154,3 +154,16 @@ def test_two_models_get_paired_differences_in_summary_json(tmp_path: Path) -> No
     units = PROBES["millstone"].unit_values
     assert units is not None and pair["difference"] is not None
     assert "paired differences between models" in text and "over 2 shared units" in text
+
+
+def test_progress_shows_in_a_terminal_and_as_plain_lines_otherwise(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("INSPECT_DISPLAY", raising=False)
+    options = MillstoneRun(models=["mockllm/model"], out_dir=tmp_path)
+    monkeypatch.setattr("sys.stdout.isatty", lambda: False)
+    assert options.eval_args()["display"] == "plain"
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    assert options.eval_args()["display"] == "full"
+    options.display = "none"
+    assert options.eval_args()["display"] == "none"

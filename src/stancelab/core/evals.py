@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ def run_eval(
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
         logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                 log_dir=str(log_dir), display=display,
+                                 log_dir=str(log_dir), display=progress_display(display),
                                  retry_on_error=SAMPLE_RETRIES, **eval_args))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
@@ -86,11 +88,22 @@ class ProbeRun:
     timeout: int | None = None
     """Inspect: seconds before a model call times out"""
     display: str | None = None
-    """Inspect display: full, rich, plain, log, none"""
+    """Inspect display: full, rich, plain, log, none (default: full in a terminal, else plain)"""
     log_level: str | None = None
     """Inspect log level: debug, http, info, warning, error"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display included)."""
         args = {name: getattr(self, name) for name in INSPECT_OPTIONS}
-        return {"display": self.display} | {k: v for k, v in args.items() if v is not None}
+        return {"display": progress_display(self.display)} | {
+            k: v for k, v in args.items() if v is not None
+        }
+
+
+def progress_display(display: str | None) -> str | None:
+    """The Inspect display for a run: the one asked for; else Inspect's own (INSPECT_DISPLAY);
+    else progress in a terminal ("full": samples done, time, tokens) and a plain line per
+    step otherwise."""
+    if display or os.environ.get("INSPECT_DISPLAY"):
+        return display
+    return "full" if sys.stdout.isatty() else "plain"
