@@ -46,8 +46,8 @@ class PriorPrejudiceRun(ProbeRun):
     """persuasion-as-probe"""
     cross_task: bool = True
     """essay/debate cross-task checks"""
-    argument_tokens: int = 400
-    """cap on each written argument"""
+    argument_tokens: int = field(default=400, metadata={"flag": "--max-tokens"})
+    """cap on each argument the writer writes"""
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
