@@ -21,7 +21,7 @@ __all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_pro
 def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None:
     """One sub-command per probe, each with its own options only."""
     parser.add_argument("--config", type=Path, help="run.toml of an earlier run (repeats it)")
-    commands = parser.add_subparsers(dest="probe", metavar="PROBE",
+    commands = parser.add_subparsers(dest="probe_name", metavar="PROBE",
                                      help=", ".join(PROBES))  # fmt: skip
     for probe in PROBES.values():
         aliases = [alias for alias, name in ALIASES.items() if name == probe.name]
@@ -136,15 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
 def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     """The probe and its run options from `run PROBE ...` (and `--config FILE`, overridden by
     flags given)."""
-    if args.probe is None:
+    if args.probe_name is None:
         raise StancelabError("Name a probe (stancelab run PROBE --help) or give --config FILE.")
-    probe = get_probe(args.probe)
+    probe = get_probe(args.probe_name)
     names = {item.name for item in fields(probe.options)}
     given = {key: value for key, value in vars(args).items() if key in names}
-    config = read_config(args.config) if getattr(args, "config", None) else None
-    if config is not None:
-        named = get_probe(str(config.pop("probe", probe.name))).name
-        if named != probe.name:
+    config = None
+    if getattr(args, "config", None):
+        named, config = read_config(args.config)
+        if named is not None and get_probe(named).name != probe.name:
             raise StancelabError(f"--config {args.config} is a {named} run, not {probe.name}.")
     return probe, build_options(probe.options, probe.roles, probe.default_out(), given, config)
 
@@ -282,8 +282,8 @@ def _config_probe(argv: list[str]) -> list[str]:
     if len(argv) < 2 or argv[0] not in ("run", "estimate") or not argv[1].startswith("--config"):
         return argv
     value = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "")
-    probe = read_config(Path(value)).get("probe")
-    if not isinstance(probe, str):
+    probe, _ = read_config(Path(value))
+    if probe is None:
         raise StancelabError(f"--config {value}: names no probe (probe = \"...\")")
     return [argv[0], probe, *argv[1:]]
 

@@ -130,7 +130,7 @@ def test_a_run_writes_run_toml_and_inspect_gets_its_options(tmp_path: Path) -> N
                            issues_file=_issues_file(tmp_path / "issues.jsonl"),
                            max_connections=3, max_samples=2, display="none")  # fmt: skip
     PROBES["millstone"].execute(options)
-    written = tomllib.loads((tmp_path / "run" / "run.toml").read_text())
+    written = tomllib.loads((tmp_path / "run" / "run.toml").read_text())["options"]
     assert (written["trials"], written["limit"], written["max_samples"]) == (1, 1, 2)
     (log_path,) = log_files(tmp_path / "run" / "logs")
     log = read_eval_log(str(log_path), header_only=True)
@@ -167,3 +167,21 @@ def test_progress_shows_in_a_terminal_and_as_plain_lines_otherwise(
     assert options.eval_args()["display"] == "full"
     options.display = "none"
     assert options.eval_args()["display"] == "none"
+
+
+@pytest.mark.parametrize("argv", [
+    ["llm-bias-bench", "--price", "openai/gpt-4o=2.5,10", "--categories", "direct",
+     "--judge-every-turn", "--role", "judge=openai/gpt-4o"],
+    ["issuebench", "--templates", "3", "--protocol", "paper", "--voters", "v.csv"],
+    ["prior-prejudice", "--no-negations", "--no-probe", "--max-tokens", "64", "--templates", "T1"],
+    ["conviction", "--samples", "3", "--statements", "s.jsonl"],
+])  # fmt: skip
+def test_every_probe_config_round_trips(tmp_path: Path, argv: list[str]) -> None:
+    from stancelab.cli import _config_probe
+    from stancelab.core.options import write_config
+
+    parsed = build_parser().parse_args(["run", *argv, "--out", str(tmp_path)])
+    probe, options = options_from_args(parsed)
+    config = write_config(probe.name, options)
+    again = build_parser().parse_args(_config_probe(["run", "--config", str(config)]))
+    assert asdict(options_from_args(again)[1]) == asdict(options)

@@ -161,8 +161,9 @@ def _toml_value(value: Any) -> str:
 
 
 def options_toml(probe: str, options: ProbeRun) -> str:
-    """`options` as TOML that `read_config` reads back to the same options (unset ones left out)."""
-    lines = [f"probe = {json.dumps(probe)}"]
+    """`options` as TOML that `read_config` reads back to the same options (unset ones left
+    out): the probe's name, then its options in the `[options]` table."""
+    lines = [f"probe = {json.dumps(probe)}", "", "[options]"]
     for item in fields(options):
         value = getattr(options, item.name)
         if value is None or (item.name != "models" and value in ({}, [])):
@@ -183,9 +184,14 @@ def write_config(probe: str, options: ProbeRun) -> Path:
     return path
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """A run.toml's table (with its `probe`); a clear error when it cannot be read."""
+def read_config(path: Path) -> tuple[str | None, dict[str, Any]]:
+    """A run.toml's probe name (None when it names none) and its `[options]` table; a clear
+    error when it cannot be read."""
     try:
-        return tomllib.loads(path.read_text())
+        config = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise StancelabError(f"--config {path}: not a readable TOML file ({error})") from None
+    probe, options = config.get("probe"), config.get("options", {})
+    if (probe is not None and not isinstance(probe, str)) or not isinstance(options, dict):
+        raise StancelabError(f"--config {path}: expects probe = \"NAME\" and an [options] table")
+    return probe, options
