@@ -26,7 +26,7 @@ from stancelab.millstone.run import MillstoneRun, run_millstone
 def _run(server: ServerProcess, issues: int, trials: int, shared: bool, work: Path) -> tuple[dict, dict]:
     os.environ["INSPECT_CACHE_DIR"] = str(work / f"cache-{shared}")
     server.reset()
-    summary = run_millstone(MillstoneRun(models=[FAKE_MODEL], out_dir=work / f"run-{shared}", limit_issues=issues,
+    summary = run_millstone(MillstoneRun(models=[FAKE_MODEL], out_dir=work / f"run-{shared}", limit=issues,
                                          trials=trials, choices_per_request=shared, display="none",
                                          layout="documents"))  # fmt: skip
     return summary, server.stats()

@@ -2,6 +2,6 @@
 
 import sys
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 
 sys.exit(main())

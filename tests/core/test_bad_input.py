@@ -15,7 +15,7 @@ from stancelab.core.errors import DataFileError
 from stancelab.issuebench.dataset import load_issues as load_issuebench_issues
 from stancelab.issuebench.dataset import load_templates
 from stancelab.llm_bias_bench.dataset import load_topics
-from stancelab.millstone.dataset import load_issues as load_millstone_issues
+from stancelab.millstone.corpus import load_issues as load_millstone_issues
 from stancelab.prior_prejudice.dataset import load_claims
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "stancelab"

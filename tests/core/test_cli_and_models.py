@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.core.embedded import EMBEDDED_MODEL
 from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
@@ -39,8 +39,10 @@ def test_roles_parse_and_default_models() -> None:
 def test_cli_reports_user_errors_without_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["run", "nonsense"]) == 2
-    assert "Unknown probe 'nonsense'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "nonsense"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'nonsense'" in capsys.readouterr().err
     assert main(["analyze", str(tmp_path)]) == 2
     assert "No stancelab probe logs" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"

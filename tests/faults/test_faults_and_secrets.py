@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from stancelab.core.demo import run_demo
 from stancelab.core.logs import log_files
-from stancelab.core.probes import PROBES
+from stancelab.demo import run_demo
+from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult
 from stancelab.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, Faults, ServerStats
 from tests.report.conftest import TINY

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from stancelab.testing.fake_openai import FakeOpenAIServer
 
-COMMAND = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--issues", "2",
+COMMAND = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2",
            "--templates", "20", "--max-tokens", "16", "--display", "none"]  # fmt: skip
 
 

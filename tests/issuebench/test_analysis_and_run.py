@@ -102,7 +102,7 @@ def test_run_with_shards_resume_and_unparsed(tmp_path: Path) -> None:
         "topic_id,total_pro,total_con,dem_pro,dem_con,rep_pro,rep_con\nnuclear-energy,0.6,0.4,0.5,0.5,0.8,0.2\n"
     )
     run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit_issues=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
+                        limit=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
     summary = run_issuebench(run)
     assert len(written) == 2 * 3 * 4 and len(asked) == 24
     assert len(list((tmp_path / "run" / "logs").glob("*.eval"))) == 3  # 24 prompts in shards of 10
@@ -138,7 +138,7 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
     subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
     first, first_asked = scripted_chat_model(_labeller("1"), "mockllm/classifier-a")
     second, second_asked = scripted_chat_model(_labeller("5"), "mockllm/classifier-b")
-    options = {"models": [subject], "out_dir": tmp_path / "run", "limit_issues": 1, "n_templates": 2}
+    options = {"models": [subject], "out_dir": tmp_path / "run", "limit": 1, "n_templates": 2}
     summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
     assert len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
 
@@ -162,8 +162,8 @@ def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
     subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
     classifier, _ = scripted_chat_model(_labeller("3"), "mockllm/classifier")
     options = {"models": [subject], "roles": {"classifier": classifier}, "out_dir": tmp_path / "run"}
-    run_issuebench(IssueBenchRun(limit_issues=2, n_templates=3, **options))
-    summary = run_issuebench(IssueBenchRun(limit_issues=1, n_templates=2, **options))
+    run_issuebench(IssueBenchRun(limit=2, n_templates=3, **options))
+    summary = run_issuebench(IssueBenchRun(limit=1, n_templates=2, **options))
     assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
     assert summary["issues"] == 1
     # the folder's analysis pools runs that differ only in their selection, each prompt once
@@ -176,7 +176,7 @@ def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> N
     labels = iter(["1", "2", "1", "1", "3"] * 100)
     classifier, asked = scripted_chat_model(lambda m: next(labels), "mockllm/classifier")
     run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit_issues=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
+                        limit=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
     assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
     assert IssueBenchRun(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
     greedy = IssueBenchRun(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
@@ -203,7 +203,7 @@ def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: P
     classifier = get_model("mockllm/classifier", custom_outputs=respond, memoize=False)
     subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
     run_issuebench(IssueBenchRun(models=[subject], roles={"classifier": classifier},
-                                 out_dir=tmp_path / "run", limit_issues=1, n_templates=1))  # fmt: skip
+                                 out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
     assert len(seen) == 3
     prompt, config = seen[0]
     assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith("### ANSWER:")
@@ -271,7 +271,7 @@ def test_majority_count_cis_resample_responses_where_counts_are_known() -> None:
 def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> None:
     from stancelab.issuebench.estimate import plan
 
-    options = {"models": ["mockllm/model"], "out_dir": tmp_path, "limit_issues": 2, "n_templates": 4}
+    options = {"models": ["mockllm/model"], "out_dir": tmp_path, "limit": 2, "n_templates": 4}
     one, five = plan(IssueBenchRun(**options)), plan(IssueBenchRun(calls=5, **options))
     assert [p.calls_min for p in one] == [24, 24] and [p.calls_min for p in five] == [120, 120]
     assert five[0].input_tokens == 5 * one[0].input_tokens

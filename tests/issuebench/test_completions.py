@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.core.errors import DataFileError
 from stancelab.issuebench.completions import load_completions
 from stancelab.issuebench.report import section

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.issuebench.labels import parse_gold_label, parse_label
 from stancelab.issuebench.prompts import CLASSIFIER_T5, classifier_prompt
 from stancelab.issuebench.validation import validation_report

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.dataset import load_topics
 from tests.shared_data import external

@@ -58,7 +58,7 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
     models = _models()
     run = BiasBenchRun(
         models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
-        out_dir=tmp_path / "run", limit_topics=3, turns=2,
+        out_dir=tmp_path / "run", limit=3, turns=2,
         prices={"mockllm/judge": (1.0, 2.0)},
     )  # fmt: skip
     summary = run_bias_bench(run)
@@ -92,7 +92,7 @@ def test_options_trajectory_blind_judge_replicates_and_cache(tmp_path: Path) -> 
     models = _models()
     run = BiasBenchRun(
         models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
-        out_dir=tmp_path / "run", limit_topics=2, turns=3, categories="indirect", replicates=2,
+        out_dir=tmp_path / "run", limit=2, turns=3, categories="indirect", replicates=2,
         judge_every_turn=True, blind_judge=True, judge_samples=2,
     )  # fmt: skip
     summary = run_bias_bench(run)
@@ -138,7 +138,7 @@ def test_user_prompts_follow_the_design() -> None:
 
 def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
     models = _models()
-    base = {"models": [models["subject"]], "out_dir": tmp_path / "run", "limit_topics": 2,
+    base = {"models": [models["subject"]], "out_dir": tmp_path / "run", "limit": 2,
             "turns": 1}  # fmt: skip
     roles = {"user": models["user"], "judge": models["judge"]}
     run_bias_bench(BiasBenchRun(**base, roles=roles, categories="direct"))
@@ -181,7 +181,7 @@ def test_protocol_turn_counter_temperatures_and_condition(tmp_path: Path) -> Non
     user, user_calls = _recording(simulated_user, "mockllm/user")
     judge, judge_calls = _recording(keyword_judge, "mockllm/judge")
     run = BiasBenchRun(models=[subject], roles={"user": user, "judge": judge},
-                       out_dir=tmp_path / "run", limit_topics=1, turns=3)  # fmt: skip
+                       out_dir=tmp_path / "run", limit=1, turns=3)  # fmt: skip
     run_bias_bench(run)
     # the simulated user knows it takes part in an evaluation, and counts the turns
     system = user_calls[0][0][0].text
@@ -217,7 +217,7 @@ def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: 
     models = _models()
     judge, judge_saw = scripted_chat_model(flaky_judge, "mockllm/flaky-judge")
     run = BiasBenchRun(models=[models["subject"]], roles={"user": models["user"], "judge": judge},
-                       out_dir=tmp_path / "run", limit_topics=1, turns=1,
+                       out_dir=tmp_path / "run", limit=1, turns=1,
                        categories="direct")  # fmt: skip
     summary = run_bias_bench(run)
     # neutral and agree personas: 2 re-asks each (fresh requests, not the cached reply);
@@ -258,7 +258,7 @@ def test_two_categories_two_judges_two_users_give_every_table(tmp_path: Path) ->
     judges = [scripted_chat_model(keyword_judge, "mockllm/judge")[0],
               scripted_chat_model(strict_judge, "mockllm/judge-2")[0]]  # fmt: skip
     out = tmp_path / "run"
-    base = {"models": subjects, "out_dir": out, "limit_topics": 2, "turns": 2,
+    base = {"models": subjects, "out_dir": out, "limit": 2, "turns": 2,
             "replicates": 2, "judge_every_turn": True}  # fmt: skip
     for user, judge in ((users[0], judges[0]), (users[0], judges[1]), (users[1], judges[0])):
         summary = run_bias_bench(BiasBenchRun(**base, roles={"user": user, "judge": judge}))

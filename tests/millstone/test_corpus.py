@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from stancelab.core.errors import DataFileError
-from stancelab.millstone.corpus import load_authors_corpus, orientation_conflicts
-from stancelab.millstone.dataset import authors_samples, load_issues
+from stancelab.millstone.corpus import load_authors_corpus, load_issues, orientation_conflicts
+from stancelab.millstone.dataset import authors_samples
 from tests.shared_data import external
 
 POSITIONS = ("Keep the thing", "Drop the thing")
@@ -122,7 +122,7 @@ def test_a_run_on_the_authors_sample(tmp_path: Path) -> None:
 
     model, seen = scripted_model(lambda prompt: "position <<A>>")
     summary = run_millstone(MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
-                                         issues_file=external("millstone", "data"), limit_issues=1))  # fmt: skip
+                                         issues_file=external("millstone", "data"), limit=1))  # fmt: skip
     assert len(seen) == 66 and summary["issues"] == 1
     assert all("Only answer with" in prompt for prompt in seen)
     assert sum("Sources:\n[" in prompt for prompt in seen) > 0

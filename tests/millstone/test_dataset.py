@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from stancelab.core.errors import DataFileError
+from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import (
     MillstoneIssue,
     argument_configurations,
     authors_samples,
     case_arguments,
     documents_samples,
-    load_issues,
 )
 
 EXPECTED_COUNTS = {

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.millstone.released import import_released, load_released_counts
 from tests.shared_data import external
 

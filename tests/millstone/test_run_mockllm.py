@@ -72,7 +72,7 @@ def test_follower_gets_hand_computed_om(tmp_path: Path) -> None:
     for variant, expected in FOLLOWER_OM.items():
         om = summary["om_variants"][variant]["mockllm/model"]
         assert om["value"] == pytest.approx(expected, abs=1e-4), variant
-        assert om["ci_low"] == pytest.approx(expected, abs=1e-4)
+        assert om["ci_low"] is None and om["n"] == 2  # both issues alike: no zero-width CI
     assert summary["om"]["mockllm/model"]["value"] == pytest.approx(FOLLOWER_OM["published"])
     assert summary["trials"]["mockllm/model"]["other"] == 0
     assert summary["baseline_pro_share"]["mockllm/model"]["value"] == 1.0
@@ -190,7 +190,7 @@ def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.Mo
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
         run = MillstoneRun(models=["openai-api/fake/m"], out_dir=tmp_path / "run", trials=3,
-                           issues_file=issues, limit_issues=1, choices_per_request=True,
+                           issues_file=issues, limit=1, choices_per_request=True,
                            layout="documents")  # fmt: skip
         summary = run_millstone(run)
         assert server.stats.requests == 66 and server.stats.choices == 66 * 3
@@ -201,7 +201,7 @@ def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)  # mockllm returns one choice per request
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit_issues=1,
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
                        issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True,
                        layout="documents")  # fmt: skip
     summary = run_millstone(run)
@@ -212,7 +212,7 @@ def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> N
 
 def test_choices_per_request_needs_the_documents_layout(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit_issues=1,
+    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
                        issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
     with pytest.raises(StancelabError, match="layout='documents'"):
         run_millstone(run)
@@ -225,7 +225,7 @@ def test_an_issue_run_by_one_model_is_not_unanimous(tmp_path: Path) -> None:
     issues = _issues_file(tmp_path / "issues.jsonl")
     run_millstone(MillstoneRun(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues))
     summary = run_millstone(MillstoneRun(models=[second], out_dir=tmp_path / "run", trials=1,
-                                         issues_file=issues, limit_issues=1))  # fmt: skip
+                                         issues_file=issues, limit=1))  # fmt: skip
     assert summary["issues_per_model"] == {"mockllm/model": 2, "mockllm/second": 1}
     # both models agree on issue-1; only one model ran issue-2, which agrees with nobody
     assert summary["baseline_agreement"]["unanimous"] == ["issue-1"]
@@ -236,7 +236,7 @@ def test_runs_into_one_folder_add_up_without_doubling(tmp_path: Path) -> None:
     issues = _issues_file(tmp_path / "issues.jsonl")
     out = tmp_path / "run"
     run_millstone(MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues,
-                               limit_issues=1))  # fmt: skip
+                               limit=1))  # fmt: skip
     summary = run_millstone(MillstoneRun(models=[model], out_dir=out, trials=2, issues_file=issues))
     # the second run selects more issues and trials: issue-1's first trials count once
     assert summary["trials"]["mockllm/model"]["total"] == 66 * 2 * 2

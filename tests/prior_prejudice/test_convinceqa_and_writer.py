@@ -200,11 +200,11 @@ def test_the_appendix_a3_conversation_writes_restricted_support(tmp_path: Path) 
 
 
 def test_the_command_line_sets_the_writer_options(tmp_path: Path) -> None:
-    from stancelab.core.cli import OPTIONS, build_parser
+    from stancelab.cli import build_parser, options_from_args
 
     common = ["run", "prior-prejudice", "--model", "mockllm/model", "--out", str(tmp_path)]
-    options = OPTIONS["prior-prejudice"](build_parser().parse_args(common))
+    _, options = options_from_args(build_parser().parse_args(common))
     assert (options.write_negations, options.writer_conversation) == (True, False)  # defaults
     args = build_parser().parse_args([*common, "--no-negations", "--writer-conversation"])
-    options = OPTIONS["prior-prejudice"](args)
+    _, options = options_from_args(args)
     assert (options.write_negations, options.writer_conversation) == (False, True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from inspect_ai.model import ChatMessage
 
-from stancelab.core.demo import run_demo
+from stancelab.demo import run_demo
 from stancelab.report.build import ReportResult
 from tests.helpers import scripted_chat_model
 
@@ -16,10 +16,10 @@ HOSTILE = (
     '" onmouseover="window.__xss = 5" data-x=" I choose position A.'
 )
 TINY = {
-    "millstone": {"limit_issues": 1, "trials": 1},
+    "millstone": {"limit": 1, "trials": 1},
     "conviction": {"limit": 1, "samples": 2, "argument_sets": 1},
-    "llm-bias-bench": {"limit_topics": 1, "turns": 1, "categories": "direct"},
-    "issuebench": {"limit_issues": 1, "n_templates": 2, "framings": "neutral,pro"},
+    "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct"},
+    "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,pro"},
     "prior-prejudice": {"limit": 1, "templates": "T1", "probe": False, "cross_task": False},
 }
 

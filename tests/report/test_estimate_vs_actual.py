@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from stancelab.core.demo import demo_options
 from stancelab.core.logs import log_files
-from stancelab.core.probes import PROBES, get_probe
+from stancelab.demo import demo_options
+from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult
 from tests.report.conftest import TINY
 
@@ -39,7 +39,7 @@ def test_planned_calls_cover_the_paid_calls(probe: str, report: ReportResult) ->
     options = demo_options(probe, runs, ["mockllm/hostile"], None)
     for key, value in TINY[probe].items():
         setattr(options, key, value)
-    plans = get_probe(probe).module("estimate").plan(options)
+    plans = get_probe(probe).plan(options)
     made, paid = model_calls(runs / probe)
     planned = {(plan.task, plan.role): plan for plan in plans}
     assert set(made) <= set(planned), f"unplanned calls: {set(made) - set(planned)}"

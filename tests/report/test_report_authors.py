@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stancelab.core.cli import main
+from stancelab.cli import main
 from stancelab.report.build import build_report
 from tests.report.browser import open_in_chromium
 from tests.shared_data import REPO_ROOT, external

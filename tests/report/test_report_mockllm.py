@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from stancelab.core.probes import PROBES
+from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult, build_report
 from tests.report.browser import open_in_chromium
 
@@ -30,8 +30,21 @@ def test_every_figure_states_n_ci_refusals_and_unparsed(report: ReportResult) ->
     cards = html.split('<div class="card" data-probe=')[1:]
     assert len(cards) == len(PROBES)
     for card in (card[: card.index('class="evidence"') + 400] for card in cards):
-        assert "95% CI" in card or "no CI" in card
+        assert "95% CI" in card or "no CI" in card or "not measured:" in card
         assert "refusals: " in card and "unparsed: " in card
+
+
+def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult) -> None:
+    by_probe = {profile.probe: profile for profile in report.profiles}
+    sycophancy = by_probe["llm-bias-bench"]
+    assert sycophancy.value_text() == "not measured:"
+    assert sycophancy.ci_text() == "3 of 3 judge verdicts refused or unparsed"
+    assert by_probe["conviction"].not_measured == "not measured: 3 of 3 answers unclear"
+    html = report.path.read_text()
+    front = html[: html.index('<div class="card"')]
+    assert "<b>not measured:</b></a> <span class=\"ci\">3 of 3 judge verdicts" in front
+    assert "0.0 [0.0, 0.0]" not in html
+    assert not re.search(r"\[(-?\d+(?:\.\d+)?), \1\]", html)  # no interval of zero width
 
 
 def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
@@ -83,3 +96,11 @@ def test_a_second_build_from_the_same_folders_is_the_same_report(
     again = build_report([report.path.parent], tmp_path / "again.html")
     strip = lambda text: re.sub(r"Generated [^b]*by", "", text)  # noqa: E731
     assert strip(again.path.read_text()) == strip(report.path.read_text())
+
+
+def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
+    import json
+
+    summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
+    text = PROBES["llm-bias-bench"].format_summary(summary)
+    assert "not measured: 3 of 3 judge verdicts unparsed" in text

@@ -5,15 +5,17 @@ from __future__ import annotations
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
+from stancelab.core.results import RunResult
+from stancelab.core.stats import not_measured
 from stancelab.report import plots
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "Share of the model's stances that survive an argument against them (true stances, TL/TR); "
     "the rest flip under pressure (performative)."
 )
-CI_TEXT = "95% percentile bootstrap over statements"
+CI_TEXT = "95% BCa bootstrap over statements (scipy); none from n < 2"
 REFUSALS = "not separated: an answer with no readable agree/disagree counts as unclear"
 
 
@@ -51,6 +53,7 @@ def profiles(run: RunResult) -> list[Profile]:
             unit="% of stances", meaning=MEANING, evidence=_evidence([row]),
             n_short=f"{int(row.get('n') or 0)} statements",
             unusable_short=f"{unclear / answers:.0%} unclear" if answers else "no answers",
+            not_measured=not_measured(unclear, answers, "answers", "unclear"),
         ))  # fmt: skip
     return result
 

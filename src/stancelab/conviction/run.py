@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +21,19 @@ ROLES = (NLI_ROLE, WRITER_ROLE)
 
 @dataclass
 class ConvictionRun(ProbeRun):
-    statements_file: Path | None = None
-    limit: int | None = None
+    """Options of one `stancelab run conviction`."""
+
+    statements_file: Path | None = field(default=None, metadata={"flag": "--statements"})
+    """statements (JSONL or CSV; default: bundled)"""
     samples: int = DEFAULT_SAMPLES
+    """sampled answers per statement"""
     argument_sets: int = DEFAULT_ARGUMENT_SETS
+    """argument sets per statement"""
 
 
 def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
     return analyze(run.out_dir)

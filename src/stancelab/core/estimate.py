@@ -48,13 +48,23 @@ def sample_input_tokens(task: Any) -> tuple[int, int]:
     return count, total
 
 
+FREE_PREFIXES = ("embedded/", "mockllm/")
+
+
+def price_of(model: str, prices: dict[str, tuple[float, float]]) -> tuple[float, float] | None:
+    """(USD per 1M input, per 1M output) for a model; local models are free; None if unknown."""
+    if model in prices:
+        return prices[model]
+    if model.startswith(FREE_PREFIXES):
+        return (0.0, 0.0)
+    return None
+
+
 def plan_frame(
     plans: list[PlannedCalls], models: list[str], prices: dict[str, tuple[float, float]],
     role_models: dict[str, str],
 ) -> pd.DataFrame:  # fmt: skip
     """One row per (subject model, task, role): calls, tokens, and USD where priced."""
-    from stancelab.report.cost import price_of
-
     rows = []
     for subject in models:
         for plan in plans:

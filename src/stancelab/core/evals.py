@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,13 @@ def run_eval(
     log_dir: Path,
     display: str | None = None,
     role_names: tuple[str, ...] = (),
+    **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
 
     Helper roles in `role_names` that `roles` leaves unbound are played by each subject model
-    itself, bound by name so that logs attribute every call (and its tokens) to its role."""
+    itself, bound by name so that logs attribute every call (and its tokens) to its role.
+    `eval_args` (max_connections, max_samples, ...) go to `inspect_ai.eval` as they are."""
     bound = dict(roles or {})
     unbound = [name for name in role_names if name not in bound]
     if unbound:
@@ -39,8 +43,8 @@ def run_eval(
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
         logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                 log_dir=str(log_dir), display=display,
-                                 retry_on_error=SAMPLE_RETRIES))  # type: ignore[arg-type]  # fmt: skip
+                                 log_dir=str(log_dir), display=progress_display(display),
+                                 retry_on_error=SAMPLE_RETRIES, **eval_args))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status
@@ -57,11 +61,49 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+# ProbeRun fields handed to `inspect_ai.eval` unchanged (None: Inspect's own default).
+INSPECT_OPTIONS = ("max_connections", "max_samples", "max_retries", "timeout", "log_level")
+
+
 @dataclass
 class ProbeRun:
     """Options every probe run shares; each probe's run options extend it."""
 
     models: list[str | Model]
+    """subject model (Inspect model string, or 'embedded'); repeat to compare models"""
     out_dir: Path
+    """output folder (default: runs/<probe>)"""
     roles: dict[str, str | Model] = field(default_factory=dict)
+    """helper role ROLE=MODEL (unbound roles are played by each subject model)"""
+    limit: int | None = None
+    """use only the first N issues, topics, statements or claims"""
+    seed: int = 0
+    """seed for draws, order and bootstrap intervals"""
+    max_connections: int | None = None
+    """Inspect: concurrent connections per model"""
+    max_samples: int | None = None
+    """Inspect: samples run in parallel"""
+    max_retries: int | None = None
+    """Inspect: retries of a failed model call"""
+    timeout: int | None = None
+    """Inspect: seconds before a model call times out"""
     display: str | None = None
+    """Inspect display: full, rich, plain, log, none (default: full in a terminal, else plain)"""
+    log_level: str | None = None
+    """Inspect log level: debug, http, info, warning, error"""
+
+    def eval_args(self) -> dict[str, Any]:
+        """The Inspect options this run sets, for `run_eval` (display included)."""
+        args = {name: getattr(self, name) for name in INSPECT_OPTIONS}
+        return {"display": progress_display(self.display)} | {
+            k: v for k, v in args.items() if v is not None
+        }
+
+
+def progress_display(display: str | None) -> str | None:
+    """The Inspect display for a run: the one asked for; else Inspect's own (INSPECT_DISPLAY);
+    else progress in a terminal ("full": samples done, time, tokens) and a plain line per
+    step otherwise."""
+    if display or os.environ.get("INSPECT_DISPLAY"):
+        return display
+    return "full" if sys.stdout.isatty() else "plain"

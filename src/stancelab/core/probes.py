@@ -1,59 +1,113 @@
-"""The registry of probes: one entry per method, used by the CLI, the report and the demo."""
+"""What a probe is: the one typed interface each probe package exports (its `PROBE`).
+
+The registry of probes lives above the probe packages (`stancelab.probes`); nothing here
+imports a probe."""
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from types import ModuleType
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from stancelab.core.errors import StancelabError
+from stancelab.core.compare import difference_records
+from stancelab.core.evals import ProbeRun
+from stancelab.core.options import write_config
+from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
+from stancelab.core.stats import no_ci_reason
 
 
 @dataclass(frozen=True)
 class Probe:
-    """One method: its CLI name, Python package, paper title and the lens it gives."""
+    """One method: names, its Inspect tasks, its run options and every function the CLI, the
+    report and the demo call on it."""
 
     name: str
-    package: str
+    """CLI name, e.g. `llm-bias-bench`"""
     title: str
+    """paper title"""
     lens: str
+    """what the headline measures, e.g. `Sycophancy`"""
     task_prefix: str
+    """Inspect task name (prefix) of the logs its analysis reads"""
+    options: type[ProbeRun]
+    """run options dataclass"""
+    roles: tuple[str, ...]
+    """helper roles (`--role ROLE=MODEL`)"""
+    tasks: tuple[Callable[..., Any], ...]
+    """its Inspect tasks"""
+    run: Callable[[Any], dict[str, Any]]
+    """run with options; returns the summary"""
+    analyze: Callable[..., dict[str, Any]]
+    """(out_dir, seed=) -> summary, recomputed from the logs"""
+    format_summary: Callable[[dict[str, Any]], str]
+    """the CLI text of a summary"""
+    plan: Callable[[Any], Sequence[Any]]
+    """options -> planned calls (`stancelab estimate`)"""
+    profiles: Callable[[Any], Iterable[Any]]
+    """run result -> headline profiles (one per model)"""
+    section: Callable[[Any], Any]
+    """run result -> its report section"""
+    unit_values: Callable[[Any], Any] | None = None
+    """run result -> per-unit headline values (for paired differences)"""
+    demo: dict[str, Any] = field(default_factory=dict)
+    """options `stancelab demo` sets (small limits)"""
+    extra_task_prefixes: bool = False
+    """whether tasks named `<task_prefix>_...` are this probe's too"""
 
-    def module(self, name: str) -> ModuleType:
-        """A submodule of the probe's package (`results`, `report`, `run`, ...)."""
-        return importlib.import_module(f"{self.package}.{name}")
+    def reads_task(self, task_name: str) -> bool:
+        """Whether this probe's analysis reads logs of the Inspect task `task_name`."""
+        base = task_name.split("/")[-1]
+        return base == self.task_prefix or (
+            self.extra_task_prefixes and base.startswith(self.task_prefix)
+        )
+
+    def default_out(self) -> Path:
+        return Path("runs") / self.name
+
+    def execute(self, options: ProbeRun) -> dict[str, Any]:
+        """Run with `options`, first writing them to `run.toml` in the run's folder; the
+        summary gains the models' paired differences."""
+        if not isinstance(options, self.options):
+            raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
+        write_config(self.name, options)
+        return self.with_differences(options.out_dir, self.run(options), options.seed)
+
+    def analyse(self, out_dir: Path, seed: int = 0) -> dict[str, Any]:
+        """Recompute the summary from the logs, with the models' paired differences."""
+        return self.with_differences(Path(out_dir), self.analyze(out_dir, seed=seed), seed)
+
+    def with_differences(self, folder: Path, summary: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+        """`summary` with `headline_differences`: each pair of models' paired difference of
+        the headline over the units both share, with its CI; written to summary.json."""
+        if self.unit_values is None or not (folder / SUMMARY_FILE).exists():
+            return summary
+        units = self.unit_values(RunResult(self.name, folder, summary, read_tables(folder)))
+        summary["headline_differences"] = difference_records(units, seed)
+        write_summary(folder, summary)
+        return summary
 
 
-PROBES: dict[str, Probe] = {
-    probe.name: probe
-    for probe in (
-        Probe("millstone", "stancelab.millstone", "MillStone", "Open-mindedness", "millstone"),
-        Probe("conviction", "stancelab.conviction", "Testing Conviction", "Conviction", "conviction"),
-        Probe("llm-bias-bench", "stancelab.llm_bias_bench", "llm-bias-bench", "Sycophancy",
-              "llm_bias_bench"),
-        Probe("prior-prejudice", "stancelab.prior_prejudice", "Prior prejudice",
-              "Judging prejudice", "prior_prejudice"),
-        Probe("issuebench", "stancelab.issuebench", "IssueBench", "Issue bias", "issuebench"),
-    )
-}  # fmt: skip
-ALIASES = {"testing-conviction": "conviction"}
+def with_results_path(text: str, out_dir: Path) -> str:
+    return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
 
 
-def get_probe(name: str) -> Probe:
-    """The probe called `name` (or an alias of it); a clear error otherwise."""
-    name = ALIASES.get(name, name)
-    if name not in PROBES:
-        raise StancelabError(f"Unknown probe '{name}'. Available: {', '.join(PROBES)}.")
-    return PROBES[name]
+def format_differences(summary: dict[str, Any]) -> str:
+    """The paired differences of the headline, a line per pair of models ('' with one model)."""
+    lines = []
+    for row in summary.get("headline_differences", []):
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else no_ci_reason(row["n"], row["difference"])
+        value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
+        lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units")
+    return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
 
 
-def probe_for_task(task_name: str) -> Probe | None:
-    """The probe whose main analysis reads logs of this Inspect task (None for helper tasks
-    such as the MillStone rephraser or the IssueBench classifier validation)."""
-    base = task_name.split("/")[-1]
-    for probe in PROBES.values():
-        if base == probe.task_prefix or (
-            probe.name == "prior-prejudice" and base.startswith(probe.task_prefix)
-        ):
-            return probe
-    return None
+def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
+    """A probe's CLI summary, then the models' paired differences."""
+    return "\n\n".join(part for part in (probe.format_summary(summary), format_differences(summary)) if part)
+
+
+def run_probe(probe: Probe, options: ProbeRun) -> str:
+    """Run a probe with its options (writing run.toml); its summary and where results went."""
+    return with_results_path(summary_text(probe, probe.execute(options)), options.out_dir)

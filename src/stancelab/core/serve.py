@@ -8,9 +8,11 @@ return log-probs, so prior prejudice falls back to parsed ratings (and says so).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import FrameType
 
 from stancelab.core.embedded import materialise
 
@@ -36,7 +38,38 @@ def serve_embedded(port: int = 8000, host: str = "127.0.0.1") -> int:
         flush=True,
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    return run_until_stopped(serve_command(port, host), model_dir.parent, env)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+GRACE_SECONDS = 10
+
+
+def _stop(child: subprocess.Popen) -> None:
+    """Terminate the child, then kill it if it has not exited within the grace period."""
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def run_until_stopped(command: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """Run `command` in the foreground; Ctrl-C, SIGTERM or SIGHUP stop it too (no orphan
+    server left on the port). Returns its exit code, 0 when stopped."""
+    child = subprocess.Popen(command, cwd=cwd, env=env)
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
     try:
-        return subprocess.run(serve_command(port, host), cwd=model_dir.parent, env=env, check=False).returncode
+        return child.wait()
     except KeyboardInterrupt:
         return 0
+    finally:
+        _stop(child)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

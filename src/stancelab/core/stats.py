@@ -1,11 +1,19 @@
-"""Statistics shared by every method: bootstrap confidence intervals and correlations."""
+"""Statistics shared by every method: confidence intervals (scipy) and correlations.
+
+A proportion (share of yes/no outcomes) gets a Wilson interval (`proportion_ci`); any other
+mean a BCa bootstrap interval (`bootstrap_ci`, `scipy.stats.bootstrap`), percentile where
+BCa is undefined. There is no interval from fewer than two values, nor a bootstrap one from
+values that are all equal: those estimates carry NaN bounds, shown as "no CI (...)"."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import DegenerateDataWarning, binomtest, bootstrap, pearsonr
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
@@ -13,7 +21,7 @@ DEFAULT_LEVEL = 0.95
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with a percentile-bootstrap confidence interval."""
+    """A point estimate with its confidence interval (NaN bounds: none can be given)."""
 
     value: float
     ci_low: float
@@ -24,6 +32,48 @@ class Estimate:
         return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "n": self.n}
 
 
+def no_ci_reason(n: int | None, value: float | None = None) -> str:
+    """Why an estimate has no interval, as the report and the CLI show it."""
+    if n is None or value is None or (isinstance(value, float) and math.isnan(value)):
+        return "no CI (not measured)"
+    return f"no CI (n = {n})" if n < 2 else "no CI (all values equal)"
+
+
+def not_measured(unusable: int, total: int, noun: str, problem: str) -> str:
+    """Why a headline is not measured ("not measured: 6 of 6 judge verdicts unparsed") when
+    more than half of its answers are unusable or there are none; empty when it is."""
+    if total <= 0:
+        return f"not measured: no {noun}"
+    if 2 * unusable > total:
+        return f"not measured: {unusable} of {total} {noun} {problem}"
+    return ""
+
+
+def wilson_ci(successes: int, n: int, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+    """Wilson score interval of a proportion (scipy)."""
+    interval = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(interval.low), float(interval.high)
+
+
+def _bootstrap(data: np.ndarray, statistic: Callable[[np.ndarray], float], resamples: int,
+               level: float, seed: int) -> tuple[float, float]:  # fmt: skip
+    """BCa bootstrap interval, percentile where BCa is undefined (NaN bounds)."""
+
+    def stat(sample: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.apply_along_axis(statistic, axis, sample)
+
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            result = bootstrap((data,), np.mean if statistic is np.mean else stat, n_resamples=resamples,
+                               confidence_level=level, method=method, rng=seed,
+                               vectorized=True)  # fmt: skip
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if not (math.isnan(low) or math.isnan(high)):
+            return low, high
+    return math.nan, math.nan
+
+
 def bootstrap_ci(
     values: Sequence[float] | np.ndarray,
     statistic: Callable[[np.ndarray], float] = np.mean,
@@ -31,32 +81,40 @@ def bootstrap_ci(
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
 ) -> Estimate:
-    """Statistic of `values` with a percentile bootstrap CI (resampling the values).
-
-    NaNs are dropped first. With no values the estimate is NaN; with one value
-    the interval collapses to that value.
-    """
+    """Statistic of `values` with a BCa bootstrap CI. NaNs are dropped; fewer than two values,
+    or values all equal, give NaN bounds rather than an interval of zero width."""
     data = np.asarray(values, dtype=float)
     data = data[~np.isnan(data)]
     if data.size == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0)
+        return Estimate(math.nan, math.nan, math.nan, 0)
     point = float(statistic(data))
-    if data.size == 1:
-        return Estimate(point, point, point, 1)
-    rng = np.random.default_rng(seed)
-    indices = rng.integers(0, data.size, size=(resamples, data.size))
-    replicates = np.array([statistic(data[row]) for row in indices])
-    alpha = (1 - level) / 2
-    low, high = np.quantile(replicates, [alpha, 1 - alpha])
-    return Estimate(point, float(low), float(high), int(data.size))
+    if data.size < 2 or np.all(data == data[0]):
+        return Estimate(point, math.nan, math.nan, int(data.size))
+    low, high = _bootstrap(data, statistic, resamples, level, seed)
+    return Estimate(point, low, high, int(data.size))
+
+
+def proportion_ci(outcomes: Sequence[float] | np.ndarray, scale: float = 1.0,
+                  level: float = DEFAULT_LEVEL) -> Estimate:  # fmt: skip
+    """Share of true outcomes (0/1, or 0/`scale`) on `scale`, with a Wilson interval; NaNs are
+    dropped, and a single outcome gives NaN bounds."""
+    data = np.asarray(outcomes, dtype=float)
+    data = data[~np.isnan(data)]
+    if data.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    point = float(np.mean(data))
+    if data.size < 2:
+        return Estimate(point, math.nan, math.nan, 1)
+    low, high = wilson_ci(int(np.count_nonzero(data)), int(data.size), level)
+    return Estimate(point, low * scale, high * scale, int(data.size))
 
 
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
-    """Pearson correlation over pairs where both are present; NaN if undefined."""
+    """Pearson correlation (scipy) over pairs where both are present; NaN if undefined."""
     a = np.asarray(x, dtype=float)
     b = np.asarray(y, dtype=float)
     keep = ~(np.isnan(a) | np.isnan(b))
     a, b = a[keep], b[keep]
     if a.size < 3 or np.std(a) == 0 or np.std(b) == 0:
         return float("nan")
-    return float(np.corrcoef(a, b)[0, 1])
+    return float(pearsonr(a, b).statistic)

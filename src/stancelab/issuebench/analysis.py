@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.stats import bootstrap_ci, proportion_ci
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
 KEYS = ["model", "issue_id", "framing"]
@@ -341,7 +341,7 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(["model", "framing"]):
         asked, hedge, opposite = ASKED[framing]
         complied = group["majority"].isin(asked).to_numpy(dtype=float)
-        rate = bootstrap_ci(1 - complied, seed=seed)
+        rate = proportion_ci(1 - complied)
         rows.append({"model": model, "framing": framing, "issues": len(group), "complied": int(complied.sum()),
                      "hedged": int((group["majority"] == hedge).sum()),
                      "opposite": int(group["majority"].isin(opposite).sum()),

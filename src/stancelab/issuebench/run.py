@@ -5,9 +5,9 @@ from __future__ import annotations
 import inspect
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model
@@ -54,21 +54,32 @@ PROTOCOLS: dict[str, dict[str, Any]] = {
 class IssueBenchRun(ProbeRun):
     """Options of one `stancelab run issuebench`; unset options take the protocol's values."""
 
-    issues_file: Path | None = None
-    templates_file: Path | None = None
-    limit_issues: int | None = None
-    n_templates: int | None = None
+    issues_file: Path | None = field(default=None, metadata={"flag": "--issues-file"})
+    """issues (JSONL, or the authors' CSV; default: bundled)"""
+    templates_file: Path | None = field(default=None, metadata={"flag": "--templates-file"})
+    """templates (JSONL, or the authors' CSV; default: bundled)"""
+    n_templates: int | None = field(default=None, metadata={"flag": "--templates"})
+    """sample N templates (default all)"""
     framings: str | None = None
-    seed: int = 0
+    """comma-separated: neutral,pro,con (default all)"""
     dedupe: bool = False
+    """de-duplicate templates first"""
     authors_sample: bool = False
+    """the authors' sample of templates"""
     shard_size: int | None = None
-    protocol: str = "recommended"
+    """prompts per resumable shard"""
+    protocol: Literal["recommended", "paper"] = "recommended"
+    """recommended, or paper: T=1, 5 calls"""
     temperature: float | None = None
+    """subject sampling temperature (default: the protocol's)"""
     calls: int | None = None
+    """responses per prompt, pooled (default: the protocol's)"""
     max_tokens: int = DEFAULT_MAX_TOKENS
+    """cap on each generated message"""
     batch: bool = False
-    voters_file: Path | None = None
+    """use the provider's batch API"""
+    voters_file: Path | None = field(default=None, metadata={"flag": "--voters"})
+    """iSideWith-format voter shares"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -81,7 +92,7 @@ class IssueBenchRun(ProbeRun):
         return {
             "issues_file": str(self.issues_file) if self.issues_file else None,
             "templates_file": str(self.templates_file) if self.templates_file else None,
-            "limit_issues": self.limit_issues,
+            "limit_issues": self.limit,
             "n_templates": self.n_templates,
             "framings": self.framings,
             "seed": self.seed,
@@ -100,7 +111,7 @@ class IssueBenchRun(ProbeRun):
         return select_prompts(
             str(self.issues_file) if self.issues_file else None,
             str(self.templates_file) if self.templates_file else None,
-            self.limit_issues, self.n_templates, parse_framings(self.framings), self.seed,
+            self.limit, self.n_templates, parse_framings(self.framings), self.seed,
             self.setting("dedupe"), self.setting("authors_sample"),
         )  # fmt: skip
 
@@ -159,7 +170,8 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
-        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display, ROLES)
+        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir,
+                 role_names=ROLES, **run.eval_args())
     return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.stats import bootstrap
-from sklearn.metrics import f1_score, precision_recall_fscore_support
+from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
 from stancelab.issuebench.labels import COLLAPSED, LABELS, UNPARSED
 
@@ -45,10 +45,10 @@ def macro_f1_ci(
 
 def confusion(gold: Sequence[str], predicted: Sequence[str]) -> pd.DataFrame:
     """Gold labels (rows) by predicted labels (columns, `unparsed` included)."""
-    table = pd.crosstab(
-        pd.Series(list(gold), name="gold"), pd.Series(list(predicted), name="predicted")
-    )
-    return table.reindex(index=list(LABELS), columns=[*LABELS, UNPARSED], fill_value=0)
+    columns = [*LABELS, UNPARSED]
+    matrix = confusion_matrix(list(gold), list(predicted), labels=columns)[: len(LABELS)]
+    return pd.DataFrame(matrix, index=pd.Index(list(LABELS), name="gold"),
+                        columns=pd.Index(columns, name="predicted"))  # fmt: skip
 
 
 def validation_report(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.stats import bootstrap_ci, proportion_ci
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS, majority_verdict
 
 CONVERSATION_COLUMNS = [
@@ -128,9 +128,7 @@ def aggregate_table(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "n_topics": len(group),
         }
         for name, members in GROUPS.items():
-            estimate = bootstrap_ci(
-                group["class"].isin(members).to_numpy(dtype=float) * 100, seed=seed
-            )
+            estimate = proportion_ci(group["class"].isin(members).to_numpy(dtype=float) * 100, 100)
             row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (
                 estimate.value,
                 estimate.ci_low,
@@ -263,7 +261,7 @@ def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame
                 "transitions": changes,
             }  # fmt: skip
             for name in TRAJECTORY_RATES:
-                estimate = bootstrap_ci(flags[name].to_numpy(dtype=float), seed=seed)
+                estimate = proportion_ci(flags[name].to_numpy(dtype=float))
                 row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (
                     estimate.value,
                     estimate.ci_low,
@@ -329,7 +327,7 @@ def persuasion_rates(cells: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "baseline_unparsed": int(baselines.notna().sum() - baselines.isin(VERDICTS).sum()),
         }  # fmt: skip
         for name, values in (("from_neutral", from_neutral), ("from_committed", from_committed)):
-            estimate = bootstrap_ci(values, seed=seed)
+            estimate = proportion_ci(values)
             entry[name], entry[f"{name}_ci_low"], entry[f"{name}_ci_high"], entry[f"{name}_n"] = (
                 estimate.value,
                 estimate.ci_low,
@@ -383,8 +381,6 @@ def sycophancy_rate(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     whichever user), bootstrap CI over those cells, both categories pooled."""
     rows = []
     for (model, config), group in with_config(classes).groupby(RUN):
-        estimate = bootstrap_ci(
-            (group["class"] == "sycophant").to_numpy(dtype=float) * 100, seed=seed
-        )
+        estimate = proportion_ci((group["class"] == "sycophant").to_numpy(dtype=float) * 100, 100)
         rows.append({"model": model, "config": config, **estimate.as_dict(), "cells": len(group)})
     return pd.DataFrame(rows, columns=[*RUN, "value", "ci_low", "ci_high", "n", "cells"])

@@ -4,8 +4,8 @@ run-to-run agreement of one configuration.
 
 A "slot" is one (model, category, topic, persona) conversation, with its replicate; only
 valid verdicts (agree / disagree / neutral / refusal) take part in an agreement, and the
-slots left out for an unreadable verdict are counted. Intervals are percentile bootstrap
-over slots (`core.stats.bootstrap_ci`); Krippendorff's alpha is Inspect's metric.
+slots left out for an unreadable verdict are counted. Intervals are Wilson
+over slots (`core.stats.proportion_ci`); Krippendorff's alpha is Inspect's metric.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pandas as pd
 from inspect_ai.scorer import SampleScore, Score, krippendorff_alpha
 from sklearn.metrics import cohen_kappa_score
 
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.stats import proportion_ci
 from stancelab.llm_bias_bench.analysis import with_config
 from stancelab.llm_bias_bench.verdicts import VERDICTS, majority_verdict
 
@@ -86,7 +86,7 @@ def _agreement_rows(wide: pd.DataFrame, seed: int) -> list[dict[str, Any]]:
         pair = wide[[first, second]].dropna()
         valid = pair[pair[first].isin(VERDICTS) & pair[second].isin(VERDICTS)]
         same = (valid[first] == valid[second]).to_numpy(dtype=float)
-        estimate = bootstrap_ci(same * 100, seed=seed)
+        estimate = proportion_ci(same * 100, scale=100)
         kappa = (cohen_kappa_score(valid[first], valid[second])
                  if len(valid) > 1 and valid.stack().nunique() > 1 else math.nan)  # fmt: skip
         rows.append({"rater_a": first, "rater_b": second, "slots": len(valid),
@@ -110,7 +110,7 @@ def _consensus_rows(wide: pd.DataFrame, pairs: list[dict[str, Any]], seed: int
         majority = others.apply(lambda r: majority_verdict(r.tolist()), axis=1)
         majority = majority[majority.isin(VERDICTS)] if len(majority) else majority
         same = (complete.loc[majority.index, rater] == majority).to_numpy(dtype=float)
-        estimate = bootstrap_ci(same * 100, seed=seed)
+        estimate = proportion_ci(same * 100, scale=100)
         rows.append({"rater": rater, "mean_pairwise": float(pd.Series(mine).mean()),
                      "slots": len(same), "consensus": estimate.value,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high})  # fmt: skip
@@ -124,8 +124,8 @@ def _unanimity(wide: pd.DataFrame, seed: int) -> dict[str, Any]:
     top = complete.apply(lambda r: r.value_counts().iloc[0], axis=1) if len(complete) else []
     raters = wide.shape[1]
     needed = math.ceil(SUPERMAJORITY * raters)
-    unanimous = bootstrap_ci([100.0 * (t == raters) for t in top], seed=seed)
-    super_ = bootstrap_ci([100.0 * (t >= needed) for t in top], seed=seed)
+    unanimous = proportion_ci([100.0 * (t == raters) for t in top], scale=100)
+    super_ = proportion_ci([100.0 * (t >= needed) for t in top], scale=100)
     units = [[v for v in row if v in VERDICTS] for row in wide.itertuples(index=False)]
     scores = [SampleScore(score=Score(value=u), sample_id=i)
               for i, u in enumerate(units) if len(u) >= 2]  # fmt: skip
@@ -180,7 +180,7 @@ def run_to_run(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                     left_out += 1
         if not same and not left_out:
             continue
-        estimate = bootstrap_ci(same, seed=seed)
+        estimate = proportion_ci(same, scale=100)
         rows.append({"model": model, "config": config, "pairs": len(same), "left_out": left_out,
                      "agreement": estimate.value, "ci_low": estimate.ci_low,
                      "ci_high": estimate.ci_high})  # fmt: skip

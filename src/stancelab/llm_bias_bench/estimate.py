@@ -17,7 +17,7 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     when every reply is readable, up to 1 + MAX_REASKS times that when none is. Context
     grows every turn; each earlier message is counted at the cap."""
     topics = load_topics(run.topics_file)
-    chosen = topics[: run.limit_topics] if run.limit_topics else topics
+    chosen = topics[: run.limit] if run.limit else topics
     samples = list(conversation_samples(chosen, parse_categories(run.categories)))
     cap = run.max_tokens or ASSUMED_MAX_TOKENS
     turns, conversations = run.turns, len(samples) * run.replicates

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stancelab.core.results import RunResult
+from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "Share of topics where the model sides with whichever simulated user it talks to "
     "(agrees with the agreeing user and disagrees with the disagreeing one)."
 )
-CI_TEXT = "95% percentile bootstrap over topics"
-CI_SLOTS = "95% percentile bootstrap over slots"
+CI_TEXT = "95% Wilson interval over topic x category cells (scipy); none from n < 2"
+CI_SLOTS = "95% Wilson interval over slots (scipy)"
 
 
 def _evidence(run: RunResult, models: list[str], config: str | None = None) -> Evidence:
@@ -38,8 +40,8 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
     )
 
 
-def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
-    """(topic cells, unusable share of verdicts) for the front table."""
+def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, str]:
+    """(topic cells, unusable share of verdicts, why not measured) for the front table."""
     rates = run.table("verdict_rates")
     classes = run.table("classes")
     if not rates.empty and config is not None and "config" in rates:
@@ -51,7 +53,8 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
     unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) if not mine.empty else 0
     cells = int((classes["model"] == model).sum()) if not classes.empty else 0
     share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
-    return f"{cells} topic cells", share
+    why = not_measured(unusable, conversations, "judge verdicts", "refused or unparsed")
+    return f"{cells} topic cells", share, why
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
@@ -78,7 +81,8 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
             label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
             meaning=MEANING, evidence=_evidence(run, [model], config),
-            n_short=_short(run, model, config)[0], unusable_short=_short(run, model, config)[1],
+            **dict(zip(("n_short", "unusable_short", "not_measured"), _short(run, model, config),
+                       strict=True)),
         )
         for config, by_model in sorted(rates.items())
         for model in run.models

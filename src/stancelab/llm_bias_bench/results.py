@@ -10,6 +10,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
+from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.records import read_log_conversations
@@ -244,6 +245,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         for model, by_category in sorted(by_model.items()):
             for category, row in sorted(by_category.items()):
                 unparsed = summary["unparsed"].get(config, {}).get(model, {}).get(category, {})
+                why = not_measured(unparsed.get("count", 0), unparsed.get("conversations", 0),
+                                   "judge verdicts", "unparsed") if unparsed else ""  # fmt: skip
+                if why:
+                    lines.append(f"{model:<40} {category:<9} {row['n_topics']:>6} {why}")
+                    continue
                 lines.append(
                     f"{model:<40} {category:<9} {row['n_topics']:>6} "
                     + " ".join(f"{row[g]:>6.1f}" for g in an.GROUPS)

@@ -22,16 +22,24 @@ ROLES = (USER_ROLE, JUDGE_ROLE)
 class BiasBenchRun(ProbeRun):
     """Options of one `stancelab run llm-bias-bench`."""
 
-    topics_file: Path | None = None
-    limit_topics: int | None = None
+    topics_file: Path | None = field(default=None, metadata={"flag": "--topics"})
+    """topics file (ours or the authors' format; default: bundled)"""
     categories: str | None = None
+    """comma-separated: direct,indirect (default both)"""
     turns: int = DEFAULT_TURNS
+    """user messages per conversation"""
     replicates: int = 1
+    """conversations per cell, majority verdict"""
     judge_samples: int = 1
+    """judge calls per verdict, majority"""
     judge_every_turn: bool = False
+    """judge after every turn (verdict trajectories)"""
     blind_judge: bool = False
+    """also judge without the persona"""
     max_tokens: int | None = None
+    """cap on each generated message"""
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """MODEL=IN,OUT: USD per million input and output tokens, for the cost summary"""
 
 
 def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None:
@@ -44,7 +52,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = llm_bias_bench(
         topics_file=str(run.topics_file) if run.topics_file else None,
-        limit_topics=run.limit_topics,
+        limit_topics=run.limit,
         categories=run.categories,
         turns=run.turns,
         replicates=run.replicates,
@@ -53,7 +61,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
     )
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
     _write_prices(run.out_dir, run.prices)
     return analyze(run.out_dir)
 

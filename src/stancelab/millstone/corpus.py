@@ -19,8 +19,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError
-from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue
+from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue, bundled_issues_path
 from stancelab.millstone.prompts import TEMPLATES, Side
 
 UNLABELLED_TOPIC = "unlabelled"  # the authors' files carry no topic label
@@ -138,3 +139,11 @@ def load_authors_corpus(folder: Path) -> list[MillstoneIssue]:
             raise DataFileError(path, None, "id", f"duplicate issue id '{issue.id}' (also {seen[issue.id].name})")
         seen[issue.id] = path
     return issues
+
+
+def load_issues(path: Path | str | None = None) -> list[MillstoneIssue]:
+    """Load and validate an issues file, or a folder of the authors' per-issue JSON files
+    (the bundled set when no path is given)."""
+    if path is not None and Path(path).is_dir():
+        return load_authors_corpus(Path(path))
+    return load_jsonl(path or bundled_issues_path(), MillstoneIssue, id_of=lambda issue: issue.id)

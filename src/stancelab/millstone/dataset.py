@@ -16,7 +16,6 @@ from typing import Literal
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stancelab.core.data import load_jsonl
 from stancelab.core.errors import StancelabError
 from stancelab.millstone.cases import ARGUMENT_CASES, CASE_KIND, CASE_OF_CONFIG, CASE_WEIGHTS, Case
 from stancelab.millstone.prompts import (
@@ -115,16 +114,6 @@ class MillstoneIssue(BaseModel):
 def bundled_issues_path() -> Path:
     """Path of the default issue set written for stancelab."""
     return Path(str(files("stancelab.millstone") / "data" / DEFAULT_ISSUES_FILE))
-
-
-def load_issues(path: Path | str | None = None) -> list[MillstoneIssue]:
-    """Load and validate an issues file, or a folder of the authors' per-issue JSON files
-    (the bundled set when no path is given)."""
-    if path is not None and Path(path).is_dir():
-        from stancelab.millstone.corpus import load_authors_corpus
-
-        return load_authors_corpus(Path(path))
-    return load_jsonl(path or bundled_issues_path(), MillstoneIssue, id_of=lambda issue: issue.id)
 
 
 @dataclass(frozen=True)

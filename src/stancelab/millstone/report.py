@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stancelab.core.results import RunResult
+from stancelab.core.stats import not_measured
 from stancelab.report import plots
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
@@ -13,7 +15,7 @@ MEANING = (
     "Tables 4-5 compute it (weighted flips of the majority stance; 0 = never moved, 100 = "
     "every case fully flipped)."
 )
-CI_TEXT = "95% percentile bootstrap over issues"
+CI_TEXT = "95% BCa bootstrap over issues (scipy); none from n < 2"
 
 
 def _counts(run: RunResult, model: str) -> dict[str, int]:
@@ -52,6 +54,12 @@ def _unusable(run: RunResult, model: str) -> str:
     return f"{(counts.get('other', 0) + counts.get('error', 0)) / total:.0%} other or failed"
 
 
+def _not_measured(run: RunResult, model: str) -> str:
+    counts = _counts(run, model)
+    unusable = counts.get("other", 0) + counts.get("error", 0)
+    return not_measured(unusable, counts.get("total", 0), "answers", "other or failed")
+
+
 def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
@@ -62,6 +70,7 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="millstone", model=model, label="open-mindedness (OM)", **estimate(om),
             unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
             n_short=n_short, unusable_short=_unusable(run, model),
+            not_measured=_not_measured(run, model),
         ))  # fmt: skip
     return result
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
+from stancelab.core.stats import not_measured
 from stancelab.millstone import analysis as an
 from stancelab.millstone import om
 from stancelab.millstone.cases import CASES
@@ -294,13 +295,27 @@ def _fmt(estimate: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -
     return f"{value:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
-def _om_lines(title: str, section: dict[str, dict[str, Any]]) -> list[str]:
+def _not_measured(trials: dict[str, int] | None) -> str:
+    """Why a model's OM is not measured (most answers other or failed); empty when it is or
+    when the trial counts are unknown."""
+    if not trials or "total" not in trials:
+        return ""
+    unusable = trials.get("other", 0) + trials.get("error", 0)
+    return not_measured(unusable, trials["total"], "answers", "other or failed")
+
+
+def _om_lines(title: str, section: dict[str, dict[str, Any]],
+              trials: dict[str, dict[str, int]]) -> list[str]:  # fmt: skip
     published = section.get(om.PUBLISHED.name, {})
     lines = [title, f"  {'model':<34} {'OM (95% CI)':<24} {'pro-share reading':<18} "
                     f"{'equal weights':<14} issues"]  # fmt: skip
     for model, estimate in sorted(published.items(), key=lambda item: -(item[1]["value"] or 0)):
         undefined = estimate.get("n_undefined", 0)
         note = f" ({undefined} undefined)" if undefined else ""
+        why = _not_measured(trials.get(model))
+        if why:
+            lines.append(f"  {model:<34} {why}")
+            continue
         lines.append(
             f"  {model:<34} {_fmt(estimate, digits=3):<24} "
             f"{_fmt(section.get('pro_share', {}).get(model), digits=3).split(' ')[0]:<18} "
@@ -346,8 +361,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
              f"{len(summary['models'])} model(s)"]  # fmt: skip
     lines += _om_lines("OM, every issue each model ran (Table 4 for full-run models):",
-                       summary["om_variants"])  # fmt: skip
+                       summary["om_variants"], summary.get("trials", {}))  # fmt: skip
     if "om_subset" in summary:
         lines += _om_lines("OM on the subset the partial-run models ran (Table 5):",
-                           summary["om_subset"])  # fmt: skip
+                           summary["om_subset"], summary.get("trials", {}))  # fmt: skip
     return "\n".join([*lines, *_text_numbers(summary)])

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
@@ -12,7 +12,8 @@ from inspect_ai.model import Model
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.millstone.dataset import bundled_issues_path, load_issues
+from stancelab.millstone.corpus import load_issues
+from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
 from stancelab.millstone.results import analyze
 from stancelab.millstone.task import (
@@ -31,20 +32,24 @@ REPHRASED_FILE = "issues_rephrased.jsonl"
 class MillstoneRun(ProbeRun):
     """Options of one `stancelab run millstone`."""
 
-    issues_file: Path | None = None
-    limit_issues: int | None = None
+    issues_file: Path | None = field(default=None, metadata={"flag": "--issues"})
+    """issues file (JSONL) or a folder of the authors' per-issue JSON files (default: bundled)"""
     trials: int = DEFAULT_TRIALS
-    seed: int = 0
+    """trials per (issue, template, config)"""
     temperature: float = DEFAULT_TEMPERATURE
+    """subject sampling temperature"""
     max_tokens: int = DEFAULT_MAX_TOKENS
+    """cap on each generated message"""
     choices_per_request: bool = False
-    layout: str = "authors"
+    """all trials of a prompt in one request (num_choices; OpenAI-compatible)"""
+    layout: Literal["authors", "documents"] = "authors"
+    """prompt layout: authors (as the authors ran it) or documents"""
 
 
 def _eval(
     run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = ()
 ) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, role_names)
+    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=role_names, **run.eval_args())
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:
@@ -63,7 +68,7 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
-    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit_issues)
+    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit)
     (log,) = _eval(run, task, [rephraser], ROLES)
     wordings, unparsed = _wordings_from(log)
     if unparsed:
@@ -80,12 +85,12 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     issues_file = run.issues_file or bundled_issues_path()
     issues = load_issues(issues_file)
-    chosen = issues[: run.limit_issues] if run.limit_issues else issues
+    chosen = issues[: run.limit] if run.limit else issues
     if any(issue.needs_rephrasing for issue in chosen):
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
     task = millstone(
         issues_file=str(issues_file),
-        limit_issues=run.limit_issues,
+        limit_issues=run.limit,
         trials=run.trials,
         seed=run.seed,
         temperature=run.temperature,

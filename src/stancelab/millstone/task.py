@@ -6,7 +6,8 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
-from stancelab.millstone.dataset import load_issues, millstone_dataset
+from stancelab.millstone.corpus import load_issues
+from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.prompts import LAYOUTS, Layout
 from stancelab.millstone.rephrase import rephrase_dataset, rephrase_scorer, rephrase_solver
 from stancelab.millstone.scorers import millstone_stance

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stancelab.core.results import RunResult
+from stancelab.core.stats import not_measured
 from stancelab.report import plots
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
 
 MEANING = (
     "How much the rated persuasiveness of a contested (subjective) claim changes when the claim "
     "is negated (1-7 scale); 0 = both sides rated alike, a gap means ratings leak its beliefs."
 )
-CI_TEXT = "95% percentile bootstrap over claims"
+CI_TEXT = "95% BCa bootstrap over claims (scipy); none from n < 2"
 REFUSALS = "none: every rating came from the log-probs at the rating position"
 
 
@@ -35,6 +37,8 @@ def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
 def _signed_text(signed: dict | None) -> str:
     if not signed or signed.get("value") is None:
         return ""
+    if signed.get("ci_low") is None or signed.get("ci_high") is None:
+        return f" Signed, as the paper reports it (negated − original): {signed['value']:+.2f} (no CI)."
     return (f" Signed, as the paper reports it (negated − original): {signed['value']:+.2f} "
             f"[{signed['ci_low']:+.2f}, {signed['ci_high']:+.2f}].")  # fmt: skip
 
@@ -59,6 +63,14 @@ def _unusable(run: RunResult, model: str) -> str:
     return f"{int(mine['none'].sum()) / total:.0%} unreadable, {int(mine['parsed'].sum()) / total:.0%} parsed" if total else ""
 
 
+def _not_measured(run: RunResult, model: str) -> str:
+    sources = run.table("rating_sources")
+    mine = sources[sources["model"] == model] if not sources.empty else sources
+    total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum()) if not mine.empty else 0
+    unreadable = int(mine["none"].sum()) if not mine.empty else 0
+    return not_measured(unreadable, total, "ratings", "unreadable")
+
+
 def profiles(run: RunResult) -> list[Profile]:
     gaps = run.summary.get("subjective_prejudice", {})
     signed = run.summary.get("subjective_delta_signed", {})
@@ -70,6 +82,7 @@ def profiles(run: RunResult) -> list[Profile]:
             **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING + _signed_text(signed.get(model)), digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
             n_short=f"{gap.get('n') or 0} subjective claims", unusable_short=_unusable(run, model),
+            not_measured=_not_measured(run, model),
         ))  # fmt: skip
     return result
 

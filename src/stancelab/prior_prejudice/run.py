@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +32,26 @@ ARGUMENTS_FILE = "claims_with_arguments.jsonl"
 class PriorPrejudiceRun(ProbeRun):
     """Options of one `stancelab run prior-prejudice`."""
 
-    claims_file: Path | None = None
-    limit: int | None = None
+    claims_file: Path | None = field(default=None, metadata={"flag": "--claims"})
+    """claims file (JSONL, or ConvinceQA CSV/JSONL; default: bundled)"""
     templates: str | None = None
-    generate_arguments: bool = True
-    write_negations: bool = True
+    """comma-separated rating templates T1,T2,T3,T4 (default all)"""
+    generate_arguments: bool = field(default=True, metadata={"flag": "--no-arguments"})
+    """have the writer argue for and against each claim (off: rate bare claims only)"""
+    write_negations: bool = field(default=True, metadata={"flag": "--no-negations"})
+    """have the writer negate claims that lack one (off: their bare delta is skipped)"""
     writer_conversation: bool = False
+    """supporting harmful/misinformation arguments via the appendix A.3 conversation"""
     probe: bool = True
+    """persuasion-as-probe"""
     cross_task: bool = True
-    argument_tokens: int = 400
+    """essay/debate cross-task checks"""
+    argument_tokens: int = field(default=400, metadata={"flag": "--max-tokens"})
+    """cap on each argument the writer writes"""
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
 
 
 def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -9,11 +9,13 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from stancelab.core.probes import PROBES, Probe, get_probe
+from stancelab.core.probes import Probe
+from stancelab.core.results import RunResult
+from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import difference_matrix, paired_differences
 from stancelab.report.cost import token_usage
-from stancelab.report.model import Evidence, Figure, Profile, RunResult, Section, Table
+from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.render import render, table_html
 from stancelab.report.runs import load_runs
 from stancelab.report.transcripts import DEFAULT_MAX_SAMPLES, Transcript, read_transcripts
@@ -47,7 +49,7 @@ def _anchors(runs: list[RunResult]) -> list[str]:
 
 
 def _run_profiles(run: RunResult) -> list[Profile]:
-    return list(get_probe(run.probe).module("report").profiles(run))
+    return list(get_probe(run.probe).profiles(run))
 
 
 def _profiles(runs: list[RunResult], anchors: list[str]) -> dict[tuple[str, str], SimpleNamespace]:
@@ -75,7 +77,7 @@ def _forest(run: RunResult, profiles: list[Profile], probe: Probe) -> Figure | N
     """Models of one run ranked by the lens's headline, with their CIs."""
     if len(profiles) < 2:
         return None
-    frame = pd.DataFrame([{"model": p.model, "value": p.value, "ci_low": p.ci_low,
+    frame = pd.DataFrame([{"model": p.model, "value": p.value if p.measured() else None, "ci_low": p.ci_low,
                            "ci_high": p.ci_high} for p in profiles]).astype(
         {"value": float, "ci_low": float, "ci_high": float})  # fmt: skip
     first = profiles[0]
@@ -94,7 +96,7 @@ def _differences(
     run: RunResult, profiles: list[Profile], seed: int
 ) -> tuple[Figure, pd.DataFrame] | None:
     """Each pair of models' paired difference of the headline, over the units both share."""
-    unit_values = getattr(get_probe(run.probe).module("report"), "unit_values", None)
+    unit_values = get_probe(run.probe).unit_values
     units = unit_values(run) if unit_values and len(profiles) >= 2 else None
     if units is None or units.empty or units["model"].nunique() < 2:
         return None
@@ -121,7 +123,7 @@ def _sections(runs: list[RunResult], anchors: list[str], seed: int = 0) -> list[
     repeated = {run.probe for run in runs if sum(r.probe == run.probe for r in runs) > 1}
     sections = []
     for run, anchor in zip(runs, anchors, strict=True):
-        section: Section = get_probe(run.probe).module("report").section(run)
+        section: Section = get_probe(run.probe).section(run)
         title = f"{section.title} ({run.folder})" if run.probe in repeated else section.title
         tables = [
             SimpleNamespace(title=t.title, caption=t.caption,

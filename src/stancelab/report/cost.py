@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 from inspect_ai.log import read_eval_log
 
+from stancelab.core.estimate import price_of
 from stancelab.core.logs import log_files
 
 COLUMNS = ["probe", "subject_model", "role", "model", "input_tokens", "output_tokens", "usd"]
-FREE_PREFIXES = ("embedded/", "mockllm/")
 
 
 def _usage_rows(probe: str, path: Path) -> list[dict]:
@@ -34,15 +34,6 @@ def _usage_rows(probe: str, path: Path) -> list[dict]:
             rows.append({"probe": probe, "subject_model": subject, "role": role, "model": model,
                          "input_tokens": rest_in, "output_tokens": rest_out})  # fmt: skip
     return rows
-
-
-def price_of(model: str, prices: dict[str, tuple[float, float]]) -> tuple[float, float] | None:
-    """(USD per 1M input, per 1M output) for a model; local models are free; None if unknown."""
-    if model in prices:
-        return prices[model]
-    if model.startswith(FREE_PREFIXES):
-        return (0.0, 0.0)
-    return None
 
 
 def token_usage(

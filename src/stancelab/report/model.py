@@ -4,34 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-
-
-@dataclass
-class RunResult:
-    """One probe's results in one run folder: summary.json, tables/*.csv and (maybe) logs."""
-
-    probe: str
-    folder: Path
-    summary: dict[str, Any]
-    tables: dict[str, pd.DataFrame]
-
-    @property
-    def logs(self) -> Path:
-        return self.folder / "logs"
-
-    @property
-    def models(self) -> list[str]:
-        return list(self.summary.get("models", []))
-
-    def table(self, name: str) -> pd.DataFrame:
-        """A result table, or an empty frame when this run did not produce it."""
-        return self.tables.get(name, pd.DataFrame())
+from stancelab.core.stats import no_ci_reason
 
 
 @dataclass(frozen=True)
@@ -49,11 +27,14 @@ class Evidence:
                 raise StancelabError(f"Report evidence needs a non-empty '{name}'.")
 
 
-def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, float | None]:
-    """value / ci_low / ci_high of a summary estimate (scaled), None where missing."""
+def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, Any]:
+    """value / ci_low / ci_high of a summary estimate (scaled), None where missing, and
+    `ci_note`: why there is no interval ("no CI (n = 1)"), empty when there is one."""
     entry = entry or {}
-    return {key: entry[key] * scale if entry.get(key) is not None else None
-            for key in ("value", "ci_low", "ci_high")}  # fmt: skip
+    fields = {key: entry[key] * scale if entry.get(key) is not None else None
+              for key in ("value", "ci_low", "ci_high")}  # fmt: skip
+    missing = fields["ci_low"] is None or fields["ci_high"] is None
+    return fields | {"ci_note": no_ci_reason(entry.get("n"), fields["value"]) if missing else ""}
 
 
 @dataclass(frozen=True)
@@ -72,15 +53,24 @@ class Profile:
     digits: int = 1
     n_short: str = ""  # e.g. "104 issues", for the front table
     unusable_short: str = ""  # e.g. "12% other", for the front table
+    ci_note: str = ""  # why there is no CI, e.g. "no CI (n = 1)"
+    not_measured: str = ""  # e.g. "not measured: 6 of 6 judge verdicts unparsed"
+
+    def measured(self) -> bool:
+        return not self.not_measured and self.value is not None and not math.isnan(self.value)
 
     def value_text(self) -> str:
+        if self.not_measured:
+            return "not measured:"
         if self.value is None or math.isnan(self.value):
             return "n/a"
         return f"{self.value:.{self.digits}f}"
 
     def ci_text(self) -> str:
+        if self.not_measured:
+            return self.not_measured.removeprefix("not measured: ")
         if self.ci_low is None or self.ci_high is None or math.isnan(self.ci_low):
-            return "no CI"
+            return self.ci_note or "no CI"
         return f"95% CI [{self.ci_low:.{self.digits}f}, {self.ci_high:.{self.digits}f}]"
 
     def interval_text(self) -> str:
@@ -90,7 +80,7 @@ class Profile:
 
     def sort_value(self) -> str:
         """The value for sorting the front table; empty when not measured."""
-        return "" if self.value is None or math.isnan(self.value) else f"{self.value:.6g}"
+        return f"{self.value:.6g}" if self.measured() else ""
 
 
 @dataclass(frozen=True)

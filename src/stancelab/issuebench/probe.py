@@ -1,0 +1,24 @@
+"""IssueBench as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.core.probes import Probe
+from stancelab.issuebench import estimate, report, results
+from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
+from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
+
+PROBE = Probe(
+    name="issuebench",
+    title="IssueBench",
+    lens="Issue bias",
+    task_prefix="issuebench",
+    options=IssueBenchRun,
+    roles=ROLES,
+    tasks=(issuebench, issuebench_classifier_validation),
+    run=run_issuebench,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
+)

@@ -1,0 +1,24 @@
+"""llm-bias-bench as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.core.probes import Probe
+from stancelab.llm_bias_bench import estimate, report, results
+from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
+from stancelab.llm_bias_bench.task import llm_bias_bench
+
+PROBE = Probe(
+    name="llm-bias-bench",
+    title="llm-bias-bench",
+    lens="Sycophancy",
+    task_prefix="llm_bias_bench",
+    options=BiasBenchRun,
+    roles=ROLES,
+    tasks=(llm_bias_bench,),
+    run=run_bias_bench,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    demo={"limit": 1, "turns": 2, "max_tokens": 48},
+)

@@ -1,0 +1,24 @@
+"""MillStone as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.core.probes import Probe
+from stancelab.millstone import estimate, report, results
+from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
+from stancelab.millstone.task import millstone, millstone_rephrase
+
+PROBE = Probe(
+    name="millstone",
+    title="MillStone",
+    lens="Open-mindedness",
+    task_prefix="millstone",
+    options=MillstoneRun,
+    roles=ROLES,
+    tasks=(millstone, millstone_rephrase),
+    run=run_millstone,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    demo={"limit": 2, "trials": 1, "max_tokens": 16},
+)

@@ -1,0 +1,25 @@
+"""Prior prejudice as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.core.probes import Probe
+from stancelab.prior_prejudice import estimate, report, results, tasks
+from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
+
+PROBE = Probe(
+    name="prior-prejudice",
+    title="Prior prejudice",
+    lens="Judging prejudice",
+    task_prefix="prior_prejudice",
+    options=PriorPrejudiceRun,
+    roles=ROLES,
+    tasks=(tasks.prior_prejudice, tasks.prior_prejudice_arguments, tasks.prior_prejudice_negations,
+           tasks.prior_prejudice_probe, tasks.prior_prejudice_cross_task),
+    run=run_prior_prejudice,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
+    extra_task_prefixes=True,
+)

@@ -1,0 +1,46 @@
+"""The registry: the probe packages, in the report's order. Above `core` and the probes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stancelab.conviction.probe import PROBE as CONVICTION
+from stancelab.core.errors import StancelabError
+from stancelab.core.logs import log_files
+from stancelab.core.probes import Probe
+from stancelab.issuebench.probe import PROBE as ISSUEBENCH
+from stancelab.llm_bias_bench.probe import PROBE as LLM_BIAS_BENCH
+from stancelab.millstone.probe import PROBE as MILLSTONE
+from stancelab.prior_prejudice.probe import PROBE as PRIOR_PREJUDICE
+
+PROBES: dict[str, Probe] = {
+    probe.name: probe
+    for probe in (MILLSTONE, CONVICTION, LLM_BIAS_BENCH, PRIOR_PREJUDICE, ISSUEBENCH)
+}
+ALIASES = {"testing-conviction": "conviction"}
+
+
+def get_probe(name: str) -> Probe:
+    """The probe called `name` (or an alias of it); a clear error otherwise."""
+    name = ALIASES.get(name, name)
+    if name not in PROBES:
+        raise StancelabError(f"Unknown probe '{name}'. Available: {', '.join(PROBES)}.")
+    return PROBES[name]
+
+
+def probe_for_task(task_name: str) -> Probe | None:
+    """The probe whose main analysis reads logs of this Inspect task (None for helper tasks
+    such as the MillStone rephraser or the IssueBench classifier validation)."""
+    return next((probe for probe in PROBES.values() if probe.reads_task(task_name)), None)
+
+
+def probes_in(logs_dir: Path) -> list[str]:
+    """Which probes have logs in a folder (read from the log headers)."""
+    from inspect_ai.log import read_eval_log
+
+    found = set()
+    for path in log_files(logs_dir):
+        probe = probe_for_task(read_eval_log(str(path), header_only=True).eval.task)
+        if probe is not None:
+            found.add(probe.name)
+    return [probe for probe in PROBES if probe in found]
