@@ -31,5 +31,5 @@ def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES, **run.eval_options())
     return analyze(run.out_dir)

@@ -16,6 +16,26 @@ from stancelab.core.errors import StancelabError
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
 # mid-JSON) is run again; its calls that had completed come from the cache, unpaid.
 SAMPLE_RETRIES = 3
+# Above this many samples a run is lean: no realtime sample buffer and no live score display
+# (the finished log is the same; `inspect view` reads it once the eval ends).
+LEAN_ABOVE_SAMPLES = 300
+
+
+def sample_count(task: Any) -> int:
+    """Samples x epochs of an Inspect task (0 if it cannot tell)."""
+    try:
+        return len(task.dataset) * int(task.epochs or 1)
+    except (AttributeError, TypeError):
+        return 0
+
+
+def eval_settings(task: Any, lean: bool | None, options: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for `inspect_ai.eval`: the run options that are set, and the lean
+    settings when `lean` is true (or None and the task has many samples)."""
+    settings = {name: value for name, value in options.items() if value is not None}
+    if lean or (lean is None and sample_count(task) > LEAN_ABOVE_SAMPLES):
+        settings |= {"log_realtime": False, "score_display": False}
+    return settings
 
 
 def run_eval(
@@ -25,11 +45,22 @@ def run_eval(
     log_dir: Path,
     display: str | None = None,
     role_names: tuple[str, ...] = (),
+    *,
+    max_retries: int | None = None,
+    timeout: int | None = None,
+    attempt_timeout: int | None = None,
+    max_connections: int | None = None,
+    lean: bool | None = None,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
 
     Helper roles in `role_names` that `roles` leaves unbound are played by each subject model
-    itself, bound by name so that logs attribute every call (and its tokens) to its role."""
+    itself, bound by name so that logs attribute every call (and its tokens) to its role.
+    `max_retries`, `timeout`, `attempt_timeout` and `max_connections` are Inspect's; `lean`
+    (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime buffer and score display."""
+    settings = eval_settings(task, lean, {
+        "max_retries": max_retries, "timeout": timeout, "attempt_timeout": attempt_timeout,
+        "max_connections": max_connections})  # fmt: skip
     bound = dict(roles or {})
     unbound = [name for name in role_names if name not in bound]
     if unbound:
@@ -40,7 +71,7 @@ def run_eval(
     for group_models, group_roles in groups:
         logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                  log_dir=str(log_dir), display=display,
-                                 retry_on_error=SAMPLE_RETRIES))  # type: ignore[arg-type]  # fmt: skip
+                                 retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status
@@ -65,3 +96,14 @@ class ProbeRun:
     out_dir: Path
     roles: dict[str, str | Model] = field(default_factory=dict)
     display: str | None = None
+    max_retries: int | None = None
+    timeout: int | None = None
+    attempt_timeout: int | None = None
+    max_connections: int | None = None
+    lean: bool | None = None
+
+    def eval_options(self) -> dict[str, Any]:
+        """The keyword options of `run_eval` that this run sets."""
+        return {"max_retries": self.max_retries, "timeout": self.timeout,
+                "attempt_timeout": self.attempt_timeout, "max_connections": self.max_connections,
+                "lean": self.lean}  # fmt: skip

@@ -159,7 +159,8 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
-        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display, ROLES)
+        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir, run.display, ROLES,
+                 **run.eval_options())
     return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 

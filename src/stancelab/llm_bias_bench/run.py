@@ -53,7 +53,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
     )
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    run_eval(task, run.models, run.roles, run.out_dir / "logs", run.display, ROLES, **run.eval_options())
     _write_prices(run.out_dir, run.prices)
     return analyze(run.out_dir)
 

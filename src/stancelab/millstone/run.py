@@ -44,7 +44,7 @@ class MillstoneRun(ProbeRun):
 def _eval(
     run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = ()
 ) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, role_names)
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, role_names, **run.eval_options())
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:

@@ -44,7 +44,7 @@ class PriorPrejudiceRun(ProbeRun):
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, ROLES)
+    return run_eval(task, models, run.roles, run.out_dir / "logs", run.display, ROLES, **run.eval_options())
 
 
 def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
