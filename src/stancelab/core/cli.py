@@ -58,6 +58,11 @@ def _add_probe_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--max-tokens", type=int, help="cap on each generated message")
     run.add_argument("--display", help="Inspect display: full, rich, plain, log, none")
     run.add_argument("--seed", type=int, default=0, help="seed (MillStone draws and order)")
+    run.add_argument("--max-retries", type=int, help="retries per model call (default: until --timeout)")
+    run.add_argument("--timeout", type=int, help="seconds per model call, retries included")
+    run.add_argument("--attempt-timeout", type=int,
+                     help="seconds per attempt (default: 10x the observed 95th percentile, >= 2)")  # fmt: skip
+    run.add_argument("--max-connections", type=int, help="concurrent requests per model")
     millstone = run.add_argument_group("millstone")
     millstone.add_argument("--trials", type=int, help="trials per (issue, template, config)")
     millstone.add_argument(
@@ -216,6 +221,8 @@ def probe_options(args: argparse.Namespace, roles: tuple[str, ...]) -> dict[str,
         "roles": dict(parse_roles(args.role, roles)),
         "out_dir": args.out or Path("runs") / args.probe,
         "display": args.display,
+        **{name: getattr(args, name, None)
+           for name in ("max_retries", "timeout", "attempt_timeout", "max_connections")},
     }
 
 

@@ -11,6 +11,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
+from stancelab.core.attempts import adaptive_attempt_timeout
 from stancelab.core.errors import StancelabError
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
@@ -19,6 +20,9 @@ SAMPLE_RETRIES = 3
 # Above this many samples a run is lean: no realtime sample buffer and no live score display
 # (the finished log is the same; `inspect view` reads it once the eval ends).
 LEAN_ABOVE_SAMPLES = 300
+# Samples in flight per connection: a sample waiting out a retry's back-off leaves its
+# connection to another, so faults do not starve the run of requests.
+SAMPLES_PER_CONNECTION = 2
 
 
 def sample_count(task: Any) -> int:
@@ -33,6 +37,8 @@ def eval_settings(task: Any, lean: bool | None, options: dict[str, Any]) -> dict
     """Keyword arguments for `inspect_ai.eval`: the run options that are set, and the lean
     settings when `lean` is true (or None and the task has many samples)."""
     settings = {name: value for name, value in options.items() if value is not None}
+    if settings.get("max_connections"):
+        settings["max_samples"] = SAMPLES_PER_CONNECTION * settings["max_connections"]
     if lean or (lean is None and sample_count(task) > LEAN_ABOVE_SAMPLES):
         settings |= {"log_realtime": False, "score_display": False}
     return settings
@@ -57,7 +63,8 @@ def run_eval(
     Helper roles in `role_names` that `roles` leaves unbound are played by each subject model
     itself, bound by name so that logs attribute every call (and its tokens) to its role.
     `max_retries`, `timeout`, `attempt_timeout` and `max_connections` are Inspect's; `lean`
-    (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime buffer and score display."""
+    (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime buffer and score display.
+    Without `attempt_timeout`, it is set from the observed latency (`core.attempts`)."""
     settings = eval_settings(task, lean, {
         "max_retries": max_retries, "timeout": timeout, "attempt_timeout": attempt_timeout,
         "max_connections": max_connections})  # fmt: skip
@@ -69,9 +76,10 @@ def run_eval(
         groups = [(models, bound)]
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
-        logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                 log_dir=str(log_dir), display=display,
-                                 retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
+        with adaptive_attempt_timeout(attempt_timeout is None):
+            logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
+                                     log_dir=str(log_dir), display=display,
+                                     retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status
