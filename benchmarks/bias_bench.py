@@ -138,20 +138,31 @@ def _complete_conversations(out_dir: Path) -> int:
     return int(frame["score"].map(lambda s: bool(s.get("verdict"))).sum()) if not frame.empty else 0
 
 
-def measure(args: argparse.Namespace, fault_rate: float) -> tuple[list[Outcome], float, int]:
+def run_all(args: argparse.Namespace, fault_rate: float) -> None:
+    """Print the ideal, then each runner's outcome as it finishes (a run that fails, too)."""
+    from stancelab.core.errors import StancelabError
+
     conversations = design(args.topics)
     calls = len(conversations) * CALLS_PER_CONVERSATION
     ideal = math.ceil(len(conversations) / args.concurrency) * CALLS_PER_CONVERSATION * args.latency
-    outcomes: list[Outcome] = []
+    faults = f"{fault_rate:.0%} faults (429, 500, cut JSON, {args.stall:g} s stall)" if fault_rate else "no faults"
+    print(f"llm-bias-bench design ({machine()}; load {os.getloadavg()[0]:.2f}): {calls:,} calls, "
+          f"{args.latency * 1000:.0f} ms latency, concurrency {args.concurrency}, {faults}")  # fmt: skip
+    print(f"  {'ideal':<22} {ideal:7.1f} s", flush=True)
     options = {name: getattr(args, name) for name in ("max_retries", "timeout", "attempt_timeout")}
     with ServerProcess(latency=args.latency, fault_rate=fault_rate, stall=args.stall, verdicts=True) as server:
         for runner in args.runners.split(","):
             if runner == "plain":
-                outcomes.append(run_plain(server, conversations, args.concurrency))
-            else:
-                for lean in args.lean:
-                    outcomes.append(run_stancelab(server, args.topics, args.concurrency, lean, options))
-    return outcomes, ideal, calls
+                print(run_plain(server, conversations, args.concurrency).line(calls, ideal), flush=True)
+                continue
+            for lean in args.lean:
+                started = time.perf_counter()
+                try:
+                    outcome = run_stancelab(server, args.topics, args.concurrency, lean, options)
+                    print(outcome.line(calls, ideal), flush=True)
+                except StancelabError as error:
+                    print(f"  stancelab FAILED after {time.perf_counter() - started:.1f} s: {error}", flush=True)
+    print(f"  (load after: {os.getloadavg()[0]:.2f})", flush=True)
 
 
 def _lean(value: str) -> list[bool | None]:
@@ -178,14 +189,7 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     rates = ([] if args.no_fault_free else [0.0]) + ([args.fault_rate] if args.fault_rate else [])
     for rate in rates:
-        outcomes, ideal, calls = measure(args, rate)
-        faults = f"{rate:.0%} faults (429, 500, cut JSON, {args.stall:g} s stall)" if rate else "no faults"
-        print(f"llm-bias-bench design ({machine()}; load {os.getloadavg()[0]:.2f}): {calls:,} calls, "
-              f"{args.latency * 1000:.0f} ms latency, concurrency {args.concurrency}, {faults}")  # fmt: skip
-        print(f"  {'ideal':<22} {ideal:7.1f} s")
-        for outcome in outcomes:
-            print(outcome.line(calls, ideal))
-
+        run_all(args, rate)
 
 if __name__ == "__main__":
     main()

@@ -45,7 +45,7 @@ def test_stalls_are_abandoned_and_retried(tmp_path: Path, monkeypatch: pytest.Mo
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
         started = time.monotonic()
-        (log,) = run_eval(task, ["openai-api/fake/m"], None, tmp_path / "logs", "none",
+        (log,) = run_eval(task, ["openai-api/fake/stalls"], None, tmp_path / "logs", "none",
                           max_connections=4)  # fmt: skip
         elapsed = time.monotonic() - started
         stats = server.stats_dict()
