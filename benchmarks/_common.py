@@ -52,11 +52,13 @@ def machine() -> str:
 class ServerProcess:
     """The fake OpenAI server in its own process, so its CPU is not the harness's."""
 
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, random_ab: bool = False) -> None:
+    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, random_ab: bool = False,
+                 stall: float = 3.0, verdicts: bool = False) -> None:  # fmt: skip
         from stancelab.testing.fake_openai import free_port
 
         self.port = free_port()
         self.latency, self.fault_rate, self.random_ab = latency, fault_rate, random_ab
+        self.stall, self.verdicts = stall, verdicts
         self.process = None
 
     @property
@@ -83,7 +85,8 @@ class ServerProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "stancelab.testing.fake_openai", "--port", str(self.port),
              "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
-             *(["--random-ab"] if self.random_ab else [])],
+             "--stall", str(self.stall), *(["--random-ab"] if self.random_ab else []),
+             *(["--verdicts"] if self.verdicts else [])],
         )  # fmt: skip
         for _ in range(200):
             try:

@@ -35,6 +35,16 @@ def default_reply(messages: list[dict[str, Any]]) -> str:
     return f"4. I choose position A ({digest})."
 
 
+def verdict_reply(messages: list[dict[str, Any]]) -> str:
+    """A distinct answer per conversation (the digest of every message, not just the last),
+    and for a judge's request (it asks to classify a reply) a readable JSON verdict."""
+    whole = json.dumps(messages, sort_keys=True)
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    if messages and "Classify the assistant's reply" in str(messages[-1].get("content", "")):
+        return json.dumps({"evidence": [digest], "rationale": "fake", "verdict": "neutral"})
+    return f"4. I choose position A ({digest})."
+
+
 def random_ab_reply(seed: int = 0) -> Reply:
     """Sampled answers: 'position A' with a probability set by the prompt (so configurations
     differ), drawn afresh for every choice and request, like a model at temperature 1."""
@@ -274,11 +284,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--stall", type=float, default=Faults.timeout_seconds,
+                        help="seconds a 'timeout' fault stalls before its 504")  # fmt: skip
     parser.add_argument("--random-ab", action="store_true", help="answer A or B at random (seeded)")
+    parser.add_argument("--verdicts", action="store_true", help="answer judge requests with a JSON verdict")
     args = parser.parse_args()
-    reply = random_ab_reply() if args.random_ab else default_reply
-    server = FakeOpenAIServer(latency=args.latency, faults=Faults(rate=args.fault_rate), port=args.port,
-                              reply=reply)  # fmt: skip
+    reply = random_ab_reply() if args.random_ab else verdict_reply if args.verdicts else default_reply
+    faults = Faults(rate=args.fault_rate, timeout_seconds=args.stall)
+    server = FakeOpenAIServer(latency=args.latency, faults=faults, port=args.port, reply=reply)
     config = uvicorn.Config(server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096)
     uvicorn.Server(config).run()
 
