@@ -149,9 +149,19 @@ def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     return probe, build_options(probe.options, probe.roles, probe.default_out(), given, config)
 
 
+def headlines(out_dir: Path) -> str:
+    """A run's headlines as the report's front page gives them, 'not measured' included."""
+    from stancelab.report.build import format_profile_lines
+    from stancelab.report.runs import load_run
+
+    run = load_run(out_dir)
+    return "Headlines:\n" + format_profile_lines(get_probe(run.probe).profiles(run))
+
+
 def _run(args: argparse.Namespace) -> int:
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
+    print(headlines(options.out_dir))
     return 0
 
 
@@ -199,6 +209,7 @@ def _analyze(args: argparse.Namespace) -> int:
     for name in probes:
         probe = get_probe(name)
         print(summary_text(probe, probe.analyse(args.out, seed=args.seed)))
+    print(headlines(args.out))
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -197,9 +198,14 @@ def build_report(
 
 def format_profiles(result: ReportResult) -> str:
     """The front page as text: one line per model and lens."""
+    return format_profile_lines(result.profiles)
+
+
+def format_profile_lines(profiles: Iterable[Profile]) -> str:
+    """Headlines as text, 'not measured' where the report says so: one line per model and lens."""
     lines = [f"{'model':<36} {'lens':<18} {'headline':<26} {'value':>8}  95% CI"]
     order = list(PROBES)
-    for profile in sorted(result.profiles, key=lambda p: (p.model, order.index(p.probe))):
+    for profile in sorted(profiles, key=lambda p: (p.model, order.index(p.probe))):
         lens = PROBES[profile.probe].lens
         lines.append(f"{profile.model:<36} {lens:<18} {profile.label:<26} "
                      f"{profile.value_text():>8}  {profile.ci_text().removeprefix('95% CI ')}  ({profile.unit})")  # fmt: skip
