@@ -28,6 +28,12 @@ def _field_of(error: ValidationError) -> tuple[str | None, str]:
     return location, first.get("msg", str(error))
 
 
+def invalid_record(path: Path, line: int | None, error: ValidationError) -> DataFileError:
+    """The error for a record pydantic rejected: file, line, its first field and reason."""
+    field, reason = _field_of(error)
+    return DataFileError(path, line, field, reason)
+
+
 def _read_text(path: Path) -> str:
     if not path.exists():
         raise DataFileError(path, None, None, "file does not exist")

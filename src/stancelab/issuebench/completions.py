@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from stancelab.core.data import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.labels import parse_label
 from stancelab.issuebench.results import RESPONSE_COLUMNS
@@ -98,9 +99,7 @@ def _validated(path: Path, line: int, record: dict[str, Any]) -> Completion:
     try:
         return Completion.model_validate(record)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ())) or None
-        raise DataFileError(path, line, field, first.get("msg", "invalid")) from error
+        raise invalid_record(path, line, error) from error
 
 
 def read_completions(path: Path) -> pd.DataFrame:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import load_jsonl
+from stancelab.core.data import invalid_record, load_jsonl
 from stancelab.core.errors import DataFileError
 from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue, bundled_issues_path
 from stancelab.millstone.prompts import TEMPLATES, Side
@@ -92,9 +92,7 @@ def _read(path: Path) -> AuthorsIssueFile:
     try:
         return AuthorsIssueFile.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or None
-        raise DataFileError(path, None, field, first.get("msg", str(error))) from error
+        raise invalid_record(path, None, error) from error
 
 
 def _arguments(texts: list[str], sources: dict[str, str]) -> list[Argument]:
@@ -122,9 +120,7 @@ def load_authors_issue(path: Path) -> MillstoneIssue:
             con_arguments=_arguments(record.cons, record.sources),
         )
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or None
-        raise DataFileError(path, None, field, first.get("msg", str(error))) from error
+        raise invalid_record(path, None, error) from error
 
 
 def load_authors_corpus(folder: Path) -> list[MillstoneIssue]:

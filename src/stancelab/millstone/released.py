@@ -14,7 +14,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import read_csv_rows
+from stancelab.core.data import invalid_record, read_csv_rows
 from stancelab.core.errors import DataFileError
 from stancelab.millstone.analysis import counts_from_long
 from stancelab.millstone.cases import Case
@@ -54,9 +54,7 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
         try:
             row = ReleasedRow.model_validate(raw)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first.get("loc", ())) or None
-            raise DataFileError(path, line, field, first.get("msg", str(error))) from error
+            raise invalid_record(path, line, error) from error
         key = (row.model, row.issue, row.case, row.issue_stance)
         if key in seen:
             raise DataFileError(path, line, None, f"duplicate row for {key} (first on line {seen[key]})")

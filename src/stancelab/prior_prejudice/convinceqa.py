@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from stancelab.core.data import load_jsonl, read_csv_rows
-from stancelab.core.errors import DataFileError
+from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 
 COLUMNS = ("category", "claim", "supporting", "strongly_supporting", "opposing", "strongly_opposing")
 ARGUMENT_COLUMNS = {
@@ -81,9 +80,7 @@ def _validate(path: Path, line: int, raw: dict[str, Any]) -> ConvinceQARow:
     try:
         return ConvinceQARow.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or None
-        raise DataFileError(path, line, field, first.get("msg", str(error))) from error
+        raise invalid_record(path, line, error) from error
 
 
 def read_rows(path: Path | str) -> list[ConvinceQARow]:
