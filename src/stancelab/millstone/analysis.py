@@ -171,7 +171,8 @@ def _case_table(counts: pd.DataFrame, value: str) -> pd.DataFrame:
                               aggfunc="first")  # fmt: skip
 
 
-def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
+def group_estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
+    """Mean of `column` per group with its bootstrap CI over the group's rows."""
     rows = []
     for keys, group in frame.groupby(by):
         keys = keys if isinstance(keys, tuple) else (keys,)
@@ -203,9 +204,9 @@ def baseline_stances(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     with bootstrap CIs over issues; `issues_pro` / `issues` give the count behind the %."""
     base = _baseline(counts).copy()
     base["pro_over_con"] = (base["n_pro"] > base["n_con"]).astype(float) * 100
-    table = _estimates(base, ["model"], "pro_share", seed).rename(
+    table = group_estimates(base, ["model"], "pro_share", seed).rename(
         columns={"value": "pro_share", "ci_low": "pro_share_ci_low", "ci_high": "pro_share_ci_high"})
-    over = _estimates(base, ["model"], "pro_over_con", seed).drop(columns="n").rename(
+    over = group_estimates(base, ["model"], "pro_over_con", seed).drop(columns="n").rename(
         columns={"value": "pro_over_con", "ci_low": "pro_over_con_ci_low",
                  "ci_high": "pro_over_con_ci_high"})  # fmt: skip
     table = table.merge(over, on="model", how="outer")
@@ -323,7 +324,7 @@ def refusal_summary(refusals: pd.DataFrame, seed: int = 0,
     and the number of issues whose baseline "other" rate exceeds `threshold`."""
     table = None
     for column in ("baseline_other", "balanced_other", "with_arguments_other"):
-        estimates = _estimates(refusals, ["model"], column, seed).rename(
+        estimates = group_estimates(refusals, ["model"], column, seed).rename(
             columns={"value": column, "ci_low": f"{column}_ci_low", "ci_high": f"{column}_ci_high"})
         estimates = estimates.drop(columns="n") if table is not None else estimates
         table = estimates if table is None else table.merge(estimates, on="model", how="outer")
@@ -349,7 +350,7 @@ def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     issues."""
     if BASELINE not in set(counts["case"]):
         return pd.DataFrame(columns=["model", "case", "value", "ci_low", "ci_high", "n"])
-    table = _estimates(_pro_shifts(counts), ["model", "case"], "shift", seed)
+    table = group_estimates(_pro_shifts(counts), ["model", "case"], "shift", seed)
     order = {case: index for index, case in enumerate(CASES)}
     return table.sort_values(["model", "case"], key=lambda s: s.map(order) if s.name == "case" else s)
 
@@ -398,8 +399,8 @@ def single_argument_summary(
     """Per model: mean single-argument effects (CIs over issues, optionally a subset) and the
     number of issues where one argument moved the pro share by more than `threshold`."""
     frame = single if issues is None else single[single["issue_id"].isin(issues)]
-    con = _estimates(frame, ["model"], "con_amid_pro", seed)
-    pro = _estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
+    con = group_estimates(frame, ["model"], "con_amid_pro", seed)
+    pro = group_estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
     table = con.merge(pro, on="model", suffixes=("_con_amid_pro", "_pro_amid_con"), how="outer")
     large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]].abs() > threshold).any(axis=1))
     table["issues_above_threshold"] = table["model"].map(large.groupby("model")["large"].sum())

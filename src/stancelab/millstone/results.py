@@ -59,17 +59,8 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
         "single_argument_subset": an.single_argument_summary(single, seed, subset or None),
     }
     if counts["topic"].nunique() > 1 or (counts["topic"] != "unlabelled").any():
-        tables["om_topic"] = _om_by_topic(om_issue, seed)
+        tables["om_topic"] = an.group_estimates(om_issue, ["model", "topic"], "om", seed)  # Figure 4
     return tables
-
-
-def _om_by_topic(om_issue: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """OM per (model, topic), CIs over the topic's issues (Figure 4)."""
-    rows = []
-    for (model, topic), group in om_issue.groupby(["model", "topic"]):
-        estimate = om.bootstrap_ci(group["om"].to_numpy(dtype=float), seed=seed)
-        rows.append({"model": model, "topic": topic, **estimate.as_dict()})
-    return pd.DataFrame(rows, columns=["model", "topic", "value", "ci_low", "ci_high", "n"])
 
 
 def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
