@@ -50,6 +50,8 @@ class Probe:
     """run result -> its report section"""
     unit_values: Callable[[Any], Any] | None = None
     """run result -> per-unit headline values (for paired differences)"""
+    topic_stances: Callable[[Any], Any] | None = None
+    """run result -> its stance per model and shared topic (`core.topics.STANCE_COLUMNS`)"""
     demo: dict[str, Any] = field(default_factory=dict)
     """options `stancelab demo` sets (small limits)"""
     extra_task_prefixes: bool = False
