@@ -34,6 +34,19 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
         if estimate and "prices" not in {item.name for item in fields(probe.options)}:
             sub.add_argument("--price", dest="estimate_prices", action="append",
                              help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
+    if not estimate:
+        _add_run_all(commands)
+
+
+def _add_run_all(commands: argparse._SubParsersAction) -> None:
+    """`run all`: every probe on the shared topics, then the topic x lens matrix."""
+    from stancelab.matrix.run import DESCRIPTION, RunAll, all_roles
+
+    sub = commands.add_parser("all", help="all five probes on the shared topics, then the topic x lens matrix",
+                              description=DESCRIPTION)  # fmt: skip
+    add_option_arguments(sub, RunAll, all_roles())
+    sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
+                     help="TOML file of options (e.g. an earlier run all's run.toml); flags given here override it")  # fmt: skip
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -63,7 +76,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
-    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/)")
+    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/), or a `run all` "
+                         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
@@ -139,14 +153,26 @@ def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     if args.probe_name is None:
         raise StancelabError("Name a probe (stancelab run PROBE --help) or give --config FILE.")
     probe = get_probe(args.probe_name)
-    names = {item.name for item in fields(probe.options)}
+    return probe, _options(args, probe.name, probe.options, probe.roles, probe.default_out())
+
+
+def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path) -> Any:
+    """Run options of `options` from the parsed flags over `--config FILE` (a `name` run)."""
+    names = {item.name for item in fields(options)}
     given = {key: value for key, value in vars(args).items() if key in names}
     config = None
     if getattr(args, "config", None):
         named, config = read_config(args.config)
-        if named is not None and get_probe(named).name != probe.name:
-            raise StancelabError(f"--config {args.config} is a {named} run, not {probe.name}.")
-    return probe, build_options(probe.options, probe.roles, probe.default_out(), given, config)
+        if named is not None and named != name and (named == "all" or get_probe(named).name != name):
+            raise StancelabError(f"--config {args.config} is a {named} run, not {name}.")
+    return build_options(options, roles, out, given, config)
+
+
+def run_all_options(args: argparse.Namespace) -> Any:
+    """The options of `run all ...` (and `--config FILE`, overridden by flags given)."""
+    from stancelab.matrix.run import ALL, RunAll, all_roles, default_out
+
+    return _options(args, ALL, RunAll, all_roles(), default_out())
 
 
 def headlines(out_dir: Path) -> str:
@@ -159,6 +185,11 @@ def headlines(out_dir: Path) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.probe_name == "all":
+        from stancelab.matrix.run import run_all
+
+        run_all(run_all_options(args))
+        return 0
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
     print(headlines(options.out_dir))
@@ -202,7 +233,25 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analyze_all(out: Path, seed: int) -> int:
+    """`analyze` of a `run all` folder: each probe run below it, then the matrix."""
+    from stancelab.matrix.results import MATRIX_DIR, format_matrix, write_folder_matrix
+    from stancelab.report.runs import load_run, run_folders
+
+    folders = run_folders(out)
+    for folder in folders:
+        for name in probes_in(folder / "logs"):
+            print(summary_text(get_probe(name), get_probe(name).analyse(folder, seed=seed)))
+    print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
+    print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
+    return 0
+
+
 def _analyze(args: argparse.Namespace) -> int:
+    if not (args.out / "logs").is_dir() and args.out.is_dir() and any(
+        (child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir()
+    ):
+        return _analyze_all(args.out, args.seed)
     probes = probes_in(args.out / "logs")
     if not probes:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
