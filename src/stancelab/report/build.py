@@ -12,10 +12,12 @@ import pandas as pd
 
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
+from stancelab.matrix.results import matrix_of_runs
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import difference_matrix, paired_differences
 from stancelab.report.cost import token_usage
+from stancelab.report.matrix import matrix_view
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.render import render, table_html
 from stancelab.report.runs import load_runs
@@ -186,6 +188,7 @@ def build_report(
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
         "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
+        "matrix": matrix_view(matrix_of_runs(runs)),
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(page, encoding="utf-8")
