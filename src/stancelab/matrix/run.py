@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -32,6 +33,8 @@ DESCRIPTION = (
 class RunAll(ProbeRun):
     """Options of `stancelab run all` (every probe's shared options, passed to each)."""
 
+    out_dir: Path
+    """output folder: OUT/<probe>/ per probe, the matrix in OUT/matrix/ (default: runs/all)"""
     shared_topics: str = ALL
     """the shared topics: all, or a comma list of topic ids (e.g. abortion,minimum-wage)"""
     probes: str = ""
@@ -68,11 +71,11 @@ def probe_options(probe: Probe, options: RunAll, settings: Mapping[str, Any] | N
     """One probe's run options: the shared ones of `options`, its own roles only, the shared
     topics, `OUT/<probe>` and any probe-specific `settings` (e.g. the demo's limits)."""
     own = {item.name for item in fields(probe.options)}
-    if "shared_topics" not in own:
-        raise StancelabError(f"{probe.name} has no --shared-topics option: it cannot run on the shared topics")
     shared = {item.name: getattr(options, item.name) for item in fields(ProbeRun)}
-    shared |= {"out_dir": options.out_dir / probe.name, "shared_topics": options.shared_topics,
+    shared |= {"out_dir": options.out_dir / probe.name,
                "roles": {role: model for role, model in options.roles.items() if role in probe.roles}}  # fmt: skip
+    if "shared_topics" in own:
+        shared["shared_topics"] = options.shared_topics
     if "prices" in own and options.prices:
         shared["prices"] = dict(options.prices)
     values = shared | dict(settings or {})
@@ -90,12 +93,15 @@ def run_all(
     matrix to `OUT/matrix/` and return its summary."""
     from stancelab.report.runs import load_run
 
+    start = time.monotonic()
     options.shared_topics = check_shared_topics(options.shared_topics)
     probes = selected_probes(options.probes)
     planned = [(probe, probe_options(probe, options, (settings or {}).get(probe.name))) for probe in probes]
     write_config(ALL, options)
     for step, (probe, probe_run) in enumerate(planned, 1):
-        progress(f"[{step}/{len(planned)}] {probe.title}: running on shared topics {options.shared_topics}")
+        selection = (f"on shared topics {options.shared_topics}" if hasattr(probe_run, "shared_topics")
+                     else "on its default items (it has no --shared-topics option: nothing for the matrix)")  # fmt: skip
+        progress(f"[{step}/{len(planned)}] {probe.title}: running {selection} ({time.monotonic() - start:.0f} s so far)")
         progress(run_probe(probe, probe_run))
     runs = [load_run(probe_run.out_dir, options.seed) for _, probe_run in planned]
     summary = write_folder_matrix(options.out_dir, runs)
