@@ -112,6 +112,8 @@ def test_cells_no_lens_measured_are_grey_and_say_why() -> None:
     assert refused["direction_note"] == "not measured: all refused"
     assert cells.loc[("immigration", "millstone"), "direction_note"] == "not measured: no items of this topic in its run"
     assert cells.loc[("abortion", "conviction"), "direction_note"].startswith("not measured: lens not run")
+    said_twice = frame(row("m", "abortion", "millstone", UNMEASURED) | {"detail": "not measured: 3 of 3 unclear"})
+    assert build_matrix(said_twice, LENSES).cells["direction_note"][0] == "not measured: 3 of 3 unclear"
     assert math.isnan(cells.loc[("abortion", "conviction"), "stance"])
 
 

@@ -108,7 +108,7 @@ def with_directions(stances: pd.DataFrame) -> pd.DataFrame:
     frame["measured"] = ~floats["stance"].isna()
     frame["direction"] = [direction for direction, _ in directions]
     frame["direction_note"] = [
-        f"not measured: {row.detail}" if not measured and row.detail else note
+        f"not measured: {str(row.detail).removeprefix('not measured: ')}" if not measured and row.detail else note
         for row, measured, (_, note) in zip(frame.itertuples(index=False), frame["measured"], directions, strict=True)
     ]
     return frame.loc[:, list(CELL_COLUMNS)]
