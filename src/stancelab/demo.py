@@ -14,6 +14,9 @@ from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult, build_report
 
 DEMO_TOPICS = "abortion,minimum-wage"
+# Over a probe's own `demo` settings: enough items that its lens reads both demo topics
+# (`--limit` applies after the shared-topic selection; llm-bias-bench lists one topic each).
+TOPIC_COVERAGE: dict[str, dict[str, Any]] = {"llm-bias-bench": {"limit": 2}}
 
 
 def demo_run(out_dir: Path, models: list[str | Model], display: str | None = None) -> RunAll:
@@ -22,15 +25,15 @@ def demo_run(out_dir: Path, models: list[str | Model], display: str | None = Non
 
 
 def demo_settings(settings: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Per probe: its `demo` settings (small limits), then `settings` over them."""
-    return {name: probe.demo | (settings or {}).get(name, {}) for name, probe in PROBES.items()}
+    """Per probe: its `demo` settings (small limits), the topic coverage, then `settings`."""
+    return {name: probe.demo | TOPIC_COVERAGE.get(name, {}) | (settings or {}).get(name, {})
+            for name, probe in PROBES.items()}  # fmt: skip
 
 
 def demo_options(name: str, out_dir: Path, models: list[str | Model], display: str | None) -> ProbeRun:
     """The run options `stancelab demo` uses for one probe (its `demo` settings, the demo's
     shared topics, `out_dir/<probe>`)."""
-    probe = get_probe(name)
-    return probe_options(probe, demo_run(out_dir, models, display), probe.demo)
+    return probe_options(get_probe(name), demo_run(out_dir, models, display), demo_settings()[name])
 
 
 def run_demo(
