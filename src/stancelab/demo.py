@@ -14,9 +14,10 @@ from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult, build_report
 
 DEMO_TOPICS = "abortion,minimum-wage"
-# Over a probe's own `demo` settings: enough items that its lens reads both demo topics
-# (`--limit` applies after the shared-topic selection; llm-bias-bench lists one topic each).
-TOPIC_COVERAGE: dict[str, dict[str, Any]] = {"llm-bias-bench": {"limit": 2}}
+# Over a probe's own `demo` settings, so that every lens reads both demo topics at about the
+# demo's former cost: `--limit` applies after the shared-topic selection, to topics in
+# llm-bias-bench (one per topic: 2) and per topic in conviction (1 is two statements).
+TOPIC_COVERAGE: dict[str, dict[str, Any]] = {"llm-bias-bench": {"limit": 2}, "conviction": {"limit": 1}}
 
 
 def demo_run(out_dir: Path, models: list[str | Model], display: str | None = None) -> RunAll:
