@@ -22,7 +22,7 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
     """One sub-command per probe, each with its own options only."""
     parser.add_argument("--config", type=Path, help="run.toml of an earlier run (repeats it)")
     commands = parser.add_subparsers(dest="probe_name", metavar="PROBE",
-                                     help=", ".join(PROBES))  # fmt: skip
+                                     help=", ".join(PROBES) + ("" if estimate else ", or all"))  # fmt: skip
     for probe in PROBES.values():
         aliases = [alias for alias, name in ALIASES.items() if name == probe.name]
         sub = commands.add_parser(probe.name, aliases=aliases, help=f"{probe.title} ({probe.lens})",
@@ -66,7 +66,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
     demo = subparsers.add_parser(
-        "demo", help="run every probe with small limits on the embedded model, then the report"
+        "demo", help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
+        "on the embedded model, then the report with the topic x lens matrix"
     )
     demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
     demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
