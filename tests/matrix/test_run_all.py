@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from stancelab.cli import build_parser, main, run_all_options
+from stancelab.cli import _config_probe, build_parser, main, run_all_options
 from stancelab.core.errors import StancelabError
+from stancelab.core.options import write_config
 from stancelab.matrix.run import (
     RunAll,
     check_shared_topics,
@@ -57,6 +58,12 @@ def test_run_all_flags_and_config(tmp_path: Path) -> None:
     assert (options.shared_topics, options.limit, options.roles) == (TOPICS, 2, {"judge": "mockllm/j"})
     assert run_all_options(build_parser().parse_args(["run", "all"])).shared_topics == "all"
     assert main(["run", "all", "--role", "oracle=mockllm/x"]) == 2  # no probe has that role
+    written = write_config("all", RunAll(models=["mockllm/a"], out_dir=tmp_path / "x", shared_topics=TOPICS,
+                                         limit=2, roles={"user": "mockllm/u"}))  # fmt: skip
+    argv = _config_probe(["run", "--config", str(written), "--limit", "3"])
+    repeated = run_all_options(build_parser().parse_args(argv))
+    assert argv[:2] == ["run", "all"] and repeated.limit == 3 and repeated.roles == {"user": "mockllm/u"}
+    assert (repeated.shared_topics, repeated.out_dir) == (TOPICS, tmp_path / "x")
 
 
 def hostile_free_reply(messages: list) -> str:
