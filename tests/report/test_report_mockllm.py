@@ -3,6 +3,7 @@ every answer is hostile HTML: structure, evidence lines, cost, transcripts, and 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -104,3 +105,28 @@ def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
     summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
     text = PROBES["llm-bias-bench"].format_summary(summary)
     assert "not measured: 3 of 3 judge verdicts unparsed" in text
+
+
+def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(report: ReportResult) -> None:
+    html = report.path.read_text()
+    matrix = html[html.index('<section id="matrix">') : html.index('id="probe-millstone"')]
+    assert html.index('id="front-table"') < html.index('<section id="matrix">')  # under the model x lens table
+    for lens in PROBES:
+        assert f'data-lens="{lens}"' in matrix
+    assert 'data-topic="abortion"' in matrix or 'data-topic="minimum-wage"' in matrix
+    assert "0.00 [0.00, 0.00]" not in matrix and "+0.00 [+0.00, +0.00]" not in matrix
+    with open_in_chromium(report.path) as visit:
+        page = visit.page
+        cells = page.locator("section#matrix td.mcell button.show-transcripts")
+        assert cells.count() >= 1
+        query = cells.first.get_attribute("data-q")
+        cells.first.click()
+        typed = page.locator("#transcript-search").input_value()
+        assert "model=mockllm/hostile" in typed and "shared_topic=" in typed
+        assert typed.split() == json.loads(query)
+        shown = page.locator("details.transcript:visible")
+        assert 0 < shown.count() < report.transcripts
+        topic = next(token for token in typed.split() if token.startswith("shared_topic="))
+        for index in range(shown.count()):
+            assert f"|{topic}|" in shown.nth(index).get_attribute("data-search")
+        assert visit.errors == []
