@@ -129,4 +129,8 @@ def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcr
         topic = next(token for token in typed.split() if token.startswith("shared_topic="))
         for index in range(shown.count()):
             assert f"|{topic}|" in shown.nth(index).get_attribute("data-search")
+        for index in range(cells.count()):  # every lens's cell selects some of its transcripts
+            cells.nth(index).click()
+            counted = page.locator("#transcript-count").inner_text()
+            assert not counted.startswith("0 of"), (cells.nth(index).get_attribute("data-q"), counted)
         assert visit.errors == []

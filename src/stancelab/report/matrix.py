@@ -95,15 +95,20 @@ def _number(value: object) -> float:
     return math.nan if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
 
 
+def _count(value: object) -> int:
+    number = _number(value)
+    return 0 if math.isnan(number) else int(number)
+
+
 def _cell(row: pd.Series) -> Cell:
     stance, low, high = _number(row["stance"]), _number(row["ci_low"]), _number(row["ci_high"])
     query = cell_query(row["transcripts"], row["model"])
-    evidence = f"n = {int(row['n'])}, unusable {int(row['unusable'])}"
+    evidence = f"n = {_count(row['n'])}, unusable {_count(row['unusable'])}"
     if not row["measured"]:
         why = str(row["direction_note"]).removeprefix("not measured: ")
         return Cell(row["lens"], "not measured", "", "", f"{row['lens']}: not measured: {why} ({evidence})",
                     query, False, 0, why)  # fmt: skip
-    interval = f"[{low:+.2f}, {high:+.2f}]" if not (math.isnan(low) or math.isnan(high)) else no_ci_reason(int(row["n"]), stance)
+    interval = f"[{low:+.2f}, {high:+.2f}]" if not (math.isnan(low) or math.isnan(high)) else no_ci_reason(_count(row["n"]), stance)
     title = f"{row['lens']}: {row['measure']}; {row['direction_note']}; {evidence}"
     if row["detail"]:
         title += f"; {row['detail']}"
