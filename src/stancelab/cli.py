@@ -22,7 +22,7 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
     """One sub-command per probe, each with its own options only."""
     parser.add_argument("--config", type=Path, help="run.toml of an earlier run (repeats it)")
     commands = parser.add_subparsers(dest="probe_name", metavar="PROBE",
-                                     help=", ".join(PROBES) + ("" if estimate else ", or all"))  # fmt: skip
+                                     help=", ".join(PROBES) + ", or all")  # fmt: skip
     for probe in PROBES.values():
         aliases = [alias for alias, name in ALIASES.items() if name == probe.name]
         sub = commands.add_parser(probe.name, aliases=aliases, help=f"{probe.title} ({probe.lens})",
@@ -34,8 +34,7 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
         if estimate and "prices" not in {item.name for item in fields(probe.options)}:
             sub.add_argument("--price", dest="estimate_prices", action="append",
                              help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
-    if not estimate:
-        _add_run_all(commands)
+    _add_run_all(commands)
 
 
 def _add_run_all(commands: argparse._SubParsersAction) -> None:
@@ -198,14 +197,31 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from stancelab.core.estimate import format_plan, plan_frame
-
+    if args.probe_name == "all":
+        return _estimate_all(args)
     probe, options = options_from_args(args)
     prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
+    print(_plan_text(probe, options, prices))
+    return 0
+
+
+def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]]) -> str:
+    from stancelab.core.estimate import format_plan, plan_frame
+
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
-    print(f"{probe.title}: planned calls per subject model and role")
-    print(format_plan(plan_frame(probe.plan(options), models, prices, roles)))
+    return (f"{probe.title}: planned calls per subject model and role\n"
+            + format_plan(plan_frame(probe.plan(options), models, prices, roles)))  # fmt: skip
+
+
+def _estimate_all(args: argparse.Namespace) -> int:
+    """`estimate all`: each probe's plan with the options `run all` would give it."""
+    from stancelab.matrix.run import check_shared_topics, probe_options, selected_probes
+
+    options = run_all_options(args)
+    options.shared_topics = check_shared_topics(options.shared_topics)
+    for probe in selected_probes(options.probes):
+        print(_plan_text(probe, probe_options(probe, options), options.prices) + "\n")
     return 0
 
 

@@ -113,3 +113,12 @@ def test_analyze_of_a_run_all_folder_rewrites_the_matrix(run_folder: Path, capsy
     report = run_folder / "report.html"
     assert main(["report", str(run_folder), "-o", str(report)]) == 0  # the matrix folder is no run
     assert '<section id="matrix">' in report.read_text()
+
+
+def test_estimate_all_plans_each_probe_as_run_all_would(capsys: pytest.CaptureFixture) -> None:
+    assert main(["estimate", "all", "--model", "mockllm/a", "--shared-topics", "abortion", "--limit", "1",
+                 "--probes", "millstone,issuebench"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert printed.count("planned calls per subject model and role") == 2
+    assert "MillStone" in printed and "IssueBench" in printed and "llm-bias-bench" not in printed
+    assert main(["estimate", "all", "--shared-topics", "tarot"]) == 2

@@ -96,12 +96,12 @@ def format_matrix(summary: dict[str, Any]) -> str:
     shares = {row["model"]: row for row in summary["agreement_by_model"]}
     for model in summary["models"]:
         lines += [f"  {model}: lenses agree on {_share_text(shares[model])}",
-                  f"    {'topic':<22}" + "".join(f"{lens[:14]:>16}" for lens in lenses) + "  status"]  # fmt: skip
+                  f"    {'topic':<22}" + "".join(f"{lens:>17}" for lens in lenses) + "  status"]  # fmt: skip
         for status in (row for row in summary["topics_by_model"] if row["model"] == model):
             cells = {cell["lens"]: cell for cell in summary["cells"]
                      if cell["model"] == model and cell["topic"] == status["topic"]}  # fmt: skip
             dissent = f" ({status['dissenting']} dissenting)" if status["dissenting"] else ""
-            lines.append(f"    {status['topic']:<22}" + "".join(f"{_cell_text(cells[lens]):>16}" for lens in lenses)
+            lines.append(f"    {status['topic']:<22}" + "".join(f"{_cell_text(cells[lens]):>17}" for lens in lenses)
                          + f"  {status['status']}{dissent}")  # fmt: skip
     return "\n".join(lines)
 
