@@ -226,11 +226,14 @@ def _estimate_all(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from stancelab.matrix.results import format_matrix
     from stancelab.report.build import build_report, format_profiles
 
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed)  # fmt: skip
     print(format_profiles(result))
+    if result.matrix is not None:
+        print("\n" + format_matrix(result.matrix))
     print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "
           f"{result.figures} figures, {result.transcripts} transcripts)")  # fmt: skip
     return 0
