@@ -139,3 +139,19 @@ def test_a_cell_click_filters_the_transcripts_to_that_cell(page: Path) -> None:
         beta.click()
         assert browser_page.locator("details.transcript:visible").count() == 2
         assert visit.errors == []
+
+
+def test_many_models_show_one_table_at_a_time_with_a_selector() -> None:
+    models = [f"mockllm/model-{index:02d}" for index in range(30)]
+    rows = [stance(model, "abortion", lens, UP) for model in models for lens in ("millstone", "issuebench")]
+    html = render({
+        "runs": [], "models": models, "lenses": [], "headers": [], "profiles": {}, "sections": [],
+        "cost_html": Markup(""), "transcripts": [], "omitted": 0,
+        "matrix": matrix_view(build_matrix(stance_frame(rows), list(PROBES))),
+    })  # fmt: skip
+    assert html.count('<div class="matrix-model"') == 30
+    assert html.count('<div class="matrix-model"') - html.count('" hidden>') == 1  # the first model only
+    selector = html[html.index('<select id="matrix-model"') : html.index("</select>")]
+    assert selector.count("<option") == 30
+    shares = html[html.index('class="matrix-shares"') :]
+    assert all(model in shares for model in models)  # every model's share in one table
