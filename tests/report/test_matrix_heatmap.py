@@ -14,7 +14,7 @@ from stancelab.core.stats import wilson_ci
 from stancelab.core.topics import stance_frame
 from stancelab.matrix.analysis import build_matrix
 from stancelab.probes import PROBES
-from stancelab.report.matrix import cell_query, cell_style, matrix_view
+from stancelab.report.matrix import cell_query, cell_style, matrix_view, signed_text
 from stancelab.report.render import render
 from stancelab.report.transcripts import Transcript
 from tests.report.browser import open_in_chromium
@@ -155,3 +155,8 @@ def test_many_models_show_one_table_at_a_time_with_a_selector() -> None:
     assert selector.count("<option") == 30
     shares = html[html.index('class="matrix-shares"') :]
     assert all(model in shares for model in models)  # every model's share in one table
+
+
+def test_a_tiny_stance_is_not_shown_as_zero() -> None:
+    assert signed_text(-9.1e-05) == "-9.1e-05" and signed_text(0.0) == "0.00" and signed_text(-0.0) == "0.00"
+    assert signed_text(0.456) == "+0.46" and signed_text(-1.0) == "-1.00"

@@ -82,7 +82,9 @@ def _share_text(row: dict[str, Any]) -> str:
 def _cell_text(cell: dict[str, Any]) -> str:
     if cell["stance"] is None:
         return "    -"
-    return f"{cell['stance']:+.2f}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
+    stance = cell["stance"]
+    text = "0.00" if stance == 0 else f"{stance:+.1e}" if abs(stance) < 0.005 else f"{stance:+.2f}"
+    return f"{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
 
 
 def format_matrix(summary: dict[str, Any]) -> str:

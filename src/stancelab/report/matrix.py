@@ -83,6 +83,14 @@ def cell_style(stance: float) -> str:
     return f"background: rgba({red}, {green}, {blue}, {alpha:.2f}); color: {text}"
 
 
+def signed_text(value: float) -> str:
+    """A signed stance or bound: two decimals; a value too small for them in two significant
+    digits (a tiny rating gap is not shown as 0), and 0 without a sign."""
+    if value == 0:
+        return "0.00"
+    return f"{value:+.1e}" if abs(value) < 0.005 else f"{value:+.2f}"
+
+
 def cell_query(transcripts: str, model: str) -> str:
     """The transcript search of a cell: its tokens plus `model=<model>` (JSON, for data-q)."""
     tokens = [token for token in str(transcripts or "").split() if "=" in token]
@@ -108,11 +116,12 @@ def _cell(row: pd.Series) -> Cell:
         why = str(row["direction_note"]).removeprefix("not measured: ")
         return Cell(row["lens"], "not measured", "", "", f"{row['lens']}: not measured: {why} ({evidence})",
                     query, False, 0, why)  # fmt: skip
-    interval = f"[{low:+.2f}, {high:+.2f}]" if not (math.isnan(low) or math.isnan(high)) else no_ci_reason(_count(row["n"]), stance)
+    interval = (f"[{signed_text(low)}, {signed_text(high)}]" if not (math.isnan(low) or math.isnan(high))
+                else no_ci_reason(_count(row["n"]), stance))  # fmt: skip
     title = f"{row['lens']}: {row['measure']}; {row['direction_note']}; {evidence}"
     if row["detail"]:
         title += f"; {row['detail']}"
-    return Cell(row["lens"], f"{stance:+.2f}", interval, cell_style(stance), title, query, True,
+    return Cell(row["lens"], signed_text(stance), interval, cell_style(stance), title, query, True,
                 int(row["direction"]), "")  # fmt: skip
 
 
