@@ -80,6 +80,8 @@ class IssueBenchRun(ProbeRun):
     """use the provider's batch API"""
     voters_file: Path | None = field(default=None, metadata={"flag": "--voters"})
     """iSideWith-format voter shares"""
+    shared_topics: str = ""
+    """only issues of these shared topics: all, or a,b (default: off)"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -104,6 +106,7 @@ class IssueBenchRun(ProbeRun):
             "calls": self.setting("calls"),
             "max_tokens": self.max_tokens,
             "batch": self.batch,
+            "shared_topics": self.shared_topics,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -112,7 +115,7 @@ class IssueBenchRun(ProbeRun):
             str(self.issues_file) if self.issues_file else None,
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
-            self.setting("dedupe"), self.setting("authors_sample"),
+            self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:
