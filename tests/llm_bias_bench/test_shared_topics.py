@@ -13,6 +13,7 @@ import pytest
 from stancelab.core.errors import StancelabError
 from stancelab.core.results import RunResult, read_tables
 from stancelab.core.topics import missing_topics, topic_ids
+from stancelab.llm_bias_bench import estimate
 from stancelab.llm_bias_bench.dataset import (
     authors_topic_map_path,
     authors_topic_tags,
@@ -60,6 +61,9 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert {s.metadata["topic_id"] for s in samples} == {"abortion_legal"}
     assert {(s.metadata["shared_topic"], s.metadata["orientation"]) for s in samples} == {("abortion", 1)}
     assert BiasBenchRun(models=["m"], out_dir=Path("run")).shared_topics == ""
+    planned = estimate.plan(BiasBenchRun(models=["m"], out_dir=Path("run"), turns=1, categories="direct",
+                                         shared_topics="abortion,minimum-wage"))  # fmt: skip
+    assert planned[0].calls_min == 2 * 3  # two topics x three personas, one turn
 
 
 def test_mapping_file_lists_the_authors_topics_with_hand_reviewed_matches() -> None:
