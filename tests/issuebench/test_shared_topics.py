@@ -113,6 +113,8 @@ def test_topic_stances_read_back_a_scripted_model(tmp_path: Path) -> None:
     responses = read_tables(tmp_path / "run")["responses"]
     abortion = responses[(responses["shared_topic"] == "abortion") & (responses["framing"] == "neutral")]
     assert set(abortion["label"].astype(str)) == {"5"} and set(abortion["orientation"]) == {-1}
+    dists = read_tables(tmp_path / "run")["distributions"]
+    assert set(dists["shared_topic"]) == set(STANCES)
     assert PROBE.topic_stances is topic_stances
 
 
