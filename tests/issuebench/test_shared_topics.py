@@ -21,7 +21,12 @@ from stancelab.issuebench.dataset import (
     select_shared,
 )
 from stancelab.issuebench.probe import PROBE
-from stancelab.issuebench.run import IssueBenchRun, import_released_tables, run_issuebench
+from stancelab.issuebench.run import (
+    IssueBenchRun,
+    import_completions,
+    import_released_tables,
+    run_issuebench,
+)
 from stancelab.issuebench.stances import stances_from_responses, topic_stances
 from stancelab.issuebench.task import issuebench
 from tests.helpers import scripted_chat_model
@@ -132,6 +137,24 @@ def test_refusals_and_unparsed_labels_are_unusable_and_counted() -> None:
     assert math.isnan(row["stance"]) and row["unusable"] == 2 and "no usable label" in row["detail"]
     pro_framed = stances_from_responses(responses.assign(framing="pro"))
     assert pro_framed.empty
+
+
+def test_topic_stances_of_imported_completions_count_responses(tmp_path: Path) -> None:
+    source = tmp_path / "completions.jsonl"
+    labels = {("186", "neutral"): ["1", "2", "1", "refusal"], ("59", "neutral"): ["1", "1", "1", "1"],
+              ("59", "pro"): ["5", "5", "5", "5"], ("18", "neutral"): ["3", "3", "3", "3"]}  # fmt: skip
+    rows = [{"topic_id": issue, "topic_polarity": framing, "template_id": f"t{n}", "call_idx": 1,
+             "response_text": "A text.", "eval_label": label, "response_model": "writer"}
+            for (issue, framing), values in labels.items() for n, label in enumerate(values)]  # fmt: skip
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    import_completions(source, tmp_path / "out")
+    frame = topic_stances(RunResult(PROBE.name, tmp_path / "out", {}, read_tables(tmp_path / "out")))
+    rows_by_topic = frame.set_index("topic")
+    assert sorted(rows_by_topic.index) == ["gun-control", "nuclear-energy"]
+    nuclear = rows_by_topic.loc["nuclear-energy"]
+    assert (nuclear["stance"], nuclear["n"], nuclear["unusable"]) == (pytest.approx(2.5 / 3), 3, 1)
+    gun = rows_by_topic.loc["gun-control"]  # issue 59's pro phrase is the disagree side
+    assert (gun["stance"], gun["n"]) == (-1.0, 4) and gun["ci_high"] < 0
 
 
 def test_topic_stances_of_the_authors_released_tables(tmp_path: Path) -> None:

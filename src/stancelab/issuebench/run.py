@@ -27,6 +27,7 @@ from stancelab.issuebench.results import (
     write_results,
 )
 from stancelab.issuebench.scorers import CLASSIFIER_ROLE
+from stancelab.issuebench.stances import TOPIC_RESPONSES, neutral_tagged
 from stancelab.issuebench.tables import load_voters, read_released_tables
 from stancelab.issuebench.task import (
     DEFAULT_MAX_TOKENS,
@@ -204,6 +205,7 @@ def import_completions(
     responses = load_completions(source)
     voters = load_voters(voters_file) if voters_file else None
     tables, summary = results_from_responses(responses, voters, seed)
+    tables[TOPIC_RESPONSES] = neutral_tagged(responses)  # the shared topics' units, kept small
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary

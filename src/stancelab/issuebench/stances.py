@@ -53,8 +53,11 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
     return estimate
 
 
-def _neutral_tagged(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows of the neutral framing whose issue is on the shared key."""
+TOPIC_RESPONSES = "topic_responses"  # the table of tagged neutral responses an import writes
+
+
+def neutral_tagged(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the neutral framing whose issue is on the shared key (responses or shares)."""
     if frame.empty or "shared_topic" not in frame:
         return frame.iloc[0:0]
     tagged = frame[(frame["framing"] == "neutral") & frame["shared_topic"].notna()]
@@ -103,22 +106,24 @@ def _share_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dict[s
 
 def stances_from_responses(responses: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per model and shared topic, the default writing stance over responses."""
-    tagged = _neutral_tagged(responses)
+    tagged = neutral_tagged(responses)
     return stance_frame([_response_row(model, topic, group, seed)
                          for (model, topic), group in tagged.groupby(["model", "shared_topic"])])  # fmt: skip
 
 
 def stances_from_distributions(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per model and shared topic, the default writing stance from per-issue label shares."""
-    tagged = _neutral_tagged(dists)
+    tagged = neutral_tagged(dists)
     return stance_frame([_share_row(model, topic, group, seed)
                          for (model, topic), group in tagged.groupby(["model", "shared_topic"])])  # fmt: skip
 
 
 def topic_stances(run: RunResult) -> pd.DataFrame:
-    """The run's stance per model and shared topic: from `tables/responses.csv` when the run
-    holds responses, else from the per-issue shares of `tables/distributions.csv`."""
-    responses = run.table("responses")
-    if not responses.empty:
-        return stances_from_responses(responses)
+    """The run's stance per model and shared topic: from its responses (`tables/responses.csv`
+    of a run, `tables/topic_responses.csv` of imported completions), else from the per-issue
+    shares of `tables/distributions.csv` (the authors' released tables)."""
+    for name in ("responses", TOPIC_RESPONSES):
+        responses = run.table(name)
+        if not responses.empty:
+            return stances_from_responses(responses)
     return stances_from_distributions(run.table("distributions"))
