@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from stancelab.core.data import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import parse_label
 from stancelab.issuebench.results import RESPONSE_COLUMNS
 
@@ -125,10 +126,12 @@ def completion_files(source: Path) -> list[Path]:
 
 
 def load_completions(source: Path) -> pd.DataFrame:
-    """Every released response under `source`; a prompt and call given twice counts once."""
+    """Every released response under `source`; a prompt and call given twice counts once. Each
+    issue carries its shared topic (`topic_map_authors.csv`)."""
     frame = pd.concat([read_completions(path) for path in completion_files(source)], ignore_index=True)
     keys = ["model", "issue_id", "framing", "template_id", "call"]
-    return frame.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+    frame = frame.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+    return with_topic_tags(frame, authors_issue_tags())
 
 
 __all__ = ["Completion", "load_completions", "read_completions"]

@@ -27,6 +27,7 @@ from stancelab.issuebench.results import (
     write_results,
 )
 from stancelab.issuebench.scorers import CLASSIFIER_ROLE
+from stancelab.issuebench.stances import TOPIC_RESPONSES, neutral_tagged
 from stancelab.issuebench.tables import load_voters, read_released_tables
 from stancelab.issuebench.task import (
     DEFAULT_MAX_TOKENS,
@@ -80,6 +81,8 @@ class IssueBenchRun(ProbeRun):
     """use the provider's batch API"""
     voters_file: Path | None = field(default=None, metadata={"flag": "--voters"})
     """iSideWith-format voter shares"""
+    shared_topics: str = ""
+    """only issues of these shared topics: all, or a,b (default: off)"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -104,6 +107,7 @@ class IssueBenchRun(ProbeRun):
             "calls": self.setting("calls"),
             "max_tokens": self.max_tokens,
             "batch": self.batch,
+            "shared_topics": self.shared_topics,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -112,7 +116,7 @@ class IssueBenchRun(ProbeRun):
             str(self.issues_file) if self.issues_file else None,
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
-            self.setting("dedupe"), self.setting("authors_sample"),
+            self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:
@@ -201,6 +205,7 @@ def import_completions(
     responses = load_completions(source)
     voters = load_voters(voters_file) if voters_file else None
     tables, summary = results_from_responses(responses, voters, seed)
+    tables[TOPIC_RESPONSES] = neutral_tagged(responses)  # the shared topics' units, kept small
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary

@@ -10,6 +10,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import LABELS
 
 TABLE_FILE = "topic_table_long.csv"
@@ -54,15 +55,15 @@ def _with_issue_names(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_released_tables(folder: Path | str) -> pd.DataFrame:
-    """All `results/<model>/topic_table_long.csv` under a folder (or its `results/`)."""
+    """All `results/<model>/topic_table_long.csv` under a folder (or its `results/`), each issue
+    tagged with its shared topic by `topic_map_authors.csv`."""
     folder = Path(folder)
     root = folder / "results" if (folder / "results").is_dir() else folder
     files = sorted(root.glob(f"*/{TABLE_FILE}"))
     if not files:
         raise StancelabError(f"No results/<model>/{TABLE_FILE} files under {folder}")
-    return pd.concat(
-        [read_topic_table(file, file.parent.name) for file in files], ignore_index=True
-    )
+    tables = pd.concat([read_topic_table(file, file.parent.name) for file in files], ignore_index=True)
+    return with_topic_tags(tables, authors_issue_tags())
 
 
 class _VoterShares(BaseModel):

@@ -25,6 +25,7 @@ from stancelab.issuebench.dataset import (
     load_issues,
     load_templates,
     sample_templates,
+    select_shared,
 )
 from stancelab.issuebench.labels import parse_gold_label
 from stancelab.issuebench.scorers import CLASSIFIER_TEMPERATURE, gold_agreement, stance_classifier
@@ -49,6 +50,7 @@ def prompt_sample(prompt: Prompt, issue: Issue) -> Sample:
             "issue_neutral": issue.neutral,
             "issue_pro": issue.pro,
             "issue_con": issue.con,
+            **issue.tag(),
         },
     )
 
@@ -62,10 +64,13 @@ def select_prompts(
     seed: int,
     dedupe: bool,
     authors_draw: bool = False,
+    shared_topics: str = "",
 ) -> tuple[list[Issue], list, int]:
     """(issues, templates, number of prompts) for a run, without building the prompts.
-    `authors_draw` samples templates as the authors did (default 1,000, their seed)."""
-    issues = load_issues(issues_file)[:limit_issues] if limit_issues else load_issues(issues_file)
+    `authors_draw` samples templates as the authors did (default 1,000, their seed);
+    `shared_topics` keeps the issues of those shared topics, before `limit_issues`."""
+    issues = select_shared(load_issues(issues_file), shared_topics)
+    issues = issues[:limit_issues] if limit_issues else issues
     templates = load_templates(templates_file)
     if dedupe:
         templates = deduplicate_templates(templates)
@@ -93,6 +98,7 @@ def issuebench(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     classifier_temperature: float = CLASSIFIER_TEMPERATURE,
     batch: bool = False,
+    shared_topics: str = "",
 ) -> Task:
     """IssueBench: the subject writes for each prompt; role `classifier` labels the stance.
 
@@ -110,10 +116,13 @@ def issuebench(
         calls: responses per prompt (Inspect epochs), all pooled; the paper: 5 at temperature 1.
         classifier_temperature: the classifier's temperature (paper: 1.0).
         batch: use the provider's batch API where Inspect supports it.
+        shared_topics: only issues tagged with these shared topics ("all", or "a,b"; "" = off),
+            before `limit_issues`.
     """
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample
+        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample,
+        shared_topics,
     )
     by_id = {issue.id: issue for issue in issues}
     stream = iter_prompts(issues, templates, chosen)
