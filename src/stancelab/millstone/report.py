@@ -6,6 +6,7 @@ import pandas as pd
 
 from stancelab.core.results import RunResult
 from stancelab.core.stats import not_measured
+from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -148,6 +149,10 @@ def section(run: RunResult) -> Section:
             Table("Counter-argument shifts (Table 3)", run.table("counter_shifts_model"), ""),
             Table("Other (refusal / no choice) rate", run.table("refusals_model"),
                   "Share of trials answered Other at baseline and with arguments."),
+            Table("Baseline stance on the shared topics", topic_stances(run),
+                  "Signed agreement with each shared topic's canonical claim at baseline "
+                  "(no arguments): +1 = every A/B answer agrees; 'other' answers counted in "
+                  "unusable."),
             Table("OM per issue", run.table("om_issue"), "Click a row to see its trials.",
                   ("model", "issue_id")),
             Table("Answers per issue and case", run.table("counts"), "",
