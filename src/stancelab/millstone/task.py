@@ -7,7 +7,7 @@ from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
 from stancelab.millstone.corpus import load_issues
-from stancelab.millstone.dataset import millstone_dataset
+from stancelab.millstone.dataset import millstone_dataset, select_shared_topics
 from stancelab.millstone.prompts import LAYOUTS, Layout
 from stancelab.millstone.rephrase import rephrase_dataset, rephrase_scorer, rephrase_solver
 from stancelab.millstone.scorers import millstone_stance
@@ -28,6 +28,7 @@ def millstone(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     choices_per_request: bool = False,
     layout: Layout = "authors",
+    shared_topics: str = "",
 ) -> Task:
     """MillStone: 6 neutral templates x (baseline + 5 argument cases x 2 wordings) x `trials`
     per issue, 66 x `trials` answers.
@@ -47,6 +48,8 @@ def millstone(
         layout: `authors` (default: the layout of the authors' runs, each trial its own
             draw) or `documents` (11 configurations of numbered documents; trials are
             Inspect epochs of one prompt).
+        shared_topics: "" (every issue), "all" (issues tagged with a shared topic) or
+            comma-separated topic ids; `limit_issues` applies after this selection.
     """
     if layout not in LAYOUTS:
         raise StancelabError(f"layout must be one of {', '.join(LAYOUTS)}, not '{layout}'")
@@ -55,7 +58,7 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
-    issues = load_issues(issues_file)
+    issues = select_shared_topics(load_issues(issues_file), shared_topics)
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     return Task(
@@ -67,15 +70,18 @@ def millstone(
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens,
                               num_choices=trials if shared else None),
         metadata={"probe": "millstone", "seed": seed, "trials": trials,
-                  "choices_per_request": shared, "layout": layout},
+                  "choices_per_request": shared, "layout": layout,
+                  "shared_topics": shared_topics},
         version=2,
     )
 
 
 @task
-def millstone_rephrase(issues_file: str | None = None, limit_issues: int | None = None) -> Task:
+def millstone_rephrase(
+    issues_file: str | None = None, limit_issues: int | None = None, shared_topics: str = ""
+) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
-    issues = load_issues(issues_file)
+    issues = select_shared_topics(load_issues(issues_file), shared_topics)
     return Task(
         dataset=rephrase_dataset(issues[:limit_issues] if limit_issues else issues),
         solver=rephrase_solver(),
