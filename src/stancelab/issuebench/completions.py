@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import invalid_record
+from stancelab.core.data import csv_field_limit, invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import parse_label
@@ -60,8 +60,7 @@ class Completion(BaseModel):
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    csv.field_size_limit(sys.maxsize)
-    with path.open(encoding="utf-8", newline="") as handle:
+    with csv_field_limit(sys.maxsize), path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         try:
             for row in reader:
