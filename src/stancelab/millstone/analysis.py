@@ -186,9 +186,11 @@ def counts_from_long(released: pd.DataFrame, topic: str = "unlabelled") -> pd.Da
 
 
 def _case_table(counts: pd.DataFrame, value: str) -> pd.DataFrame:
-    """(model, issue) x case table of one column."""
-    return counts.pivot_table(index=["model", "issue_id"], columns="case", values=value,
-                              aggfunc="first")  # fmt: skip
+    """(model, issue) x case table of one column; a case whose values are all missing (every
+    call failed) stays as a column of NaN."""
+    table = counts.pivot_table(index=["model", "issue_id"], columns="case", values=value,
+                               aggfunc="first")  # fmt: skip
+    return table.reindex(columns=[case for case in CASES if case in set(counts["case"])])
 
 
 def group_estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
@@ -446,6 +448,8 @@ def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
 
 def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
     """Pearson correlation of per-argument pro shares for each pair of models (Figure 6)."""
+    if persuasiveness.empty:
+        return pd.DataFrame(columns=["model_a", "model_b", "pearson_r", "n_arguments"])
     wide = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share")
     rows = [
         {
