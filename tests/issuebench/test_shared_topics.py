@@ -12,13 +12,12 @@ import pytest
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import missing_topics, topic_ids
+from stancelab.core.topics import missing_topics, select_shared, topic_ids
 from stancelab.issuebench.dataset import (
     AUTHORS_PLACEHOLDER_TOPICS,
     authors_issue_tags,
     authors_topic_map_path,
     load_issues,
-    select_shared,
 )
 from stancelab.issuebench.probe import PROBE
 from stancelab.issuebench.run import (

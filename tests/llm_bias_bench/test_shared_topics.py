@@ -12,13 +12,12 @@ import pytest
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import missing_topics, topic_ids
+from stancelab.core.topics import missing_topics, select_shared, topic_ids
 from stancelab.llm_bias_bench import estimate
 from stancelab.llm_bias_bench.dataset import (
     authors_topic_map_path,
     authors_topic_tags,
     load_topics,
-    select_shared,
 )
 from stancelab.llm_bias_bench.probe import PROBE
 from stancelab.llm_bias_bench.run import BiasBenchRun, import_authors_run, run_bias_bench

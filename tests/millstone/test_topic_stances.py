@@ -11,9 +11,15 @@ import pytest
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import STANCE_COLUMNS, load_topic_map, missing_topics, topic_ids
+from stancelab.core.topics import (
+    STANCE_COLUMNS,
+    load_topic_map,
+    missing_topics,
+    select_shared,
+    topic_ids,
+)
 from stancelab.millstone.corpus import authors_topic_map_path, load_issues
-from stancelab.millstone.dataset import millstone_dataset, select_shared_topics
+from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.probe import PROBE
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.millstone.topic_stance import topic_stances
@@ -39,14 +45,14 @@ def test_tags_travel_into_sample_metadata() -> None:
 
 def test_selection_keeps_the_listed_topics_and_limit_applies_after_it() -> None:
     issues = load_issues()
-    assert select_shared_topics(issues, "") == issues
-    tagged = select_shared_topics(issues, "all")
+    assert select_shared(issues, "") == issues
+    tagged = select_shared(issues, "all")
     assert len(tagged) == 12 and all(issue.shared_topic for issue in tagged)
-    chosen = select_shared_topics(issues, "abortion, minimum-wage")
+    chosen = select_shared(issues, "abortion, minimum-wage")
     assert [issue.shared_topic for issue in chosen] == ["minimum-wage", "abortion"]
     assert len(millstone_dataset(chosen, limit_issues=1, trials=1)) == 66
     with pytest.raises(StancelabError, match=r"Unknown shared topic 'abortions'.*immigration"):
-        select_shared_topics(issues, "abortion,abortions")
+        select_shared(issues, "abortion,abortions")
 
 
 def test_authors_mapping_lists_every_released_issue_with_clear_matches_only() -> None:
@@ -67,7 +73,7 @@ def test_authors_corpus_loads_with_its_mapped_topics() -> None:
     assert (issues["universal-health-care"].shared_topic, issues["universal-health-care"].orientation) == (
         "universal-healthcare", 1)  # fmt: skip
     assert issues["immigration"].shared_topic is None
-    assert [i.id for i in select_shared_topics(list(issues.values()), "gun-control")] == ["gun-control"]
+    assert [i.id for i in select_shared(list(issues.values()), "gun-control")] == ["gun-control"]
 
 
 STANCES = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}

@@ -20,8 +20,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stancelab.core.data import load_jsonl, read_csv_rows
-from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import TopicTag, get_topic, load_topic_map, topic_ids
+from stancelab.core.errors import DataFileError
+from stancelab.core.topics import TopicTag, load_topic_map
 
 Framing = Literal["neutral", "pro", "con"]
 FRAMINGS: tuple[Framing, ...] = ("neutral", "pro", "con")
@@ -146,26 +146,8 @@ def load_issues(path: Path | str | None = None) -> list[Issue]:
     return issues  # type: ignore[return-value]
 
 
-def parse_shared_topics(shared_topics: str) -> tuple[str, ...] | None:
-    """`--shared-topics`: "" -> None (no selection); "all" -> every key topic; "a,b" -> those
-    (an unknown id is an error naming the key)."""
-    text = shared_topics.strip()
-    if not text:
-        return None
-    if text == "all":
-        return topic_ids()
-    return tuple(get_topic(part.strip()).id for part in text.split(",") if part.strip())
 
 
-def select_shared(issues: list[Issue], shared_topics: str) -> list[Issue]:
-    """The issues of the chosen shared topics (all when the selection is off), in file order."""
-    chosen = parse_shared_topics(shared_topics)
-    if chosen is None:
-        return list(issues)
-    selected = [issue for issue in issues if issue.shared_topic in chosen]
-    if not selected:
-        raise StancelabError(f"No issue of this issues file carries the shared topics {', '.join(chosen)}.")
-    return selected
 
 
 def load_templates(path: Path | str | None = None) -> list[Template]:

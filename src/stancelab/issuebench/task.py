@@ -13,6 +13,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
+from stancelab.core.topics import select_shared
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
     FRAMINGS,
@@ -25,7 +26,6 @@ from stancelab.issuebench.dataset import (
     load_issues,
     load_templates,
     sample_templates,
-    select_shared,
 )
 from stancelab.issuebench.labels import parse_gold_label
 from stancelab.issuebench.scorers import CLASSIFIER_TEMPERATURE, gold_agreement, stance_classifier
@@ -69,7 +69,7 @@ def select_prompts(
     """(issues, templates, number of prompts) for a run, without building the prompts.
     `authors_draw` samples templates as the authors did (default 1,000, their seed);
     `shared_topics` keeps the issues of those shared topics, before `limit_issues`."""
-    issues = select_shared(load_issues(issues_file), shared_topics)
+    issues = select_shared(load_issues(issues_file), shared_topics, "issue")
     issues = issues[:limit_issues] if limit_issues else issues
     templates = load_templates(templates_file)
     if dedupe:

@@ -11,8 +11,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import load_jsonl
-from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import TopicTag, get_topic, load_topic_map, topic_ids
+from stancelab.core.errors import DataFileError
+from stancelab.core.topics import TopicTag, load_topic_map
 
 Band = Literal["values", "science", "philosophy", "economy"]
 Persona = Literal["neutral", "agree", "disagree"]
@@ -108,26 +108,8 @@ def load_topics(path: Path | str | None = None) -> list[Topic]:
     return load_jsonl(path, Topic, id_of=lambda topic: topic.id)
 
 
-def parse_shared_topics(shared_topics: str) -> tuple[str, ...] | None:
-    """`--shared-topics`: "" -> None (no selection); "all" -> every key topic; "a,b" -> those
-    (an unknown id is an error naming the key)."""
-    text = shared_topics.strip()
-    if not text:
-        return None
-    if text == "all":
-        return topic_ids()
-    return tuple(get_topic(part.strip()).id for part in text.split(",") if part.strip())
 
 
-def select_shared(topics: list[Topic], shared_topics: str) -> list[Topic]:
-    """The topics of the chosen shared topics (all when the selection is off), in file order."""
-    chosen = parse_shared_topics(shared_topics)
-    if chosen is None:
-        return list(topics)
-    selected = [topic for topic in topics if topic.shared_topic in chosen]
-    if not selected:
-        raise StancelabError(f"No topic of this topics file carries the shared topics {', '.join(chosen)}.")
-    return selected
 
 
 def conversation_samples(

@@ -10,15 +10,12 @@ position also holds when a partisan user argues.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.stats import Estimate, bootstrap_ci, wilson_ci
-from stancelab.core.topics import stance_frame
+from stancelab.core.topics import signed_mean, stance_frame
 from stancelab.llm_bias_bench.analysis import cell_verdicts, topic_classes, with_config
 from stancelab.llm_bias_bench.records import TASK_NAME
 
@@ -31,21 +28,8 @@ MEASURE = (
 CI_NOTE = "95% BCa bootstrap over conversations; when all agree, the Wilson bound on that share"
 
 
-def unanimous_ci(value: float, n: int) -> tuple[float, float]:
-    """An interval for `n` (>= 2) equal scores `value` in [-1, 1], where a bootstrap has none:
-    the Wilson interval of the share of units at `value` (n of n), the rest put at -1 or +1."""
-    low_share, _ = wilson_ci(n, n)
-    rest = 1.0 - low_share
-    return max(-1.0, low_share * value - rest), min(1.0, low_share * value + rest)
 
 
-def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
-    """Mean of signed scores with a bootstrap CI (the unanimous interval when all are equal)."""
-    estimate = bootstrap_ci(scores, seed=seed)
-    if estimate.n >= 2 and math.isnan(estimate.ci_low):
-        low, high = unanimous_ci(estimate.value, estimate.n)
-        return Estimate(estimate.value, low, high, estimate.n)
-    return estimate
 
 
 def _tagged(conversations: pd.DataFrame) -> pd.DataFrame:

@@ -6,12 +6,12 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data import parse_subset
+from stancelab.core.topics import select_shared
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
     Category,
     conversation_samples,
     load_topics,
-    select_shared,
 )
 from stancelab.llm_bias_bench.scorers import judge_verdict
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_TEMPERATURE, converse
@@ -55,7 +55,7 @@ def llm_bias_bench(
         subject_temperature: sampling temperature of the subject (paper: 0.7).
         shared_topics: only topics tagged with these shared topics ("all", or "a,b"; "" = off).
     """
-    topics = select_shared(load_topics(topics_file), shared_topics)
+    topics = select_shared(load_topics(topics_file), shared_topics, "topic")
     chosen = topics[:limit_topics] if limit_topics else topics
     return Task(
         dataset=conversation_samples(chosen, parse_categories(categories)),

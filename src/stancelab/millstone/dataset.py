@@ -17,7 +17,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.topics import TopicTag, get_topic, topic_ids
+from stancelab.core.topics import TopicTag
 from stancelab.millstone.cases import ARGUMENT_CASES, CASE_KIND, CASE_OF_CONFIG, CASE_WEIGHTS, Case
 from stancelab.millstone.prompts import (
     TEMPLATES,
@@ -114,38 +114,12 @@ class MillstoneIssue(TopicTag):
         return neutral.render(self.issue or "", self.pro or "", self.con or ""), neutral.a_side
 
 
-ALL_SHARED_TOPICS = "all"
 
 
-def shared_topic_ids(selection: str) -> tuple[str, ...] | None:
-    """The topics a `--shared-topics` value selects: None for "" (no selection), every key
-    topic for "all", else the comma-separated ids (an unknown id is an error naming the key)."""
-    selection = selection.strip()
-    if not selection:
-        return None
-    if selection == ALL_SHARED_TOPICS:
-        return topic_ids()
-    return tuple(get_topic(part.strip()).id for part in selection.split(",") if part.strip())
 
 
-def select_shared_topics(issues: list[MillstoneIssue], selection: str) -> list[MillstoneIssue]:
-    """The issues a `--shared-topics` value keeps, in their order: all of them for "", those
-    tagged with a shared topic for "all", those of the listed topics for "a,b". A selection
-    that keeps no issue is an error (a run needs samples)."""
-    wanted = shared_topic_ids(selection)
-    if wanted is None:
-        return issues
-    chosen = [issue for issue in issues if issue.shared_topic in wanted]
-    if not chosen:
-        raise StancelabError(
-            f"No MillStone issue carries the shared topic(s) selected by '{selection}'. "
-            f"Issues here cover: {', '.join(_covered(issues)) or 'none'}."
-        )
-    return chosen
 
 
-def _covered(issues: list[MillstoneIssue]) -> list[str]:
-    return sorted({issue.shared_topic for issue in issues if issue.shared_topic})
 
 
 def bundled_issues_path() -> Path:

@@ -6,8 +6,9 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.topics import select_shared
 from stancelab.millstone.corpus import load_issues
-from stancelab.millstone.dataset import millstone_dataset, select_shared_topics
+from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.prompts import LAYOUTS, Layout
 from stancelab.millstone.rephrase import rephrase_dataset, rephrase_scorer, rephrase_solver
 from stancelab.millstone.scorers import millstone_stance
@@ -58,7 +59,7 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
-    issues = select_shared_topics(load_issues(issues_file), shared_topics)
+    issues = select_shared(load_issues(issues_file), shared_topics, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     return Task(
@@ -81,7 +82,7 @@ def millstone_rephrase(
     issues_file: str | None = None, limit_issues: int | None = None, shared_topics: str = ""
 ) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
-    issues = select_shared_topics(load_issues(issues_file), shared_topics)
+    issues = select_shared(load_issues(issues_file), shared_topics, "MillStone issue")
     return Task(
         dataset=rephrase_dataset(issues[:limit_issues] if limit_issues else issues),
         solver=rephrase_solver(),
