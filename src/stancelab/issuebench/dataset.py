@@ -19,7 +19,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import load_jsonl, read_csv_rows
+from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
 from stancelab.core.topics import TopicTag, load_topic_map
 
@@ -103,9 +103,7 @@ def _validated(path: Path, line: int, build: type[BaseModel], **values: Any) -> 
     try:
         return build.model_validate(values)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ())) or None
-        raise DataFileError(path, line, field, first.get("msg", "invalid")) from error
+        raise invalid_record(path, line, error) from error
 
 
 def authors_topic_map_path() -> Path:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from stancelab.core.data import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import LABELS
@@ -78,8 +79,6 @@ class _VoterShares(BaseModel):
 
 def load_voters(path: Path | str) -> pd.DataFrame:
     """iSideWith-format voter shares -> issue_id, dem, rep, all (support minus opposition)."""
-    from pydantic import ValidationError
-
     path = Path(path)
     if not path.exists():
         raise DataFileError(path, None, None, "file does not exist")
@@ -92,11 +91,7 @@ def load_voters(path: Path | str) -> pd.DataFrame:
                     {k: v for k, v in row.items() if k in _VoterShares.model_fields}
                 )
             except ValidationError as error:
-                first = error.errors()[0]
-                field = ".".join(str(p) for p in first.get("loc", ())) or None
-                raise DataFileError(
-                    path, reader.line_num, field, first.get("msg", "invalid")
-                ) from error
+                raise invalid_record(path, reader.line_num, error) from error
             rows.append({
                 "issue_id": shares.topic_id,
                 "dem": shares.dem_pro - shares.dem_con,

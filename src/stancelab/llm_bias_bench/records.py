@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.data import invalid_record
+from stancelab.core.errors import StancelabError
 from stancelab.core.logs import as_dict, log_files, runs_that_count
 from stancelab.core.topics import TopicTag
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
@@ -207,9 +208,7 @@ def read_authors_file(path: Path) -> list[dict[str, Any]]:
         try:
             record = AuthorsConversation.model_validate_json(line)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(p) for p in first.get("loc", ())) or None
-            raise DataFileError(path, number, field, first.get("msg", "invalid record")) from error
+            raise invalid_record(path, number, error) from error
         row = _conversation_row(record, tags)
         last[(row["model"], row["category"], row["topic_id"], row["persona"])] = row
     rows = list(last.values())
