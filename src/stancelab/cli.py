@@ -161,7 +161,8 @@ def headlines(out_dir: Path) -> str:
 def _run(args: argparse.Namespace) -> int:
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
-    print(headlines(options.out_dir))
+    if not options.shard:
+        print(headlines(options.out_dir))
     return 0
 
 
