@@ -168,8 +168,14 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
             assert parent.poll() is None and time.time() < deadline, parent.stderr.read() if parent.stderr else ""
             time.sleep(0.1)
         workers = _children(parent.pid)
-        assert len(workers) == 2
-        parent.send_signal(signal.SIGTERM)
-        _, errors = parent.communicate(timeout=60)
-        assert parent.returncode != 0 and "stopped" in errors
-        assert not [pid for pid in workers if _alive(pid)]
+        try:
+            assert len(workers) == 2
+            parent.send_signal(signal.SIGTERM)
+            _, errors = parent.communicate(timeout=60)
+            left = [pid for pid in workers if _alive(pid)]
+            assert not left
+            assert parent.returncode != 0 and "stopped" in errors
+        finally:  # never leave a worker behind, even when the test fails
+            for pid in workers:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)

@@ -82,13 +82,13 @@ def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
                    shard: Shard, sample_ids: Sequence[str | int]) -> str | None:  # fmt: skip
     """A successful log at `log_dir` of this shard, task (name and arguments), subject model,
     helper models and selection, if there is one."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from inspect_ai.log import list_eval_logs
 
     if not _exists(log_dir):
         return None
     wanted = {"ids": sorted(map(str, sample_ids)), "roles": roles, "model": model}
     for info in list_eval_logs(log_dir, recursive=True):
-        header = read_eval_log(info, header_only=True)
+        header = _header(info)
         spec = header.eval
         if (header.status != "success" or shard_of_log(spec.metadata) != str(shard)
                 or spec.task.split("/")[-1] != task.name.split("/")[-1]):  # fmt: skip
@@ -101,6 +101,20 @@ def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
         if seen == wanted:
             return info.name
     return None
+
+
+_HEADERS: dict[tuple[str, float | None, int], Any] = {}
+
+
+def _header(info: Any) -> Any:
+    """A log's header, read once per process while the file is unchanged (a location with
+    thousands of shard logs is listed before every piece of a run)."""
+    from inspect_ai.log import read_eval_log
+
+    key = (info.name, info.mtime, info.size)
+    if key not in _HEADERS:
+        _HEADERS[key] = read_eval_log(info, header_only=True)
+    return _HEADERS[key]
 
 
 def _json(value: object) -> object:
