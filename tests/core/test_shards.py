@@ -179,3 +179,44 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
             for pid in workers:
                 if _alive(pid):
                     os.kill(pid, signal.SIGKILL)
+
+
+ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--templates", "20",
+              "--shard-size", "40", "--max-tokens", "16", "--display", "none"]  # fmt: skip
+
+
+def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(latency=0.05) as server:
+        env = _env(server, tmp_path)
+        first = subprocess.Popen(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "1/2"), env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.time() + 300
+        while server.stats.paid_calls < 40:
+            assert first.poll() is None and time.time() < deadline, "shard ended before the kill"
+            time.sleep(0.01)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        settle = time.time() + 30
+        while server.stats.in_flight > 0 and time.time() < settle:
+            time.sleep(0.05)
+        paid_before, in_flight_limit = set(server.stats.paid), server.stats.max_in_flight
+
+        server.reset()
+        resumed = subprocess.run(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "1/2"), env=env,
+                                 capture_output=True, text=True)  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        assert "finished already" not in resumed.stdout  # cut short: run again, not skipped
+        assert len(paid_before & set(server.stats.paid)) <= in_flight_limit
+        shard_one = paid_before | set(server.stats.paid)
+
+        server.reset()
+        second = subprocess.run(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "2/2"), env=env,
+                                capture_output=True, text=True)  # fmt: skip
+        assert second.returncode == 0, second.stderr[-2000:]
+        assert server.stats.paid_calls > 0 and not shard_one & set(server.stats.paid)  # no call shared
+        assert len(shard_one) + server.stats.paid_calls == 2 * 3 * 20 * 2  # prompts x (writer + classifier)
+        analysed = subprocess.run(_stancelab("analyze", str(out)), env=env, capture_output=True, text=True)
+        assert analysed.returncode == 0, analysed.stderr[-2000:]
+    responses = json.loads((out / "summary.json").read_text())["responses"][MODEL]
+    assert responses["total"] == 120  # every prompt once, from both shards
