@@ -220,3 +220,15 @@ def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_
         assert analysed.returncode == 0, analysed.stderr[-2000:]
     responses = json.loads((out / "summary.json").read_text())["responses"][MODEL]
     assert responses["total"] == 120  # every prompt once, from both shards
+
+
+@pytest.mark.parametrize("flags", [["--workers", "2", "--shard", "1/2"], ["--log-dir", "s3://b/p"],
+                                   ["--workers", "0"], ["--shard", "3/2"]])  # fmt: skip
+def test_workers_shard_and_log_dir_refuse_what_cannot_go_together(
+    flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from stancelab.cli import main
+
+    assert main([*COMMAND, "--out", str(tmp_path / "run"), *flags]) == 2
+    assert "error:" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.eval"))  # refused before any eval
