@@ -34,6 +34,10 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
         if estimate and "prices" not in {item.name for item in fields(probe.options)}:
             sub.add_argument("--price", dest="estimate_prices", action="append",
                              help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
+        if estimate:
+            sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
+                             help="a run folder (or logs) whose measured calls predict wall time "
+                                  "and cost at --max-connections and --workers")  # fmt: skip
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -161,19 +165,25 @@ def headlines(out_dir: Path) -> str:
 def _run(args: argparse.Namespace) -> int:
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
-    print(headlines(options.out_dir))
+    if not options.shard:
+        print(headlines(options.out_dir))
     return 0
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from stancelab.core.estimate import format_plan, plan_frame
+    from stancelab.core.estimate import format_calibrated, format_plan, plan_frame, read_calibration
 
     probe, options = options_from_args(args)
     prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
     print(f"{probe.title}: planned calls per subject model and role")
-    print(format_plan(plan_frame(probe.plan(options), models, prices, roles)))
+    frame = plan_frame(probe.plan(options), models, prices, roles)
+    print(format_plan(frame))
+    calibration = getattr(args, "estimate_calibration", None)
+    if calibration is not None:
+        print(format_calibrated(frame, read_calibration(calibration), prices, options.max_connections,
+                                options.workers, str(calibration)))  # fmt: skip
     return 0
 
 

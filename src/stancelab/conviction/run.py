@@ -35,5 +35,8 @@ def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
+             **run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)

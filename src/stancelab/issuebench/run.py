@@ -15,6 +15,7 @@ from inspect_ai.model import Model
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
+from stancelab.core.shards import parse_shard, shard_of_log
 from stancelab.issuebench.results import (
     TASK_NAME,
     VOTERS_FILE,
@@ -148,6 +149,8 @@ def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]
         header = read_eval_log(str(path), header_only=True)
         if header.eval.task.split("/")[-1] != TASK_NAME or header.status != "success":
             continue
+        if shard_of_log(header.eval.metadata) != str(parse_shard(run.shard) or ""):
+            continue  # a worker's shard of the samples is not the whole piece
         args = header.eval.task_args or {}
         shard = int(args.get("shard", 0))
         same_args = {k: v for k, v in args.items() if k in run.task_args(shard)} == run.task_args(shard)
@@ -168,14 +171,16 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
             "The selection holds no prompts (check --issues, --templates, --framings)."
         )
     shards = math.ceil(total / run.shard_size) if run.shard_size else 1
-    logs_dir = run.out_dir / "logs"
+    logs_dir = run.log_location()
     for shard in range(shards):
-        done = _finished_shards(logs_dir, run)
+        done = _finished_shards(Path(logs_dir), run)
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
         run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir,
-                 role_names=ROLES, **run.eval_args())
+                 role_names=ROLES, **run.eval_args(), **run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 

@@ -64,8 +64,11 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         max_tokens=run.max_tokens,
         shared_topics=run.shared_topics,
     )
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
+             **run.shard_args())
     _write_prices(run.out_dir, run.prices)
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)
 
 

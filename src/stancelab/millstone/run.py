@@ -50,9 +50,11 @@ class MillstoneRun(ProbeRun):
 
 
 def _eval(
-    run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = ()
-) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=role_names, **run.eval_args())
+    run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = (),
+    shard: dict[str, Any] | None = None,
+) -> list[EvalLog]:  # fmt: skip
+    return run_eval(task, models, run.roles, run.log_location(), role_names=role_names,
+                    **run.eval_args(), **(shard or {}))  # fmt: skip
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:
@@ -103,5 +105,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         layout=run.layout,  # type: ignore[arg-type]
         shared_topics=run.shared_topics,
     )
-    _eval(run, task, run.models)
+    _eval(run, task, run.models, shard=run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir, seed=run.seed)

@@ -50,8 +50,10 @@ class PriorPrejudiceRun(ProbeRun):
     """cap on each argument the writer writes"""
 
 
-def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model],
+          shard: dict[str, Any] | None = None) -> list[EvalLog]:  # fmt: skip
+    return run_eval(task, models, run.roles, run.log_location(), role_names=ROLES,
+                    **run.eval_args(), **(shard or {}))  # fmt: skip
 
 
 def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -124,9 +126,14 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
         run,
         prior_prejudice(claims_file=claims_arg, limit=limit, templates=run.templates),
         run.models,
+        run.shard_args(),
     )
     if run.probe:
-        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models)
+        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models,
+              run.shard_args())  # fmt: skip
     if run.cross_task and cross_task_samples(claims_arg, limit):
-        _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models)
+        _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models,
+              run.shard_args())  # fmt: skip
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)
