@@ -37,8 +37,9 @@ def test_paper_and_stancelab_sets_are_tagged_where_a_statement_states_a_key_ques
 
 def test_selection_defaults_to_the_topics_set_and_applies_limit_after_it() -> None:
     assert len(shared_topic_statements(None, "")) == 19  # off: the paper's set, unchanged
-    chosen = shared_topic_statements(None, "abortion,minimum-wage", limit=3)
-    assert [s.shared_topic for s in chosen] == ["minimum-wage", "minimum-wage", "abortion"]
+    chosen = shared_topic_statements(None, "abortion,minimum-wage", limit=1)  # per topic
+    assert [s.shared_topic for s in chosen] == ["minimum-wage", "abortion"]
+    assert len(shared_topic_statements(None, "", limit=3)) == 3
     assert {s.shared_topic for s in shared_topic_statements("stancelab", "all")} == {
         "free-trade", "minimum-wage", "universal-healthcare"}  # fmt: skip
 

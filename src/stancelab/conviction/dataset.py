@@ -74,11 +74,28 @@ def shared_topic_statements(
     path: Path | str | None, shared_topics: str, limit: int | None = None
 ) -> list[Statement]:
     """The statements a run uses: the chosen set (with `--shared-topics` and no set given, the
-    `topics` set), selected by shared topic, then the first `limit`."""
+    `topics` set), selected by shared topic, then the first `limit` (of each selected topic
+    when `--shared-topics` is set)."""
     if shared_topics.strip() and not path:
         path = TOPICS_SET
     statements = select_statements(load_statements(path), shared_topics, f"'{path or DEFAULT_SET}'")
+    if shared_topics.strip():
+        return limit_per_topic(statements, limit)
     return statements[:limit] if limit else statements
+
+
+def limit_per_topic(statements: list[Statement], limit: int | None) -> list[Statement]:
+    """The first `limit` statements of each shared topic (all when None), so that a small
+    `--shared-topics` run still covers every requested topic."""
+    if not limit:
+        return statements
+    counts: dict[str | None, int] = {}
+    chosen = []
+    for statement in statements:
+        counts[statement.shared_topic] = counts.get(statement.shared_topic, 0) + 1
+        if counts[statement.shared_topic] <= limit:
+            chosen.append(statement)
+    return chosen
 
 
 def load_statements(path: Path | str | None = None) -> list[Statement]:
