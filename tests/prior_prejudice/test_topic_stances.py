@@ -16,6 +16,7 @@ from stancelab.core.results import RunResult
 from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids
 from stancelab.prior_prejudice.analysis import failure_modes
 from stancelab.prior_prejudice.dataset import load_claims, run_claims
+from stancelab.prior_prejudice.report import profiles
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
 from stancelab.prior_prejudice.stances import topic_stances
 from stancelab.report.runs import load_run
@@ -87,6 +88,8 @@ def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
     assert set(summary["deltas"]["mockllm/holder"]) == {"contested"}
     result = load_run(tmp_path / "run")
     assert "group_scores" not in result.tables and "cross_task" not in result.tables  # skipped
+    (headline,) = profiles(result)  # no subjective claim in a shared-topics run: says so
+    assert headline.not_measured.startswith("not measured: no subjective claim rated")
     frame = topic_stances(result)
     assert list(frame.columns) == list(STANCE_COLUMNS)
     assert set(frame["topic"]) == set(stances)
