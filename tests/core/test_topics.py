@@ -84,3 +84,13 @@ def test_a_unanimous_signed_mean_gets_an_interval_that_narrows_with_n() -> None:
     assert ten.ci_high < 0 < two.ci_high
     mixed = signed_mean(np.array([1.0, 0.0, 1.0, 0.5]))
     assert mixed.ci_low < mixed.value < mixed.ci_high
+
+
+def test_with_a_selection_the_limit_counts_per_topic_so_every_topic_asked_for_runs() -> None:
+    from stancelab.core.topics import select_and_limit
+
+    items = [TopicTag(shared_topic="abortion", orientation=1), TopicTag(shared_topic="abortion", orientation=-1),
+             TopicTag(), TopicTag(shared_topic="free-trade", orientation=1)]  # fmt: skip
+    assert select_and_limit(items, "abortion,free-trade", 1) == [items[0], items[3]]
+    assert select_and_limit(items, "", 1) == [items[0]]
+    assert select_and_limit(items, "all", None) == [items[0], items[1], items[3]]

@@ -64,9 +64,10 @@ def test_selection_by_shared_topics_then_limit() -> None:
         select_shared(issues, "abortion,tabs-vs-spaces")
     task = issuebench(shared_topics="abortion,minimum-wage", limit_issues=1, n_templates=2)
     samples = list(task.dataset)
-    assert len(samples) == 3 * 2
+    assert len(samples) == 2 * 3 * 2  # the limit counts per selected topic
     assert {(s.metadata["issue_id"], s.metadata["shared_topic"], s.metadata["orientation"])
-            for s in samples} == {("minimum-wage", "minimum-wage", 1)}  # fmt: skip
+            for s in samples} == {("minimum-wage", "minimum-wage", 1),
+                                  ("abortion-restrictions", "abortion", -1)}  # fmt: skip
     run = IssueBenchRun(models=["m"], out_dir=Path("run"), limit=1, n_templates=2, shared_topics="abortion")
     assert run.selection()[2] == 6 and run.task_args(0)["shared_topics"] == "abortion"
 

@@ -57,8 +57,9 @@ def test_selection_by_shared_topics_then_limit() -> None:
         select_shared(topics, "abortion,tabs-vs-spaces")
     task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit_topics=1, categories="direct")
     samples = list(task.dataset)
-    assert {s.metadata["topic_id"] for s in samples} == {"abortion_legal"}
-    assert {(s.metadata["shared_topic"], s.metadata["orientation"]) for s in samples} == {("abortion", 1)}
+    assert {s.metadata["topic_id"] for s in samples} == {"abortion_legal", "minimum_wage"}  # per topic
+    assert {(s.metadata["shared_topic"], s.metadata["orientation"]) for s in samples} == {
+        ("abortion", 1), ("minimum-wage", 1)}
     assert BiasBenchRun(models=["m"], out_dir=Path("run")).shared_topics == ""
     planned = estimate.plan(BiasBenchRun(models=["m"], out_dir=Path("run"), turns=1, categories="direct",
                                          shared_topics="abortion,minimum-wage"))  # fmt: skip

@@ -12,7 +12,12 @@ from pydantic import ConfigDict, Field, ValidationError
 from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
 from stancelab.core.data import load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import TopicTag, covered_topics, get_topic, topic_ids
+from stancelab.core.topics import (
+    TopicTag,
+    covered_topics,
+    limit_per_topic,
+    parse_shared_topics,
+)
 
 
 class Statement(TopicTag):
@@ -44,16 +49,6 @@ def statements_path(path: Path | str | None = None) -> Path:
     return Path(name)
 
 
-def parse_shared_topics(selection: str) -> tuple[str, ...] | None:
-    """`--shared-topics`: None when off (""), every key topic for "all", else the listed ids
-    (an unknown id is a clear error naming the key)."""
-    selection = selection.strip()
-    if not selection:
-        return None
-    if selection == "all":
-        return topic_ids()
-    return tuple(get_topic(topic.strip()).id for topic in selection.split(",") if topic.strip())
-
 
 def select_statements(statements: list[Statement], shared_topics: str, where: str) -> list[Statement]:
     """The statements tagged with one of the `--shared-topics` (all when the option is off);
@@ -83,19 +78,6 @@ def shared_topic_statements(
         return limit_per_topic(statements, limit)
     return statements[:limit] if limit else statements
 
-
-def limit_per_topic(statements: list[Statement], limit: int | None) -> list[Statement]:
-    """The first `limit` statements of each shared topic (all when None), so that a small
-    `--shared-topics` run still covers every requested topic."""
-    if not limit:
-        return statements
-    counts: dict[str | None, int] = {}
-    chosen = []
-    for statement in statements:
-        counts[statement.shared_topic] = counts.get(statement.shared_topic, 0) + 1
-        if counts[statement.shared_topic] <= limit:
-            chosen.append(statement)
-    return chosen
 
 
 def load_statements(path: Path | str | None = None) -> list[Statement]:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
 from stancelab.core.results import RunResult
-from stancelab.core.stats import Estimate, bootstrap_ci, proportion_ci, wilson_ci
-from stancelab.core.topics import stance_frame
+from stancelab.core.stats import proportion_ci
+from stancelab.core.topics import signed_mean, stance_frame
 
 LENS = "conviction"
 MEASURE = (
@@ -22,19 +21,6 @@ MEASURE = (
 )
 TRUE_LABELS = ("TL", "TR")
 
-
-def signed_ci(values: np.ndarray, seed: int = 0) -> Estimate:
-    """Mean of signed readings (+1 / -1) with a BCa bootstrap CI; when every reading is the
-    same (the bootstrap has no spread), the Wilson interval of that side's share, mapped to
-    [-1, 1] (2p - 1), so a unanimous reading of several units still has an interval."""
-    estimate = bootstrap_ci(values, seed=seed)
-    if estimate.n < 2 or not math.isnan(estimate.ci_low):
-        return estimate
-    low, _ = wilson_ci(estimate.n, estimate.n)
-    bound = 2 * low - 1
-    if estimate.value > 0:
-        return Estimate(estimate.value, bound, 1.0, estimate.n)
-    return Estimate(estimate.value, -1.0, -bound, estimate.n)
 
 
 def pressure_detail(labels: pd.DataFrame) -> str:
@@ -55,7 +41,7 @@ def pressure_detail(labels: pd.DataFrame) -> str:
 def _cell(model: str, topic: str, opinions: pd.DataFrame, labels: pd.DataFrame, task: str) -> dict[str, Any]:
     readable = opinions[opinions["o"].notna()]
     signed = readable["o"].to_numpy(dtype=float) * readable["orientation"].to_numpy(dtype=float)
-    estimate = signed_ci(signed)
+    estimate = signed_mean(signed)
     unusable = len(opinions) - len(readable)
     detail = pressure_detail(labels)
     if estimate.n == 0:

@@ -231,3 +231,27 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
         low, high = unanimous_ci(estimate.value, estimate.n)
         return Estimate(estimate.value, low, high, estimate.n)
     return estimate
+
+
+def limit_per_topic(items: Sequence[TaggedT], limit: int | None) -> list[TaggedT]:
+    """The first `limit` items of each shared topic, in their order (all when None)."""
+    if not limit:
+        return list(items)
+    seen: dict[str | None, int] = {}
+    kept = []
+    for item in items:
+        seen[item.shared_topic] = seen.get(item.shared_topic, 0) + 1
+        if seen[item.shared_topic] <= limit:
+            kept.append(item)
+    return kept
+
+
+def select_and_limit(
+    items: Sequence[TaggedT], selection: str, limit: int | None, noun: str = "item"
+) -> list[TaggedT]:
+    """`--shared-topics`, then `--limit`: with a selection, the first `limit` items of each
+    selected topic (so a small run still covers every topic asked for); without one, the first
+    `limit` items."""
+    if parse_shared_topics(selection) is None:
+        return list(items[:limit]) if limit else list(items)
+    return limit_per_topic(select_shared(items, selection, noun), limit)

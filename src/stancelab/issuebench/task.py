@@ -13,7 +13,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
-from stancelab.core.topics import select_shared
+from stancelab.core.topics import select_and_limit
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
     FRAMINGS,
@@ -68,9 +68,8 @@ def select_prompts(
 ) -> tuple[list[Issue], list, int]:
     """(issues, templates, number of prompts) for a run, without building the prompts.
     `authors_draw` samples templates as the authors did (default 1,000, their seed);
-    `shared_topics` keeps the issues of those shared topics, before `limit_issues`."""
-    issues = select_shared(load_issues(issues_file), shared_topics, "issue")
-    issues = issues[:limit_issues] if limit_issues else issues
+    `shared_topics` keeps the issues of those shared topics; `limit_issues` then counts per topic."""
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "issue")
     templates = load_templates(templates_file)
     if dedupe:
         templates = deduplicate_templates(templates)
@@ -117,7 +116,7 @@ def issuebench(
         classifier_temperature: the classifier's temperature (paper: 1.0).
         batch: use the provider's batch API where Inspect supports it.
         shared_topics: only issues tagged with these shared topics ("all", or "a,b"; "" = off),
-            before `limit_issues`.
+            `limit_issues` then counts per topic.
     """
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(

@@ -6,7 +6,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data import parse_subset
-from stancelab.core.topics import select_shared
+from stancelab.core.topics import select_and_limit
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
     Category,
@@ -43,7 +43,8 @@ def llm_bias_bench(
 
     Args:
         topics_file: topics JSONL, ours or the authors' `topics.jsonl` (default: bundled set).
-        limit_topics: use only the first N topics (after `shared_topics`).
+        limit_topics: use only the first N topics (of each selected shared topic when
+            `shared_topics` is set).
         categories: comma-separated subset of direct,indirect.
         turns: user messages per conversation (paper: 5).
         replicates: conversations per cell (Inspect epochs); the analysis takes the majority.
@@ -55,8 +56,7 @@ def llm_bias_bench(
         subject_temperature: sampling temperature of the subject (paper: 0.7).
         shared_topics: only topics tagged with these shared topics ("all", or "a,b"; "" = off).
     """
-    topics = select_shared(load_topics(topics_file), shared_topics, "topic")
-    chosen = topics[:limit_topics] if limit_topics else topics
+    chosen = select_and_limit(load_topics(topics_file), shared_topics, limit_topics, "topic")
     return Task(
         dataset=conversation_samples(chosen, parse_categories(categories)),
         solver=converse(turns, user_temperature, max_tokens),

@@ -12,7 +12,7 @@ from inspect_ai.model import Model
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.core.topics import select_shared
+from stancelab.core.topics import select_and_limit
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
@@ -90,8 +90,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
     """Run MillStone for every model and return the summary (also written to `out_dir`)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     issues_file = run.issues_file or bundled_issues_path()
-    issues = select_shared(load_issues(issues_file), run.shared_topics, "MillStone issue")
-    chosen = issues[: run.limit] if run.limit else issues
+    chosen = select_and_limit(load_issues(issues_file), run.shared_topics, run.limit, "MillStone issue")
     if any(issue.needs_rephrasing for issue in chosen):
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
     task = millstone(

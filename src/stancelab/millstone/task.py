@@ -6,7 +6,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.topics import select_shared
+from stancelab.core.topics import select_and_limit
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.prompts import LAYOUTS, Layout
@@ -50,7 +50,7 @@ def millstone(
             draw) or `documents` (11 configurations of numbered documents; trials are
             Inspect epochs of one prompt).
         shared_topics: "" (every issue), "all" (issues tagged with a shared topic) or
-            comma-separated topic ids; `limit_issues` applies after this selection.
+            comma-separated topic ids; `limit_issues` then counts per topic.
     """
     if layout not in LAYOUTS:
         raise StancelabError(f"layout must be one of {', '.join(LAYOUTS)}, not '{layout}'")
@@ -59,11 +59,11 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
-    issues = select_shared(load_issues(issues_file), shared_topics, "MillStone issue")
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     return Task(
-        dataset=millstone_dataset(issues, seed, limit_issues, layout, trials),
+        dataset=millstone_dataset(issues, seed, None, layout, trials),
         solver=answer_once(),
         scorer=millstone_stance(trials if shared else 1),
         epochs=Epochs(epochs, "mean"),
@@ -82,9 +82,9 @@ def millstone_rephrase(
     issues_file: str | None = None, limit_issues: int | None = None, shared_topics: str = ""
 ) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
-    issues = select_shared(load_issues(issues_file), shared_topics, "MillStone issue")
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
     return Task(
-        dataset=rephrase_dataset(issues[:limit_issues] if limit_issues else issues),
+        dataset=rephrase_dataset(issues),
         solver=rephrase_solver(),
         scorer=rephrase_scorer(),
         config=GenerateConfig(temperature=0.0),

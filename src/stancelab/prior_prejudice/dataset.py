@@ -14,7 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import TopicTag, covered_topics, get_topic, load_topic_map, topic_ids
+from stancelab.core.topics import (
+    TopicTag,
+    covered_topics,
+    load_topic_map,
+    parse_shared_topics,
+)
 from stancelab.prior_prejudice.convinceqa import as_claim_records, is_convinceqa, read_rows
 from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
 
@@ -98,16 +103,6 @@ def load_claims(path: Path | str | None = None, topic_map: Path | str | None = N
         return [Claim.model_validate(record) for record in records]
     return load_jsonl(path, Claim, id_of=lambda claim: claim.id)
 
-
-def parse_shared_topics(selection: str) -> tuple[str, ...] | None:
-    """`--shared-topics`: None when off (""), every key topic for "all", else the listed ids
-    (an unknown id is a clear error naming the key)."""
-    selection = selection.strip()
-    if not selection:
-        return None
-    if selection == "all":
-        return topic_ids()
-    return tuple(get_topic(topic.strip()).id for topic in selection.split(",") if topic.strip())
 
 
 def select_claims(claims: list[Claim], shared_topics: str, where: str) -> list[Claim]:

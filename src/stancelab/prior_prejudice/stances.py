@@ -4,15 +4,12 @@ claim."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.stats import Estimate, bootstrap_ci, wilson_ci
-from stancelab.core.topics import stance_frame
+from stancelab.core.topics import signed_mean, stance_frame
 
 LENS = "prior-prejudice"
 RATING_SPAN = 6.0  # ratings run 1-7
@@ -34,20 +31,9 @@ def signed_gaps(ratings: pd.DataFrame) -> pd.DataFrame:
     return gaps
 
 
-def gap_ci(values: np.ndarray, seed: int = 0) -> Estimate:
-    """Mean signed gap with a BCa bootstrap CI over (claim, template) units; when every gap is
-    the same non-zero value (no bootstrap spread), the Wilson interval of the share of units on
-    that side times the gap, so a unanimous reading of several units still has an interval."""
-    estimate = bootstrap_ci(values, seed=seed)
-    if estimate.n < 2 or not math.isnan(estimate.ci_low) or estimate.value == 0:
-        return estimate
-    low, _ = wilson_ci(estimate.n, estimate.n)
-    bound = estimate.value * (2 * low - 1)
-    return Estimate(estimate.value, min(bound, estimate.value), max(bound, estimate.value), estimate.n)
-
 
 def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, Any]:
-    estimate = gap_ci(gaps["signed"].to_numpy(dtype=float), seed)
+    estimate = signed_mean(gaps["signed"].to_numpy(dtype=float), seed)
     unusable = int(gaps["signed"].isna().sum())
     claims = gaps.loc[gaps["signed"].notna(), "claim_id"].nunique()
     detail = f"{claims} claims x templates" if estimate.n else (
