@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
@@ -99,6 +100,8 @@ async def test_provider_shares_one_copy_and_never_asks_for_full_logits(model_dir
     config = GenerateConfig(max_tokens=5, temperature=1.0, logprobs=True, top_logprobs=4)
     second = get_model(EMBEDDED_MODEL, role="subject", config=config, model_path=str(model_dir), memoize=False)
     assert second.api.model is model and embedded_api.loaded_copies() == 1  # type: ignore[attr-defined]
+    lookup = get_model(EMBEDDED_MODEL, api_key=MODEL_INFO_LOOKUP_API_KEY, model_path=str(model_dir), memoize=False)
+    assert lookup.api.model is model and embedded_api.loaded_copies() == 1  # type: ignore[attr-defined]
 
     output = await second.generate("w1 w2 w3")
     assert asked and not any(k.get("output_logits") or k.get("output_scores") for k in asked)

@@ -23,6 +23,7 @@ from inspect_ai.model._providers.hf import (
     GenerateInput,
     HuggingFaceAPI,
     batched_generate,
+    hub_token,
     set_random_seeds,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
@@ -94,7 +95,8 @@ class EmbeddedAPI(HuggingFaceAPI):
         if "model_path" not in model_args:
             model_args["model_path"] = str(materialise())
         model_args.setdefault("device", "cpu")
-        key = repr(sorted(model_args.items())) + repr(api_key)
+        # the token is all the api key changes (Inspect's model-info lookup passes a placeholder)
+        key = repr(sorted(model_args.items())) + repr(hub_token(api_key))
         if key in _loaded:
             self._share(_loaded[key], model_name, base_url, api_key, config)
             return
