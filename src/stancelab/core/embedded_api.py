@@ -36,8 +36,9 @@ from stancelab.core.embedded_logprobs import generate_with_top_logprobs, logprob
 _greedy_call: ContextVar[bool] = ContextVar("stancelab_greedy_call", default=False)
 
 # Generations batched together (and calls in flight) unless max_connections says otherwise.
-# Inspect's `hf` default of 32 holds 32 prompts' attention caches and activations at once.
-BATCH_SIZE = 8
+# Inspect's `hf` default of 32 holds 32 prompts' attention caches and activations at once;
+# at 8 the demo peaked at 1.54 GiB, at 4 it stays under 1.5 GiB (benchmarks/README.md).
+BATCH_SIZE = 4
 
 # The provider's state after loading (weights, tokenizer, settings), by model arguments:
 # Inspect makes one provider per role and generation config, and they share one copy.
