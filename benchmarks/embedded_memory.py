@@ -38,7 +38,7 @@ print(json.dumps({"copies": embedded_api.loaded_copies()}))
 
 
 def measure(name: str) -> tuple[float, float, int]:
-    """(peak RSS in MB, wall seconds, weight copies) of one probe's demo run in a child."""
+    """(peak RSS in MiB, wall seconds, weight copies) of one probe's demo run in a child."""
     scratch = Path(tempfile.mkdtemp(prefix="stancelab-embedded-memory-"))
     env = {**os.environ, "INSPECT_CACHE_DIR": str(scratch / "cache"), "HF_HUB_OFFLINE": "1"}
     started = time.perf_counter()
@@ -60,14 +60,14 @@ def main() -> None:
     args = parser.parse_args()
     names = args.probe or list(PROBES)
     print(f"embedded model memory ({machine()}, load {os.getloadavg()[0]:.1f}): each probe's demo "
-          f"run in a fresh process, target under {TARGET_MB} MB")  # fmt: skip
+          f"run in a fresh process, target under {TARGET_MB} MiB")  # fmt: skip
     peaks = []
     for name in names:
         peak, seconds, copies = measure(name)
         peaks.append(peak)
-        print(f"  {name:<16} peak RSS {peak:6.0f} MB, {copies} weight copies loaded, {seconds:5.0f} s")
+        print(f"  {name:<16} peak RSS {peak:6.0f} MiB, copies of the weights: {copies}, {seconds:5.0f} s")
     verdict = "met" if max(peaks) < TARGET_MB else "missed"
-    print(f"  highest peak {max(peaks):.0f} MB: target {verdict}")
+    print(f"  highest peak {max(peaks):.0f} MiB: target {verdict}")
 
 
 if __name__ == "__main__":
