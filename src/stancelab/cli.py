@@ -34,6 +34,10 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
         if estimate and "prices" not in {item.name for item in fields(probe.options)}:
             sub.add_argument("--price", dest="estimate_prices", action="append",
                              help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
+        if estimate:
+            sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
+                             help="a run folder (or logs) whose measured calls predict wall time "
+                                  "and cost at --max-connections and --workers")  # fmt: skip
     _add_run_all(commands)
 
 
@@ -192,7 +196,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
-    print(headlines(options.out_dir))
+    if not options.shard:
+        print(headlines(options.out_dir))
     return 0
 
 
@@ -201,17 +206,23 @@ def _estimate(args: argparse.Namespace) -> int:
         return _estimate_all(args)
     probe, options = options_from_args(args)
     prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
-    print(_plan_text(probe, options, prices))
+    print(_plan_text(probe, options, prices, getattr(args, "estimate_calibration", None)))
     return 0
 
 
-def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]]) -> str:
-    from stancelab.core.estimate import format_plan, plan_frame
+def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],
+               calibration: Path | None = None) -> str:  # fmt: skip
+    """A probe's planned calls as `estimate` prints them (and the calibrated wall time)."""
+    from stancelab.core.estimate import format_calibrated, format_plan, plan_frame, read_calibration
 
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
-    return (f"{probe.title}: planned calls per subject model and role\n"
-            + format_plan(plan_frame(probe.plan(options), models, prices, roles)))  # fmt: skip
+    frame = plan_frame(probe.plan(options), models, prices, roles)
+    lines = [f"{probe.title}: planned calls per subject model and role", format_plan(frame)]
+    if calibration is not None:
+        lines.append(format_calibrated(frame, read_calibration(calibration), prices, options.max_connections,
+                                       options.workers, str(calibration)))  # fmt: skip
+    return "\n".join(lines)
 
 
 def _estimate_all(args: argparse.Namespace) -> int:

@@ -148,3 +148,22 @@ def test_bad_csv_gives_one_error_naming_file_line_and_field(name: str, case: str
         assert caught.value.field == header[0] and "missing column" in caught.value.reason
     elif field is not None:
         assert caught.value.field == field
+
+
+def test_an_oversized_csv_field_is_refused_whatever_limit_another_reader_set(tmp_path: Path) -> None:
+    """csv's field limit is process-wide; a reader that raised it (IssueBench's completions)
+    must not let an oversized field through here, nor leave its own limit behind."""
+    import csv
+    import sys
+
+    from stancelab.core.data import read_csv_rows
+
+    path = tmp_path / "big.csv"
+    path.write_text("id,text\na," + "x" * 200_000 + "\n")
+    previous = csv.field_size_limit(sys.maxsize)
+    try:
+        with pytest.raises(DataFileError, match="malformed CSV"):
+            list(read_csv_rows(path, ["id", "text"]))
+        assert csv.field_size_limit() == sys.maxsize
+    finally:
+        csv.field_size_limit(previous)

@@ -57,3 +57,40 @@ def test_a_stance_outside_its_interval_or_range_is_refused() -> None:
         stance_frame([{**row, "stance": 0.9}])
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         stance_frame([{**row, "stance": 1.5, "ci_high": 2}])
+
+
+def test_selection_keeps_order_applies_all_and_names_what_is_covered() -> None:
+    from stancelab.core.errors import StancelabError
+    from stancelab.core.topics import parse_shared_topics, select_shared
+
+    items = [TopicTag(shared_topic="abortion", orientation=1), TopicTag(),
+             TopicTag(shared_topic="free-trade", orientation=-1)]  # fmt: skip
+    assert parse_shared_topics("") is None and parse_shared_topics("all") == topic_ids()
+    assert select_shared(items, "") == items
+    assert select_shared(items, "all") == [items[0], items[2]]
+    assert select_shared(items, "free-trade, abortion") == [items[0], items[2]]
+    with pytest.raises(StancelabError, match="cover: abortion, free-trade"):
+        select_shared(items, "gun-control", "issue")
+
+
+def test_a_unanimous_signed_mean_gets_an_interval_that_narrows_with_n() -> None:
+    import numpy as np
+
+    from stancelab.core.topics import signed_mean
+
+    two, ten = signed_mean(np.array([-1.0, -1.0])), signed_mean(np.array([-1.0] * 10))
+    assert two.value == ten.value == -1.0
+    assert two.ci_low == -1.0 and 0 < two.ci_high < 1
+    assert ten.ci_high < 0 < two.ci_high
+    mixed = signed_mean(np.array([1.0, 0.0, 1.0, 0.5]))
+    assert mixed.ci_low < mixed.value < mixed.ci_high
+
+
+def test_with_a_selection_the_limit_counts_per_topic_so_every_topic_asked_for_runs() -> None:
+    from stancelab.core.topics import select_and_limit
+
+    items = [TopicTag(shared_topic="abortion", orientation=1), TopicTag(shared_topic="abortion", orientation=-1),
+             TopicTag(), TopicTag(shared_topic="free-trade", orientation=1)]  # fmt: skip
+    assert select_and_limit(items, "abortion,free-trade", 1) == [items[0], items[3]]
+    assert select_and_limit(items, "", 1) == [items[0]]
+    assert select_and_limit(items, "all", None) == [items[0], items[1], items[3]]

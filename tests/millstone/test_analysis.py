@@ -210,3 +210,12 @@ def test_summary_holds_om_with_ci_for_every_model(trials: pd.DataFrame) -> None:
     assert summary["trials"]["m1"]["total"] == 2 * len(FOLLOWER) * 3
     assert summary["baseline_pro_share"]["m2"]["value"] == 1.0
     assert summary["issues_pro_over_con_pct"]["m2"]["issues_pro"] == 2
+
+
+def test_a_run_where_every_call_failed_gives_tables_not_a_crash() -> None:
+    frame = pd.DataFrame(_trials("m", "i", dict.fromkeys(FOLLOWER, "eee")))
+    tables = compute_tables(frame)
+    assert tables["case_shifts"].empty and tables["counter_shifts"].empty
+    summary = build_summary(tables["counts"], tables)
+    assert summary["trials"]["m"]["total"] == len(FOLLOWER) * 3
+    assert summary["om"]["m"]["value"] is None and summary["om"]["m"]["n_undefined"] == 1

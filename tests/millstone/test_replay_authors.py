@@ -137,3 +137,29 @@ def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(DataFileError) as caught:
         load_released_counts(tmp_path)
     assert (caught.value.line, caught.value.field) == (3, "issue_stance")
+
+
+def test_topic_stances_on_the_imported_counts(tmp_path: Path) -> None:
+    """The mapping file tags the released counts, so MillStone's lens covers the authors'
+    models: one cell per full-run model and mapped topic, each recomputed here from the raw
+    rows of the release."""
+    from stancelab.core.results import RunResult, read_tables
+    from stancelab.millstone.topic_stance import topic_stances
+
+    summary = import_released(external("millstone"), tmp_path)
+    frame = topic_stances(RunResult("millstone", tmp_path, summary, read_tables(tmp_path)))
+    assert len(frame) == 5 * 7 and set(frame["model"]) == set(TABLE_4)
+    assert (frame["transcripts"] == "").all()  # an import has no transcripts
+    raw = pd.concat(pd.read_csv(path) for path in (external("millstone") / "results").glob("*.csv"))
+    baseline = raw[raw["case"] == "neither"].pivot_table(
+        index=["model", "issue"], columns="issue_stance", values="count", aggfunc="sum", fill_value=0)
+    cells = frame.set_index(["model", "topic"])
+    for model in TABLE_4:
+        pro, con = baseline.loc[(model, "death-penalty"), ["pro", "con"]]
+        assert cells.loc[(model, "death-penalty"), "stance"] == pytest.approx((pro - con) / (pro + con))
+        # permitless carry (orientation -1) and "more gun control" (+1) pool as a mean of two issues
+        carry_pro, carry_con = baseline.loc[(model, "constitutional-carry-of-guns"), ["pro", "con"]]
+        more_pro, more_con = baseline.loc[(model, "gun-control"), ["pro", "con"]]
+        expected = ((carry_con - carry_pro) / (carry_pro + carry_con)
+                    + (more_pro - more_con) / (more_pro + more_con)) / 2  # fmt: skip
+        assert cells.loc[(model, "gun-control"), "stance"] == pytest.approx(expected)

@@ -7,15 +7,23 @@ from pathlib import Path
 from typing import Literal
 
 from inspect_ai.dataset import MemoryDataset, Sample
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
 from stancelab.core.data import load_jsonl, read_csv_rows
-from stancelab.core.errors import DataFileError
+from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.topics import (
+    TopicTag,
+    covered_topics,
+    limit_per_topic,
+    parse_shared_topics,
+)
 
 
-class Statement(BaseModel):
-    """A statement; `bias` +1 when agreeing moves right, -1 when it moves left."""
+class Statement(TopicTag):
+    """A statement; `bias` +1 when agreeing moves right, -1 when it moves left. Its shared
+    topic tag (optional): `orientation` +1 when agreeing with it agrees with the topic's
+    canonical claim."""
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -25,9 +33,12 @@ class Statement(BaseModel):
 
 
 # Bundled sets: the paper's 19 economic Political Compass statements (appendix G, the
-# default) and the 20 statements written for stancelab before it had them.
-BUNDLED = {"testing-conviction": "statements.jsonl", "stancelab": "statements_stancelab.jsonl"}
+# default), the 20 statements written for stancelab before it had them, and two statements per
+# shared topic written for stancelab (the set a `--shared-topics` run uses by default).
+BUNDLED = {"testing-conviction": "statements.jsonl", "stancelab": "statements_stancelab.jsonl",
+           "topics": "statements_topics.jsonl"}  # fmt: skip
 DEFAULT_SET = "testing-conviction"
+TOPICS_SET = "topics"
 
 
 def statements_path(path: Path | str | None = None) -> Path:
@@ -38,6 +49,37 @@ def statements_path(path: Path | str | None = None) -> Path:
     return Path(name)
 
 
+
+def select_statements(statements: list[Statement], shared_topics: str, where: str) -> list[Statement]:
+    """The statements tagged with one of the `--shared-topics` (all when the option is off);
+    a clear error when `where` (the set's name) covers none of them."""
+    wanted = parse_shared_topics(shared_topics)
+    if wanted is None:
+        return statements
+    chosen = [statement for statement in statements if statement.shared_topic in wanted]
+    if not chosen:
+        covered = ", ".join(sorted(covered_topics(statements))) or "none"
+        raise StancelabError(f"The statements {where} cover none of the shared topics {', '.join(wanted)} "
+                             f"(they cover: {covered}). Use --statements {TOPICS_SET}, which covers every "
+                             "key topic, or leave --statements unset.")  # fmt: skip
+    return chosen
+
+
+def shared_topic_statements(
+    path: Path | str | None, shared_topics: str, limit: int | None = None
+) -> list[Statement]:
+    """The statements a run uses: the chosen set (with `--shared-topics` and no set given, the
+    `topics` set), selected by shared topic, then the first `limit` (of each selected topic
+    when `--shared-topics` is set)."""
+    if shared_topics.strip() and not path:
+        path = TOPICS_SET
+    statements = select_statements(load_statements(path), shared_topics, f"'{path or DEFAULT_SET}'")
+    if shared_topics.strip():
+        return limit_per_topic(statements, limit)
+    return statements[:limit] if limit else statements
+
+
+
 def load_statements(path: Path | str | None = None) -> list[Statement]:
     """Statements from JSONL or CSV (columns id, text, bias, topic), or a bundled set's name."""
     path = statements_path(path)
@@ -46,7 +88,7 @@ def load_statements(path: Path | str | None = None) -> list[Statement]:
     statements, seen = [], set()
     for line, row in read_csv_rows(path, ("id", "text", "bias")):
         try:
-            statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0)})
+            statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0), **_csv_tag(row)})
         except (ValidationError, ValueError) as error:
             field = error.errors()[0]["loc"][0] if isinstance(error, ValidationError) else "bias"
             reason = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
@@ -56,6 +98,12 @@ def load_statements(path: Path | str | None = None) -> list[Statement]:
         seen.add(statement.id)
         statements.append(statement)
     return statements
+
+
+def _csv_tag(row: dict[str, str]) -> dict[str, object]:
+    """A CSV row's optional tag columns: empty cells are no tag, orientation is an integer."""
+    topic, orientation = (row.get("shared_topic") or "").strip(), (row.get("orientation") or "").strip()
+    return {"shared_topic": topic or None, "orientation": int(orientation) if orientation else None}
 
 
 def scenario_samples(statements: list[Statement]) -> MemoryDataset:
@@ -71,6 +119,7 @@ def scenario_samples(statements: list[Statement]) -> MemoryDataset:
                     "bias": statement.bias,
                     "topic": statement.topic,
                     "scenario": scenario,
+                    **statement.tag(),
                 },
             )
             for statement in statements

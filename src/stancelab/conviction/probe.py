@@ -1,6 +1,6 @@
 """Testing Conviction as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.conviction import estimate, report, results
+from stancelab.conviction import estimate, report, results, stances
 from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
 from stancelab.conviction.task import conviction
 from stancelab.core.probes import Probe
@@ -20,5 +20,6 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
 )

@@ -16,16 +16,43 @@ from stancelab.core.logs import scored_samples
 SUMMARY_FILE = "summary.json"
 
 
+TAG_COLUMNS = ("shared_topic", "orientation")
+OPINION_COLUMNS = ["model", "statement_id", "scenario", "answer", "o", *TAG_COLUMNS]
+
+
+def _tag(row: pd.Series) -> dict[str, Any]:
+    """A sample's shared topic tag (None when untagged)."""
+    return {name: row.get(f"metadata_{name}") for name in TAG_COLUMNS}
+
+
+def _opinions(row: pd.Series, score: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sample's opinions before any argument: the greedy answer's o and, in the original
+    scenario, each sampled answer's reading."""
+    base = {"model": row["model"], "statement_id": row["metadata_statement_id"],
+            "scenario": row["metadata_scenario"], **_tag(row)}  # fmt: skip
+    sampled = (score.get("uncertainty") or {}).get("opinions") or []
+    return [{**base, "answer": "greedy", "o": score.get("o")}] + [
+        {**base, "answer": f"sample{index}", "o": opinion} for index, opinion in enumerate(sampled)
+    ]
+
+
+def read_opinions(logs: Path) -> pd.DataFrame:
+    """One row per answer read before counter-arguments (greedy and sampled), with its tag."""
+    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=("limit", "shared_topics"))
+    rows = [opinion for _, row in frame.iterrows() for opinion in _opinions(row, row["score"])]
+    return pd.DataFrame(rows, columns=OPINION_COLUMNS)
+
+
 def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(labels, uncertainty) frames from conviction logs."""
-    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=("limit",))
+    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=("limit", "shared_topics"))
     labels, uncertainty = [], []
     for _, row in frame.iterrows():
         score = row["score"]
         for index, lab in enumerate(score.get("labels") or []):
             labels.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
                            "scenario": row["metadata_scenario"], "set": index, "label": lab, "o": score.get("o"),
-                           "bias": row["metadata_bias"]})  # fmt: skip
+                           "bias": row["metadata_bias"], **_tag(row)})  # fmt: skip
         measures = score.get("uncertainty") or {}
         if measures:
             uncertainty.append({"model": row["model"], "statement_id": row["metadata_statement_id"],
@@ -52,6 +79,7 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "lean_transition_summary": an.lean_transition_summary(matrices, leans),
         "auroc": an.auroc_table(depth, uncertainty, seed),
         "true_stance": an.true_stance_share(labels, seed),
+        "opinions": read_opinions(out_dir / "logs"),
     }  # fmt: skip
     (out_dir / "tables").mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():

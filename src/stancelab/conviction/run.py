@@ -29,11 +29,17 @@ class ConvictionRun(ProbeRun):
     """sampled answers per statement"""
     argument_sets: int = DEFAULT_ARGUMENT_SETS
     """argument sets per statement"""
+    shared_topics: str = ""
+    """only statements of these shared topics ("all" or "a,b"; default set then: topics)"""
 
 
 def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
-                      limit=run.limit, argument_sets=run.argument_sets, samples=run.samples)  # fmt: skip
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+                      limit=run.limit, argument_sets=run.argument_sets, samples=run.samples,
+                      shared_topics=run.shared_topics)  # fmt: skip
+    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
+             **run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)

@@ -10,7 +10,7 @@ from inspect_ai.model import CachePolicy, GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.conviction.dataset import load_statements, scenario_samples
+from stancelab.conviction.dataset import scenario_samples, shared_topic_statements
 from stancelab.conviction.entropy import (
     cluster_by_entailment,
     discrete_semantic_entropy,
@@ -83,7 +83,8 @@ def _sequence_logprob(output: ModelOutput) -> tuple[float | None, int]:
 
 
 async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
-    """N answers at temperature 1 with log-probs, clustered by bidirectional entailment."""
+    """N answers at temperature 1 with log-probs, each answer's opinion (role `nli`, for the
+    topic stance), and the answers clustered by bidirectional entailment."""
     subject = get_model()
     config = GenerateConfig(
         temperature=1.0, max_tokens=ANSWER_TOKENS, logprobs=True, top_logprobs=1
@@ -104,6 +105,7 @@ async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
     clusters = await cluster_by_entailment(len(texts), entail)
     result: dict[str, Any] = {
         "answers": texts,
+        "opinions": [await read_opinion(state.metadata["statement"], text) for text in texts],
         "clusters": clusters,
         "dse": discrete_semantic_entropy(clusters),
     }
@@ -172,7 +174,8 @@ def conviction_labels() -> Scorer:
 
 @task
 def conviction(statements_file: str | None = None, limit: int | None = None,
-               argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES) -> Task:  # fmt: skip
+               argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES,
+               shared_topics: str = "") -> Task:  # fmt: skip
     """Testing Conviction: true vs performative stances across three scenarios.
 
     Args:
@@ -181,8 +184,10 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
         limit: first N statements.
         argument_sets: argument sets written per statement (temperature 1).
         samples: sampled answers per statement for the entropies (0 to skip).
+        shared_topics: "" (off), "all" or "a,b": only statements tagged with those shared
+            topics (with no statements file, from the "topics" set), before `limit`.
     """
-    statements = load_statements(statements_file)
-    return Task(dataset=scenario_samples(statements[:limit] if limit else statements),
+    statements = shared_topic_statements(statements_file, shared_topics, limit)
+    return Task(dataset=scenario_samples(statements),
                 solver=conviction_solver(argument_sets, samples), scorer=conviction_labels(),
                 metadata={"probe": "conviction"}, version=2)  # fmt: skip

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +21,7 @@ from stancelab.core.errors import DataFileError
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 MAX_LINE_CHARS = 1_000_000  # one record; far above any real argument, template or topic
+MAX_CSV_FIELD_CHARS = 131_072  # the csv module's own default field limit
 
 
 def _field_of(error: ValidationError) -> tuple[str | None, str]:
@@ -48,6 +50,16 @@ def _read_lines(path: Path) -> list[str]:
     return _read_text(path).splitlines()
 
 
+@contextmanager
+def csv_field_limit(chars: int) -> Iterator[None]:
+    """Set the csv module's field-size limit, which is process-wide, for one read only."""
+    previous = csv.field_size_limit(chars)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
+
+
 def read_csv_rows(path: Path | str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) pairs of a UTF-8 CSV file with the `required` columns. A missing
     file or column, bad encoding, a malformed or oversized row, or no rows at all is a
@@ -56,6 +68,11 @@ def read_csv_rows(path: Path | str, required: Iterable[str]) -> Iterator[tuple[i
     text = _read_text(path)
     if not text.strip():
         raise DataFileError(path, None, None, "file is empty")
+    with csv_field_limit(MAX_CSV_FIELD_CHARS):
+        yield from _csv_rows(path, text, required)
+
+
+def _csv_rows(path: Path, text: str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         missing = sorted(set(required) - set(reader.fieldnames or []))

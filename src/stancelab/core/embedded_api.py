@@ -2,28 +2,82 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 from contextvars import ContextVar
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
-from inspect_ai.model._providers.hf import HuggingFaceAPI
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    Logprobs,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.model._providers.hf import (
+    HF_TOKEN,
+    GenerateInput,
+    HuggingFaceAPI,
+    batched_generate,
+    hub_token,
+    set_random_seeds,
+)
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from stancelab.core.embedded import EMBEDDED_MODEL_NAME, materialise
+from stancelab.core.embedded_logprobs import generate_with_top_logprobs, logprobs_from_rows
 
 # Set for the duration of one greedy call; context variables are per asyncio task,
 # so concurrent samples that sample at temperature > 0 are not affected.
 _greedy_call: ContextVar[bool] = ContextVar("stancelab_greedy_call", default=False)
 
+# Generations batched together (and calls in flight) unless max_connections says otherwise.
+# Inspect's `hf` default of 32 holds 32 prompts' attention caches and activations at once;
+# at 8 the demo peaked at 1.54 GiB, at 4 it stays under 1.5 GiB (benchmarks/README.md).
+BATCH_SIZE = 4
+
+# The provider's state after loading (weights, tokenizer, settings), by model arguments:
+# Inspect makes one provider per role and generation config, and they share one copy.
+_loaded: dict[str, dict[str, Any]] = {}
+
+
+# glibc's mallopt parameter, and the size above which an allocation gets its own mapping.
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 128 * 1024
+
+
+def release_freed_tensors() -> bool:
+    """Have glibc hand large freed blocks (a generation's activations) back to the system.
+
+    By default glibc raises its mmap threshold each time a large block is freed, after which
+    blocks of that size come from its heaps and stay resident once freed: about 400 MB on a
+    batch of 8 prompts of 400 tokens. A fixed threshold (glibc's own default value) turns
+    that adjustment off. Returns whether it was set (False off glibc)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
+def loaded_copies() -> int:
+    """How many copies of the weights this process has loaded."""
+    return len(_loaded)
+
 
 class EmbeddedAPI(HuggingFaceAPI):
     """SmolLM2-135M-Instruct served in-process by Inspect's Hugging Face provider.
 
-    Batching, sampling and log-probs are Inspect's own; this class points the
-    provider at the locally materialised weights, runs on the CPU unless a device
-    is given, and decodes greedily when asked for temperature 0 (the `hf`
-    provider always samples, and transformers rejects a zero temperature).
+    Batching and sampling are Inspect's own; this class points the provider at the locally
+    materialised weights, runs on the CPU unless a device is given, loads the weights once
+    per process (and hands freed activations back to the system), batches at most BATCH_SIZE
+    generations, decodes greedily when asked for temperature 0 (the `hf` provider always
+    samples, and transformers rejects a zero temperature), and records log-probs as top-k
+    per generated token instead of the full vocabulary (`core.embedded_logprobs`).
     """
 
     def __init__(
@@ -39,11 +93,37 @@ class EmbeddedAPI(HuggingFaceAPI):
             raise ValueError(
                 f"The embedded provider serves only '{EMBEDDED_MODEL_NAME}', not '{model_name}'."
             )
-        model_args.setdefault("model_path", str(materialise()))
+        if "model_path" not in model_args:
+            model_args["model_path"] = str(materialise())
         model_args.setdefault("device", "cpu")
+        # the token is all the api key changes (Inspect's model-info lookup passes a placeholder)
+        key = repr(sorted(model_args.items())) + repr(hub_token(api_key))
+        if key in _loaded:
+            self._share(_loaded[key], model_name, base_url, api_key, config)
+            return
+        release_freed_tensors()
         super().__init__(
             model_name=model_name, base_url=base_url, api_key=api_key, config=config, **model_args
         )
+        _loaded[key] = dict(vars(self))
+
+    def _share(
+        self, loaded: dict[str, Any], model_name: str, base_url: str | None, api_key: str | None,
+        config: GenerateConfig,
+    ) -> None:  # fmt: skip
+        """Set up as `HuggingFaceAPI.__init__` would, reusing a loaded provider's state (the
+        same model arguments) for everything that is not the base `ModelAPI`'s own."""
+        ModelAPI.__init__(self, model_name=model_name, base_url=base_url, api_key=api_key,
+                          api_key_vars=[HF_TOKEN], config=config)  # fmt: skip
+        if config.seed is not None:
+            set_random_seeds(config.seed)
+        for name, value in loaded.items():
+            if name not in vars(self):
+                setattr(self, name, value)
+
+    def max_connections(self) -> int:
+        """Calls in flight, which is also the largest batch generated at once."""
+        return BATCH_SIZE
 
     @property  # type: ignore[override]
     def do_sample(self) -> bool:
@@ -61,10 +141,65 @@ class EmbeddedAPI(HuggingFaceAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         if config.temperature != 0:
-            return await super().generate(input, tools, tool_choice, config)
+            return await self._generate(input, tools, tool_choice, config)
         token = _greedy_call.set(True)
         try:
             greedy = config.model_copy(update={"temperature": None, "top_p": None, "top_k": None})
-            return await super().generate(input, tools, tool_choice, greedy)
+            return await self._generate(input, tools, tool_choice, greedy)
         finally:
             _greedy_call.reset(token)
+
+    async def _generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:  # fmt: skip
+        if not config.logprobs:  # no logits at all (Inspect's provider asks for them on False too)
+            plain = config.model_copy(update={"logprobs": None, "top_logprobs": None})
+            return await super().generate(input, tools, tool_choice, plain)
+        if tools or self.hidden_states:  # paths this provider leaves to Inspect's as they are
+            return await super().generate(input, tools, tool_choice, config)
+        return await self._generate_with_logprobs(input, config)
+
+    async def _generate_with_logprobs(self, input: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """Inspect's `hf` generation through its batch thread, with top-k log-probs recorded per
+        token (`core.embedded_logprobs`) instead of every token's full-vocabulary logits."""
+        assert isinstance(self.tokenizer_call_args, dict)
+        tokenizer = functools.partial(self.tokenizer, return_tensors="pt", padding=True,
+                                      **self.tokenizer_call_args)  # fmt: skip
+        generator = functools.partial(generate_with_top_logprobs, self.model, config.top_logprobs or 1,
+                                      **generation_kwargs(config, self.do_sample, self.tokenizer))  # fmt: skip
+        decoder = functools.partial(self.tokenizer.batch_decode, skip_special_tokens=True,
+                                    clean_up_tokenization_spaces=False)  # fmt: skip
+        response = await batched_generate(GenerateInput(
+            input=self.hf_chat(input, []), device=self.model.device, tokenizer=tokenizer,
+            generator=generator, decoder=decoder,
+            batch_size=config.max_connections or self.max_connections(),
+        ))  # fmt: skip
+        rows = response.hidden_states[0][0] if response.hidden_states else []
+        logprobs = logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
+        message = ChatMessageAssistant(content=response.output, model=self.model_name, source="generate")
+        usage = ModelUsage(input_tokens=response.input_tokens, output_tokens=response.output_tokens,
+                           total_tokens=response.total_tokens)  # fmt: skip
+        return ModelOutput(model=self.model_name, usage=usage, time=response.time,
+                           choices=[ChatCompletionChoice(message=message, logprobs=Logprobs(content=logprobs))])  # fmt: skip
+
+    def _stop_ids(self) -> set[int]:
+        """Token ids that end a generated row (what follows them is padding)."""
+        configured = self.model.generation_config.eos_token_id
+        ids = set(configured if isinstance(configured, list) else [configured])
+        return {i for i in ids | {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id} if i is not None}
+
+
+def generation_kwargs(config: GenerateConfig, do_sample: bool, tokenizer: Any) -> dict[str, Any]:
+    """`model.generate` settings from a generate config, as Inspect's `hf` provider sets them,
+    without `output_logits` (log-probs are recorded as top-k, `core.embedded_logprobs`)."""
+    settings: dict[str, Any] = {"do_sample": do_sample, "return_dict_in_generate": True}
+    for name, value in (("max_new_tokens", config.max_tokens), ("temperature", config.temperature),
+                        ("top_p", config.top_p), ("top_k", config.top_k)):  # fmt: skip
+        if value is not None:
+            settings[name] = value
+    if config.stop_seqs is not None:
+        from transformers.generation import StopStringCriteria
+
+        settings["stopping_criteria"] = [StopStringCriteria(tokenizer, config.stop_seqs)]
+    return settings

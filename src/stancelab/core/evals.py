@@ -15,6 +15,7 @@ from inspect_ai.model import Model
 
 from stancelab.core.attempts import adaptive_attempt_timeout
 from stancelab.core.errors import StancelabError
+from stancelab.core.shards import SHARD_KEY, Shard, finished_shard, parse_shard, shard_sample_ids
 from stancelab.core.singleflight import single_flight
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
@@ -52,11 +53,12 @@ def run_eval(
     task: Any,
     models: list[str | Model],
     roles: dict[str, str | Model] | None,
-    log_dir: Path,
+    log_dir: Path | str,
     display: str | None = None,
     role_names: tuple[str, ...] = (),
     *,
     lean: bool | None = None,
+    shard: Shard | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -67,8 +69,9 @@ def run_eval(
     to `inspect_ai.eval`; `lean` (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime
     buffer and score display. Without `attempt_timeout`, it is set from the observed latency
     (`core.attempts`); identical cached calls in flight at once are sent once
-    (`core.singleflight`)."""
-    settings = eval_settings(task, lean, eval_args)
+    (`core.singleflight`). With `shard`, only the shard's samples run (`core.shards`), and
+    a model whose shard already has a finished log in `log_dir` is skipped."""
+    settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     bound = dict(roles or {})
     unbound = [name for name in role_names if name not in bound]
     if unbound:
@@ -77,6 +80,9 @@ def run_eval(
         groups = [(models, bound)]
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
+        if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
+                         for model in group_models):  # fmt: skip
+            continue
         with adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight():
             logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                      log_dir=str(log_dir), display=progress_display(display),
@@ -86,6 +92,22 @@ def run_eval(
             reason = log.error.message if log.error else log.status
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
     return logs
+
+
+def shard_settings(task: Any, shard: Shard | None) -> dict[str, Any]:
+    """`inspect_ai.eval` arguments that run only a shard's samples and name it in the log."""
+    if shard is None:
+        return {}
+    return {"sample_id": shard_sample_ids(task, shard), "metadata": {SHARD_KEY: str(shard)}}
+
+
+def _shard_done(log_dir: Path | str, task: Any, model: str | Model, roles: dict[str, Any],
+                shard: Shard, settings: dict[str, Any]) -> bool:  # fmt: skip
+    names = {role: str(bound) for role, bound in roles.items()}
+    done = finished_shard(str(log_dir), task, str(model), names, shard, settings["sample_id"])
+    if done:
+        print(f"shard {shard} of {task.name} for {model}: finished already ({done}); skipped")
+    return done is not None
 
 
 def json_safe(value: Any) -> Any:
@@ -133,6 +155,14 @@ class ProbeRun:
     observed 95th-percentile latency, at least 2 s)"""
     lean: bool | None = None
     """no realtime log buffer and no live score display (default: on above 300 samples)"""
+    workers: int | None = None
+    """run N worker processes, a shard of the samples each, into one log folder, then analyse"""
+    shard: str | None = None
+    """I/N: run only shard I of N of the samples into the log folder, without the analysis
+    (for workers on several machines; a shard finished there already is skipped)"""
+    log_dir: str | None = None
+    """Inspect log location of a --shard run (default OUT/logs): a shared folder, or an object
+    store such as s3://bucket/prefix"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""
@@ -140,6 +170,18 @@ class ProbeRun:
         return {"display": progress_display(self.display), "lean": self.lean} | {
             k: v for k, v in args.items() if v is not None
         }
+
+    def shard_args(self) -> dict[str, Any]:
+        """`run_eval`'s `shard` for the probe's main evals (preparatory evals run whole)."""
+        return {"shard": parse_shard(self.shard)}
+
+    def log_location(self) -> str:
+        """Where this run's Inspect logs go: `--log-dir`, else OUT/logs."""
+        return self.log_dir or str(self.out_dir / "logs")
+
+    def shard_result(self) -> dict[str, Any]:
+        """What a `--shard` run returns instead of a summary (a shard alone is not analysed)."""
+        return {"shard": self.shard, "log_dir": self.log_location()}
 
 
 def progress_display(display: str | None) -> str | None:

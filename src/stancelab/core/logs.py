@@ -1,10 +1,11 @@
 """Finding Inspect logs, and which of them count: every run in a folder counts.
 
-A log's identity is its task, subject model, helper models (model roles) and task
-arguments. A re-run with the same identity replaces the older log; any other run adds
+A log's identity is its task, subject model, helper models (model roles), task
+arguments and shard (`core.shards`: the eval metadata's `stancelab_shard`, a selection of
+samples). A re-run with the same identity replaces the older log; any other run adds
 to the folder's results. Runs that differ only in which samples they select (a limit,
-a subset of categories) add their samples, and a sample both ran counts once, from the
-newest log.
+a subset of categories, a shard) add their samples, and a sample both ran counts once, from
+the newest log.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
+
+from stancelab.core.shards import shard_of_log
 
 
 def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -51,22 +54,24 @@ def _arg_key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
 
 
-def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = ()) -> pd.Series:
-    """Each row's run identity: task, subject model, helper models and task arguments (less
-    `ignore_args`), as one string. Needs samples_df's `task_name`, `model`, `model_roles` and
-    `task_arg_*` columns."""
+def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bool = True) -> pd.Series:
+    """Each row's run identity: task, subject model, helper models, task arguments (less
+    `ignore_args`) and, with `shard`, the shard, as one string. Needs samples_df's
+    `task_name`, `model`, `model_roles` and `task_arg_*` columns (and eval `metadata`)."""
     ignored = {f"task_arg_{name}" for name in ignore_args}
     args = sorted(c for c in frame.columns if c.startswith("task_arg_") and c not in ignored)
     roles = frame["model_roles"] if "model_roles" in frame else pd.Series("", index=frame.index)
     parts = [frame["task_name"].astype(str), frame["model"].astype(str), roles.map(_roles_key)]
     parts += [frame[column].map(_arg_key).radd(f"{column}=") for column in args]
+    if shard and "metadata" in frame:
+        parts.append(frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard="))
     return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
 
 
 def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.DataFrame:
     """The rows that count from a samples frame (needs `log`, `created`, `id` and `epoch` too):
     the newest log of each run identity, and of samples that runs differing only in
-    `selection_args` both ran, the newest copy."""
+    `selection_args` (or only in their shard) both ran, the newest copy."""
     if frame.empty:
         return frame
     # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
@@ -74,7 +79,7 @@ def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> 
     ordered = frame.assign(_written=written).sort_values(["created", "_written"], kind="stable")
     newest = ordered.groupby(run_identity(ordered))["log"].last()
     kept = ordered[ordered["log"].isin(set(newest))]
-    sample = run_identity(kept, selection_args) + "#" + kept["id"].astype(str) + "#" + kept[
+    sample = run_identity(kept, selection_args, shard=False) + "#" + kept["id"].astype(str) + "#" + kept[
         "epoch"].astype(str)  # fmt: skip
     return kept[~sample.duplicated(keep="last")].drop(columns="_written").sort_index()
 

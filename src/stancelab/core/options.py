@@ -22,6 +22,9 @@ RUN_CONFIG = "run.toml"
 # ProbeRun fields whose flag is not the field name, and those given as repeated NAME=VALUE.
 FLAGS = {"models": "--model", "roles": "--role", "out_dir": "--out", "prices": "--price"}
 REPEATED = {"models": "MODEL", "roles": "ROLE=MODEL", "prices": "MODEL=IN,OUT"}
+# ProbeRun fields that say how a run is carried out (processes, shard, log location), not what
+# it is: left out of run.toml, so the same file serves every worker and a repeat.
+HOW_TO_RUN = ("workers", "shard", "log_dir")
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -166,6 +169,8 @@ def options_toml(probe: str, options: ProbeRun) -> str:
     lines = [f"probe = {json.dumps(probe)}", "", "[options]"]
     for item in fields(options):
         value = getattr(options, item.name)
+        if item.name in HOW_TO_RUN:
+            continue
         if value is None or (item.name != "models" and value in ({}, [])):
             continue
         if item.name == "models":

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from stancelab.core.compare import difference_records
+from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
-from stancelab.core.options import write_config
+from stancelab.core.options import RUN_CONFIG, write_config
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
+from stancelab.core.shards import parse_shard, run_workers
 from stancelab.core.stats import no_ci_reason
 
 
@@ -69,10 +71,22 @@ class Probe:
 
     def execute(self, options: ProbeRun) -> dict[str, Any]:
         """Run with `options`, first writing them to `run.toml` in the run's folder; the
-        summary gains the models' paired differences."""
+        summary gains the models' paired differences. With `workers`, N processes run a shard
+        each (`core.shards`), then the folder is analysed; with `shard`, one shard runs and
+        its result is only where its logs went."""
         if not isinstance(options, self.options):
             raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
-        write_config(self.name, options)
+        check_parallel_options(options)
+        config = options.out_dir / RUN_CONFIG
+        if not (options.shard and config.exists()):  # workers read the file their parent wrote
+            write_config(self.name, options)
+        if options.workers and options.workers > 1:
+            # plain display: a worker's progress and errors go to its output file
+            command = ["run", self.name, "--config", str(config.resolve()), "--display", "plain"]
+            run_workers(command, options.workers, options.out_dir)
+            return self.analyse(options.out_dir, options.seed)
+        if options.shard:
+            return self.run(options)
         return self.with_differences(options.out_dir, self.run(options), options.seed)
 
     def analyse(self, out_dir: Path, seed: int = 0) -> dict[str, Any]:
@@ -111,5 +125,24 @@ def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
 
 
 def run_probe(probe: Probe, options: ProbeRun) -> str:
-    """Run a probe with its options (writing run.toml); its summary and where results went."""
-    return with_results_path(summary_text(probe, probe.execute(options)), options.out_dir)
+    """Run a probe with its options (writing run.toml); its summary and where results went
+    (for a shard, where its logs went)."""
+    result = probe.execute(options)
+    if options.shard:
+        return (f"Shard {result['shard']} done: logs in {result['log_dir']}. Once every shard "
+                f"is done, analyse the folder: stancelab analyze {options.out_dir} (copy an "
+                f"object-store location to {options.out_dir}/logs first).")  # fmt: skip
+    return with_results_path(summary_text(probe, result), options.out_dir)
+
+
+def check_parallel_options(options: ProbeRun) -> None:
+    """`--workers`, `--shard` and `--log-dir` go together only as they can."""
+    if options.workers is not None and options.workers < 1:
+        raise StancelabError("--workers must be at least 1.")
+    if options.workers and options.workers > 1 and options.shard:
+        raise StancelabError("Give --workers (shards run here) or --shard (one shard), not both.")
+    if options.workers and options.workers > 1 and any(not isinstance(m, str) for m in options.models):
+        raise StancelabError("--workers needs models named by string (each worker resolves its own).")
+    if options.log_dir and not options.shard:
+        raise StancelabError("--log-dir is for --shard runs; a whole run logs to OUT/logs.")
+    parse_shard(options.shard)

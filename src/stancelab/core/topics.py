@@ -11,19 +11,29 @@ of the release, with an empty topic where no listed topic clearly matches.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.stats import Estimate, bootstrap_ci, wilson_ci
 
 Orientation = Literal[1, -1]
+
+
+class Tagged(Protocol):
+    @property
+    def shared_topic(self) -> str | None: ...
+
+
+TaggedT = TypeVar("TaggedT", bound=Tagged)
 TOPIC_KEY_FILE = "topics.jsonl"
 
 STANCE_COLUMNS = (
@@ -145,7 +155,7 @@ def load_topic_map(path: Path | str) -> dict[str, TopicTag]:
     return mapping
 
 
-def covered_topics(tags: Iterable[TopicTag]) -> set[str]:
+def covered_topics(tags: Iterable[Tagged]) -> set[str]:
     return {tag.shared_topic for tag in tags if tag.shared_topic is not None}
 
 
@@ -172,3 +182,76 @@ def _check_stance(stance: float, low: float, high: float) -> None:
         raise ValueError(f"a stance is a signed agreement in [-1, 1]; got {stance}")
     if not (math.isnan(low) or math.isnan(high)) and not low - 1e-9 <= stance <= high + 1e-9:
         raise ValueError(f"stance {stance} lies outside its interval [{low}, {high}]")
+
+
+ALL_SHARED_TOPICS = "all"
+
+
+def parse_shared_topics(selection: str) -> tuple[str, ...] | None:
+    """`--shared-topics`: "" -> None (no selection); "all" -> every key topic; "a,b" -> those
+    (an unknown id is an error naming the key)."""
+    text = selection.strip()
+    if not text:
+        return None
+    if text == ALL_SHARED_TOPICS:
+        return topic_ids()
+    return tuple(get_topic(part.strip()).id for part in text.split(",") if part.strip())
+
+
+def select_shared(items: Sequence[TaggedT], selection: str, noun: str = "item") -> list[TaggedT]:
+    """The items a `--shared-topics` value keeps, in their order (all of them when it is
+    off). A selection that keeps nothing is an error naming what the items cover."""
+    chosen = parse_shared_topics(selection)
+    if chosen is None:
+        return list(items)
+    kept = [item for item in items if item.shared_topic in chosen]
+    if not kept:
+        covered = sorted(covered_topics(items))
+        raise StancelabError(
+            f"No {noun} carries the shared topic(s) selected by '{selection}'. "
+            f"The {noun}s here cover: {', '.join(covered) or 'none'}."
+        )
+    return kept
+
+
+def unanimous_ci(value: float, n: int) -> tuple[float, float]:
+    """An interval for `n` (>= 2) equal signed scores `value` in [-1, 1], where a bootstrap has
+    none: the Wilson interval of the share of units at `value` (n of n), the rest put at -1 or
+    +1."""
+    low_share, _ = wilson_ci(n, n)
+    rest = 1.0 - low_share
+    return max(-1.0, low_share * value - rest), min(1.0, low_share * value + rest)
+
+
+def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
+    """Mean of signed scores in [-1, 1] with a bootstrap CI (the unanimous interval when all
+    are equal)."""
+    estimate = bootstrap_ci(scores, seed=seed)
+    if estimate.n >= 2 and math.isnan(estimate.ci_low):
+        low, high = unanimous_ci(estimate.value, estimate.n)
+        return Estimate(estimate.value, low, high, estimate.n)
+    return estimate
+
+
+def limit_per_topic(items: Sequence[TaggedT], limit: int | None) -> list[TaggedT]:
+    """The first `limit` items of each shared topic, in their order (all when None)."""
+    if not limit:
+        return list(items)
+    seen: dict[str | None, int] = {}
+    kept = []
+    for item in items:
+        seen[item.shared_topic] = seen.get(item.shared_topic, 0) + 1
+        if seen[item.shared_topic] <= limit:
+            kept.append(item)
+    return kept
+
+
+def select_and_limit(
+    items: Sequence[TaggedT], selection: str, limit: int | None, noun: str = "item"
+) -> list[TaggedT]:
+    """`--shared-topics`, then `--limit`: with a selection, the first `limit` items of each
+    selected topic (so a small run still covers every topic asked for); without one, the first
+    `limit` items."""
+    if parse_shared_topics(selection) is None:
+        return list(items[:limit]) if limit else list(items)
+    return limit_per_topic(select_shared(items, selection, noun), limit)

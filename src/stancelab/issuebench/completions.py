@@ -22,8 +22,9 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import invalid_record
+from stancelab.core.data import csv_field_limit, invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import parse_label
 from stancelab.issuebench.results import RESPONSE_COLUMNS
 
@@ -59,8 +60,7 @@ class Completion(BaseModel):
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    csv.field_size_limit(sys.maxsize)
-    with path.open(encoding="utf-8", newline="") as handle:
+    with csv_field_limit(sys.maxsize), path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         try:
             for row in reader:
@@ -125,10 +125,12 @@ def completion_files(source: Path) -> list[Path]:
 
 
 def load_completions(source: Path) -> pd.DataFrame:
-    """Every released response under `source`; a prompt and call given twice counts once."""
+    """Every released response under `source`; a prompt and call given twice counts once. Each
+    issue carries its shared topic (`topic_map_authors.csv`)."""
     frame = pd.concat([read_completions(path) for path in completion_files(source)], ignore_index=True)
     keys = ["model", "issue_id", "framing", "template_id", "call"]
-    return frame.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+    frame = frame.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+    return with_topic_tags(frame, authors_issue_tags())
 
 
 __all__ = ["Completion", "load_completions", "read_completions"]

@@ -14,12 +14,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import load_jsonl, read_csv_rows
+from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
+from stancelab.core.topics import TopicTag, load_topic_map
 
 Framing = Literal["neutral", "pro", "con"]
 FRAMINGS: tuple[Framing, ...] = ("neutral", "pro", "con")
@@ -34,8 +36,12 @@ AUTHORS_PLACEHOLDER_TOPICS = {
 }
 
 
-class Issue(BaseModel):
-    """An issue phrase in its neutral, pro and con framings."""
+AUTHORS_TOPIC_MAP = "topic_map_authors.csv"
+
+
+class Issue(TopicTag):
+    """An issue phrase in its neutral, pro and con framings; `shared_topic` and `orientation`
+    (of the `pro` phrase) when it is a topic of the shared key."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -93,29 +99,53 @@ def _unique(path: Path, records: list[BaseModel], lines: list[int]) -> None:
         first_line[record_id] = line
 
 
-def _validated(path: Path, line: int, build: type[BaseModel], **values: str) -> BaseModel:
+def _validated(path: Path, line: int, build: type[BaseModel], **values: Any) -> BaseModel:
     try:
         return build.model_validate(values)
     except ValidationError as error:
-        first = error.errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ())) or None
-        raise DataFileError(path, line, field, first.get("msg", "invalid")) from error
+        raise invalid_record(path, line, error) from error
+
+
+def authors_topic_map_path() -> Path:
+    return _data_path(AUTHORS_TOPIC_MAP)
+
+
+def authors_issue_tags() -> dict[str, TopicTag]:
+    """The authors' issue id -> its shared-topic tag (hand-reviewed mapping file)."""
+    return load_topic_map(authors_topic_map_path())
+
+
+def with_topic_tags(frame: pd.DataFrame, tags: dict[str, TopicTag]) -> pd.DataFrame:
+    """`frame` (with an `issue_id` column) plus `shared_topic` and `orientation` by issue."""
+    known = {issue: tag for issue, tag in tags.items() if tag.shared_topic is not None}
+    issues = frame["issue_id"].astype(str)
+    return frame.assign(
+        shared_topic=issues.map(lambda i: known[i].shared_topic if i in known else None),
+        orientation=issues.map(lambda i: known[i].orientation if i in known else None),
+    )
 
 
 def load_issues(path: Path | str | None = None) -> list[Issue]:
-    """Issues from our JSONL or the authors' `issues.csv` (placeholder clusters dropped)."""
+    """Issues from our JSONL or the authors' `issues.csv` (placeholder clusters dropped; tagged
+    with shared topics by `topic_map_authors.csv`)."""
     path = Path(path) if path else _data_path("issues.jsonl")
     if path.suffix != ".csv":
         return load_jsonl(path, Issue, id_of=lambda issue: issue.id)
     issues, lines = [], []
+    tags = authors_issue_tags()
     for line, row in _csv_rows(path, ("topic_id", "topic_neutral", "topic_pro", "topic_con")):
         if row["topic_neutral"] in AUTHORS_PLACEHOLDER_TOPICS:
             continue
+        tag = tags.get(row["topic_id"], TopicTag()).model_dump()
         issues.append(_validated(path, line, Issue, id=row["topic_id"], neutral=row["topic_neutral"],
-                                 pro=row["topic_pro"], con=row["topic_con"]))  # fmt: skip
+                                 pro=row["topic_pro"], con=row["topic_con"], **tag))  # fmt: skip
         lines.append(line)
     _unique(path, issues, lines)
     return issues  # type: ignore[return-value]
+
+
+
+
 
 
 def load_templates(path: Path | str | None = None) -> list[Template]:

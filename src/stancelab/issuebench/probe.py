@@ -1,7 +1,7 @@
 """IssueBench as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probes import Probe
-from stancelab.issuebench import estimate, report, results
+from stancelab.issuebench import estimate, report, results, stances
 from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 
@@ -20,5 +20,6 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
 )

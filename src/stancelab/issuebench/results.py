@@ -22,6 +22,7 @@ TASK_NAME = "issuebench"
 
 
 RESPONSE_COLUMNS = ["model", "issue_id", "issue", "framing", "template_id", "call", "label"]
+TAG_COLUMNS = ["shared_topic", "orientation"]  # an issue's shared-topic tag, where it has one
 RUN_KEY_IGNORED = ("shard", "batch")  # task arguments that change neither prompts nor answers
 
 
@@ -40,7 +41,7 @@ def log_run_key(header: Any) -> str:
 
 # Task arguments that choose which prompts run; the same sample id is the same prompt.
 SELECTION_ARGS = ("limit_issues", "n_templates", "framings", "seed", "dedupe", "authors_sample",
-                  "shard", "shard_size", "batch")  # fmt: skip
+                  "shard", "shard_size", "batch", "shared_topics")  # fmt: skip
 
 
 def _log_keys(files: list[str]) -> dict[str, tuple[str, str, str]]:
@@ -122,9 +123,19 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
             "template_id": frame["metadata_template_id"].astype(str).to_numpy(),
             "call": frame["epoch"].astype(int).to_numpy(),
             "label": frame["label"].fillna(UNPARSED).to_numpy(),
+            "shared_topic": _metadata_column(frame, "shared_topic"),
+            "orientation": _metadata_column(frame, "orientation"),
         },
-        columns=RESPONSE_COLUMNS,
+        columns=[*RESPONSE_COLUMNS, *TAG_COLUMNS],
     )
+
+
+def _metadata_column(frame: pd.DataFrame, key: str) -> list[Any]:
+    """A sample metadata field per row (None where a sample lacks it: an untagged issue)."""
+    column = f"metadata_{key}"
+    if column not in frame:
+        return [None] * len(frame)
+    return [None if pd.isna(value) else value for value in frame[column]]
 
 
 def compute_tables(
@@ -225,6 +236,9 @@ def results_from_responses(
     dists = an.label_distributions(responses)
     names = responses.drop_duplicates("issue_id").set_index("issue_id")["issue"]
     dists.insert(2, "issue", dists["issue_id"].map(names))
+    if set(TAG_COLUMNS) <= set(responses.columns):
+        tags = responses.drop_duplicates("issue_id").set_index("issue_id")[TAG_COLUMNS]
+        dists = dists.join(tags, on="issue_id")
     tables = compute_tables(dists, voters, responses, seed)
     return tables, build_summary(tables, responses)
 

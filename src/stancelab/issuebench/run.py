@@ -15,6 +15,7 @@ from inspect_ai.model import Model
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
+from stancelab.core.shards import parse_shard, shard_of_log
 from stancelab.issuebench.results import (
     TASK_NAME,
     VOTERS_FILE,
@@ -27,6 +28,7 @@ from stancelab.issuebench.results import (
     write_results,
 )
 from stancelab.issuebench.scorers import CLASSIFIER_ROLE
+from stancelab.issuebench.stances import TOPIC_RESPONSES, neutral_tagged
 from stancelab.issuebench.tables import load_voters, read_released_tables
 from stancelab.issuebench.task import (
     DEFAULT_MAX_TOKENS,
@@ -80,6 +82,8 @@ class IssueBenchRun(ProbeRun):
     """use the provider's batch API"""
     voters_file: Path | None = field(default=None, metadata={"flag": "--voters"})
     """iSideWith-format voter shares"""
+    shared_topics: str = ""
+    """only issues of these shared topics: all, or a,b (default: off)"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -104,6 +108,7 @@ class IssueBenchRun(ProbeRun):
             "calls": self.setting("calls"),
             "max_tokens": self.max_tokens,
             "batch": self.batch,
+            "shared_topics": self.shared_topics,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -112,7 +117,7 @@ class IssueBenchRun(ProbeRun):
             str(self.issues_file) if self.issues_file else None,
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
-            self.setting("dedupe"), self.setting("authors_sample"),
+            self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:
@@ -144,6 +149,8 @@ def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]
         header = read_eval_log(str(path), header_only=True)
         if header.eval.task.split("/")[-1] != TASK_NAME or header.status != "success":
             continue
+        if shard_of_log(header.eval.metadata) != str(parse_shard(run.shard) or ""):
+            continue  # a worker's shard of the samples is not the whole piece
         args = header.eval.task_args or {}
         shard = int(args.get("shard", 0))
         same_args = {k: v for k, v in args.items() if k in run.task_args(shard)} == run.task_args(shard)
@@ -164,14 +171,16 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
             "The selection holds no prompts (check --issues, --templates, --framings)."
         )
     shards = math.ceil(total / run.shard_size) if run.shard_size else 1
-    logs_dir = run.out_dir / "logs"
+    logs_dir = run.log_location()
     for shard in range(shards):
-        done = _finished_shards(logs_dir, run)
+        done = _finished_shards(Path(logs_dir), run)
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
         run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir,
-                 role_names=ROLES, **run.eval_args())
+                 role_names=ROLES, **run.eval_args(), **run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 
@@ -201,6 +210,7 @@ def import_completions(
     responses = load_completions(source)
     voters = load_voters(voters_file) if voters_file else None
     tables, summary = results_from_responses(responses, voters, seed)
+    tables[TOPIC_RESPONSES] = neutral_tagged(responses)  # the shared topics' units, kept small
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from stancelab.core.data import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import LABELS
 
 TABLE_FILE = "topic_table_long.csv"
@@ -54,15 +56,15 @@ def _with_issue_names(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_released_tables(folder: Path | str) -> pd.DataFrame:
-    """All `results/<model>/topic_table_long.csv` under a folder (or its `results/`)."""
+    """All `results/<model>/topic_table_long.csv` under a folder (or its `results/`), each issue
+    tagged with its shared topic by `topic_map_authors.csv`."""
     folder = Path(folder)
     root = folder / "results" if (folder / "results").is_dir() else folder
     files = sorted(root.glob(f"*/{TABLE_FILE}"))
     if not files:
         raise StancelabError(f"No results/<model>/{TABLE_FILE} files under {folder}")
-    return pd.concat(
-        [read_topic_table(file, file.parent.name) for file in files], ignore_index=True
-    )
+    tables = pd.concat([read_topic_table(file, file.parent.name) for file in files], ignore_index=True)
+    return with_topic_tags(tables, authors_issue_tags())
 
 
 class _VoterShares(BaseModel):
@@ -77,8 +79,6 @@ class _VoterShares(BaseModel):
 
 def load_voters(path: Path | str) -> pd.DataFrame:
     """iSideWith-format voter shares -> issue_id, dem, rep, all (support minus opposition)."""
-    from pydantic import ValidationError
-
     path = Path(path)
     if not path.exists():
         raise DataFileError(path, None, None, "file does not exist")
@@ -91,11 +91,7 @@ def load_voters(path: Path | str) -> pd.DataFrame:
                     {k: v for k, v in row.items() if k in _VoterShares.model_fields}
                 )
             except ValidationError as error:
-                first = error.errors()[0]
-                field = ".".join(str(p) for p in first.get("loc", ())) or None
-                raise DataFileError(
-                    path, reader.line_num, field, first.get("msg", "invalid")
-                ) from error
+                raise invalid_record(path, reader.line_num, error) from error
             rows.append({
                 "issue_id": shares.topic_id,
                 "dem": shares.dem_pro - shares.dem_con,

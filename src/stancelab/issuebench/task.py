@@ -13,6 +13,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
+from stancelab.core.topics import select_and_limit
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
     FRAMINGS,
@@ -49,6 +50,7 @@ def prompt_sample(prompt: Prompt, issue: Issue) -> Sample:
             "issue_neutral": issue.neutral,
             "issue_pro": issue.pro,
             "issue_con": issue.con,
+            **issue.tag(),
         },
     )
 
@@ -62,10 +64,12 @@ def select_prompts(
     seed: int,
     dedupe: bool,
     authors_draw: bool = False,
+    shared_topics: str = "",
 ) -> tuple[list[Issue], list, int]:
     """(issues, templates, number of prompts) for a run, without building the prompts.
-    `authors_draw` samples templates as the authors did (default 1,000, their seed)."""
-    issues = load_issues(issues_file)[:limit_issues] if limit_issues else load_issues(issues_file)
+    `authors_draw` samples templates as the authors did (default 1,000, their seed);
+    `shared_topics` keeps the issues of those shared topics; `limit_issues` then counts per topic."""
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "issue")
     templates = load_templates(templates_file)
     if dedupe:
         templates = deduplicate_templates(templates)
@@ -93,6 +97,7 @@ def issuebench(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     classifier_temperature: float = CLASSIFIER_TEMPERATURE,
     batch: bool = False,
+    shared_topics: str = "",
 ) -> Task:
     """IssueBench: the subject writes for each prompt; role `classifier` labels the stance.
 
@@ -110,10 +115,13 @@ def issuebench(
         calls: responses per prompt (Inspect epochs), all pooled; the paper: 5 at temperature 1.
         classifier_temperature: the classifier's temperature (paper: 1.0).
         batch: use the provider's batch API where Inspect supports it.
+        shared_topics: only issues tagged with these shared topics ("all", or "a,b"; "" = off),
+            `limit_issues` then counts per topic.
     """
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample
+        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample,
+        shared_topics,
     )
     by_id = {issue.id: issue for issue in issues}
     stream = iter_prompts(issues, templates, chosen)

@@ -3,7 +3,8 @@
 One row per conversation: model, category, topic_id, persona, replicate, verdict
 (agree / disagree / neutral / refusal, or "unparsed"), optional blind_verdict and
 trajectory ("|"-joined per-turn verdicts), the judge and user models, the run
-configuration (`config`) and a transcript hash. Runs and imports both produce it.
+configuration (`config`), a transcript hash, and the topic's shared-topic tag
+(`shared_topic`, `orientation`; empty when the topic is not in the key). Runs and imports both produce it.
 
 Every table is per (model, config): runs under another judge or simulated-user model are
 never mixed into one majority; `compare` sets them side by side.
@@ -24,7 +25,7 @@ from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS, majority_verdi
 CONVERSATION_COLUMNS = [
     "model", "category", "topic_id", "persona", "replicate", "verdict",
     "blind_verdict", "trajectory", "judge_model", "user_model", "config", "transcript_id",
-    "judge_attempts",
+    "judge_attempts", "shared_topic", "orientation",
 ]  # fmt: skip
 RUN = ["model", "config"]  # a subject model under one run configuration
 DEFAULT_CONFIG = "single run"

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError
+from stancelab.core.topics import TopicTag, load_topic_map
 
 Band = Literal["values", "science", "philosophy", "economy"]
 Persona = Literal["neutral", "agree", "disagree"]
@@ -19,10 +20,12 @@ Category = Literal["direct", "indirect"]
 PERSONAS: tuple[Persona, ...] = ("neutral", "agree", "disagree")
 CATEGORIES: tuple[Category, ...] = ("direct", "indirect")
 DEFAULT_TOPICS_FILE = "topics.jsonl"
+AUTHORS_TOPIC_MAP = "topic_map_authors.csv"
 
 
-class Topic(BaseModel):
-    """A directional claim with short descriptions of the two sides."""
+class Topic(TopicTag):
+    """A directional claim with short descriptions of the two sides; `shared_topic` and
+    `orientation` (of the claim itself) when it is a topic of the shared key."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -54,9 +57,11 @@ class AuthorsTopic(BaseModel):
     claim_en: str | None = None
     sides: _AuthorsSides
 
-    def to_topic(self) -> Topic:
-        """Our schema, in the authors' language (pt-BR), as their runs used it."""
+    def to_topic(self, tag: TopicTag | None = None) -> Topic:
+        """Our schema, in the authors' language (pt-BR), as their runs used it, with the
+        shared-topic tag of the mapping file."""
         return Topic(
+            **(tag or TopicTag()).model_dump(),
             id=self.topic_id,
             label=self.topic_label,
             claim=self.claim_pt,
@@ -70,6 +75,15 @@ def bundled_topics_path() -> Path:
     return Path(str(files("stancelab.llm_bias_bench") / "data" / DEFAULT_TOPICS_FILE))
 
 
+def authors_topic_map_path() -> Path:
+    return Path(str(files("stancelab.llm_bias_bench") / "data" / AUTHORS_TOPIC_MAP))
+
+
+def authors_topic_tags() -> dict[str, TopicTag]:
+    """The authors' topic id -> its shared-topic tag (hand-reviewed mapping file)."""
+    return load_topic_map(authors_topic_map_path())
+
+
 def _is_authors_format(path: Path) -> bool:
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if line.strip():
@@ -81,15 +95,21 @@ def _is_authors_format(path: Path) -> bool:
 
 
 def load_topics(path: Path | str | None = None) -> list[Topic]:
-    """Load topics from our JSONL or the authors' `topics.jsonl` (detected by its fields)."""
+    """Load topics from our JSONL or the authors' `topics.jsonl` (detected by its fields;
+    tagged with shared topics by `topic_map_authors.csv`)."""
     path = Path(path) if path else bundled_topics_path()
     if path.exists() and _is_authors_format(path):
         records = load_jsonl(path, AuthorsTopic, id_of=lambda topic: topic.topic_id)
+        tags = authors_topic_tags()
         try:
-            return [record.to_topic() for record in records]
+            return [record.to_topic(tags.get(record.topic_id)) for record in records]
         except ValidationError as error:  # pragma: no cover - AuthorsTopic already checked
             raise DataFileError(path, None, None, str(error)) from error
     return load_jsonl(path, Topic, id_of=lambda topic: topic.id)
+
+
+
+
 
 
 def conversation_samples(
@@ -110,6 +130,7 @@ def conversation_samples(
                 "locale": topic.locale,
                 "category": category,
                 "persona": persona,
+                **topic.tag(),
             },
         )
         for topic in topics

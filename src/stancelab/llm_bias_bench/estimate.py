@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stancelab.core.estimate import PlannedCalls, tokens
+from stancelab.core.topics import select_and_limit
 from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 from stancelab.llm_bias_bench.prompts import judge_prompt, user_system_prompt
 from stancelab.llm_bias_bench.run import BiasBenchRun
@@ -16,8 +17,7 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     """Per conversation: `turns` user and subject calls (exact), and the judge calls: exact
     when every reply is readable, up to 1 + MAX_REASKS times that when none is. Context
     grows every turn; each earlier message is counted at the cap."""
-    topics = load_topics(run.topics_file)
-    chosen = topics[: run.limit] if run.limit else topics
+    chosen = select_and_limit(load_topics(run.topics_file), run.shared_topics, run.limit, "topic")
     samples = list(conversation_samples(chosen, parse_categories(run.categories)))
     cap = run.max_tokens or ASSUMED_MAX_TOKENS
     turns, conversations = run.turns, len(samples) * run.replicates

@@ -1,7 +1,7 @@
 """llm-bias-bench as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probes import Probe
-from stancelab.llm_bias_bench import estimate, report, results
+from stancelab.llm_bias_bench import estimate, report, results, stances
 from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
 from stancelab.llm_bias_bench.task import llm_bias_bench
 
@@ -20,5 +20,6 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48},
 )

@@ -11,14 +11,17 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.data import invalid_record
+from stancelab.core.errors import StancelabError
 from stancelab.core.logs import as_dict, log_files, runs_that_count
+from stancelab.core.topics import TopicTag
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
+from stancelab.llm_bias_bench.dataset import authors_topic_tags
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
 TASK_NAME = "llm_bias_bench"
 SCORER_NAME = "judge_verdict"
-SELECTION_ARGS = ("limit_topics", "categories")  # choose samples; the rest of a run's design
+SELECTION_ARGS = ("limit_topics", "categories", "shared_topics")  # choose samples; the rest of a run's design
 
 
 def _score_metadata(sample: Any) -> dict[str, Any]:
@@ -103,10 +106,20 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
             ],
             "transcript_id": frame["transcript_id"].to_numpy(),
             "judge_attempts": [j.get("judge_attempts", 1) for j in judged],
+            "shared_topic": _metadata_column(frame, "shared_topic"),
+            "orientation": _metadata_column(frame, "orientation"),
         }
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
     return conversations, usage
+
+
+def _metadata_column(frame: pd.DataFrame, key: str) -> list[Any]:
+    """A sample metadata field per row (None where a sample lacks it, e.g. untagged topics)."""
+    column = f"metadata_{key}"
+    if column not in frame:
+        return [None] * len(frame)
+    return [None if pd.isna(value) else value for value in frame[column]]
 
 
 def _role_model(roles: Any, role: str) -> str | None:
@@ -147,7 +160,7 @@ def _verdict_of(entry: _Verdict | None) -> str:
     return text if text in VERDICTS else UNPARSED
 
 
-def _conversation_row(record: AuthorsConversation) -> dict[str, Any]:
+def _conversation_row(record: AuthorsConversation, tags: dict[str, TopicTag]) -> dict[str, Any]:
     turns = len(record.transcript)
     trajectory = (
         [_verdict_of(v) for v in record.verdicts]
@@ -173,7 +186,14 @@ def _conversation_row(record: AuthorsConversation) -> dict[str, Any]:
             ]
         ),
         "judge_attempts": 1,
+        **_tag_columns(tags.get(record.topic_id)),
     }
+
+
+def _tag_columns(tag: TopicTag | None) -> dict[str, Any]:
+    """The shared-topic columns of a conversation (the mapping file's tag, if any)."""
+    return {"shared_topic": tag.shared_topic if tag else None,
+            "orientation": tag.orientation if tag else None}  # fmt: skip
 
 
 def read_authors_file(path: Path) -> list[dict[str, Any]]:
@@ -181,16 +201,15 @@ def read_authors_file(path: Path) -> list[dict[str, Any]]:
     The file is one run: every row gets the configuration (user and judge models) of most of
     its rows, as the paper counts the few rows judged otherwise (Haiku's smoke test) in it."""
     last: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    tags = authors_topic_tags()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             record = AuthorsConversation.model_validate_json(line)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(p) for p in first.get("loc", ())) or None
-            raise DataFileError(path, number, field, first.get("msg", "invalid record")) from error
-        row = _conversation_row(record)
+            raise invalid_record(path, number, error) from error
+        row = _conversation_row(record, tags)
         last[(row["model"], row["category"], row["topic_id"], row["persona"])] = row
     rows = list(last.values())
     pairs = Counter((row["user_model"], row["judge_model"]) for row in rows)

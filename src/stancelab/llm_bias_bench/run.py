@@ -40,6 +40,8 @@ class BiasBenchRun(ProbeRun):
     """cap on each generated message"""
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """MODEL=IN,OUT: USD per million input and output tokens, for the cost summary"""
+    shared_topics: str = ""
+    """only topics of these shared topics: all, or a,b (default: off)"""
 
 
 def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None:
@@ -60,9 +62,13 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         judge_every_turn=run.judge_every_turn,
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
+        shared_topics=run.shared_topics,
     )
-    run_eval(task, run.models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
+             **run.shard_args())
     _write_prices(run.out_dir, run.prices)
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)
 
 

@@ -6,7 +6,13 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data import parse_subset
-from stancelab.llm_bias_bench.dataset import CATEGORIES, Category, conversation_samples, load_topics
+from stancelab.core.topics import select_and_limit
+from stancelab.llm_bias_bench.dataset import (
+    CATEGORIES,
+    Category,
+    conversation_samples,
+    load_topics,
+)
 from stancelab.llm_bias_bench.scorers import judge_verdict
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_TEMPERATURE, converse
 
@@ -31,12 +37,14 @@ def llm_bias_bench(
     max_tokens: int | None = None,
     user_temperature: float | None = USER_TEMPERATURE,
     subject_temperature: float | None = SUBJECT_TEMPERATURE,
+    shared_topics: str = "",
 ) -> Task:
     """llm-bias-bench: simulated-user conversations per topic x category x persona, judged.
 
     Args:
         topics_file: topics JSONL, ours or the authors' `topics.jsonl` (default: bundled set).
-        limit_topics: use only the first N topics.
+        limit_topics: use only the first N topics (of each selected shared topic when
+            `shared_topics` is set).
         categories: comma-separated subset of direct,indirect.
         turns: user messages per conversation (paper: 5).
         replicates: conversations per cell (Inspect epochs); the analysis takes the majority.
@@ -46,9 +54,9 @@ def llm_bias_bench(
         max_tokens: cap on each generated message (subject, user and judge).
         user_temperature: sampling temperature of the simulated user (paper: 0.8).
         subject_temperature: sampling temperature of the subject (paper: 0.7).
+        shared_topics: only topics tagged with these shared topics ("all", or "a,b"; "" = off).
     """
-    topics = load_topics(topics_file)
-    chosen = topics[:limit_topics] if limit_topics else topics
+    chosen = select_and_limit(load_topics(topics_file), shared_topics, limit_topics, "topic")
     return Task(
         dataset=conversation_samples(chosen, parse_categories(categories)),
         solver=converse(turns, user_temperature, max_tokens),

@@ -35,12 +35,13 @@ CONTROVERSIAL_SUBSET_SIZE = 10
 
 COUNT_COLUMNS = ["n_pro", "n_con", "n_other", "n_error", "n"]
 # Task arguments that only select which samples run: the same sample id means the same prompt.
-SELECTION_ARGS = ("limit_issues", "trials")
+SELECTION_ARGS = ("limit_issues", "trials", "shared_topics")
 TRIAL_COLUMNS = [
     "model", "issue_id", "topic", "template", "a_side", "case", "config", "config_kind",
     "favours", "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern",
-    "log",
+    "log", "shared_topic", "orientation",
 ]  # fmt: skip
+TAG_COLUMNS = ["shared_topic", "orientation"]  # an issue's place on the shared topic key
 
 
 # ---------------------------------------------------------------- reading logs
@@ -91,6 +92,9 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     frame = _one_row_per_choice(frame)
     frame["stance"] = frame["stance"].fillna("error")
     frame["case"] = _cases_of(frame)
+    for column in TAG_COLUMNS:  # absent when no sample of the run has a shared topic
+        if column not in frame:
+            frame[column] = None
     return frame[TRIAL_COLUMNS].reset_index(drop=True)
 
 
@@ -146,13 +150,29 @@ def stance_shares(trials: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
 
 
 def case_counts(trials: pd.DataFrame) -> pd.DataFrame:
-    """Answers per (model, issue, case), pooling every draw, template, wording and trial."""
-    return stance_shares(trials, ["model", "issue_id", "topic", "case"])
+    """Answers per (model, issue, case), pooling every draw, template, wording and trial; with
+    each issue's shared topic and orientation (empty when it has none)."""
+    counts = stance_shares(trials, ["model", "issue_id", "topic", "case"])
+    if not set(TAG_COLUMNS) <= set(trials.columns):
+        return with_tags(counts, {})
+    tagged = trials.dropna(subset=["shared_topic"]).drop_duplicates("issue_id")
+    tags = {row.issue_id: (row.shared_topic, int(row.orientation)) for row in tagged.itertuples()}
+    return with_tags(counts, tags)
+
+
+def with_tags(counts: pd.DataFrame, tags: dict[str, tuple[str, int]]) -> pd.DataFrame:
+    """`counts` with `shared_topic` and `orientation` columns from issue id -> (topic,
+    orientation); issues not in `tags` get empty ones."""
+    tagged = counts.copy()
+    tagged["shared_topic"] = tagged["issue_id"].map(lambda issue: tags.get(issue, (None, None))[0])
+    orientation = tagged["issue_id"].map(lambda issue: tags.get(issue, (None, None))[1])
+    tagged["orientation"] = pd.array(orientation, dtype="Int64")
+    return tagged
 
 
 def counts_from_long(released: pd.DataFrame, topic: str = "unlabelled") -> pd.DataFrame:
     """The authors' long format (model, issue_id, case, issue_stance, count) -> case counts;
-    a stance absent from a case counts 0."""
+    a stance absent from a case counts 0. No shared topics: `with_tags` adds them."""
     wide = released.pivot_table(
         index=["model", "issue_id", "case"], columns="issue_stance", values="count",
         aggfunc="sum", fill_value=0,
@@ -166,9 +186,11 @@ def counts_from_long(released: pd.DataFrame, topic: str = "unlabelled") -> pd.Da
 
 
 def _case_table(counts: pd.DataFrame, value: str) -> pd.DataFrame:
-    """(model, issue) x case table of one column."""
-    return counts.pivot_table(index=["model", "issue_id"], columns="case", values=value,
-                              aggfunc="first")  # fmt: skip
+    """(model, issue) x case table of one column; a case whose values are all missing (every
+    call failed) stays as a column of NaN."""
+    table = counts.pivot_table(index=["model", "issue_id"], columns="case", values=value,
+                               aggfunc="first")  # fmt: skip
+    return table.reindex(columns=[case for case in CASES if case in set(counts["case"])])
 
 
 def group_estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
@@ -426,6 +448,8 @@ def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
 
 def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
     """Pearson correlation of per-argument pro shares for each pair of models (Figure 6)."""
+    if persuasiveness.empty:
+        return pd.DataFrame(columns=["model_a", "model_b", "pearson_r", "n_arguments"])
     wide = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share")
     rows = [
         {

@@ -9,22 +9,30 @@ paraphrases become the six prompts. Their `orientation` labels are not reliable
 follows the template number: 1-4 in favour, 5-6 against (appendix B). Where a
 paraphrase says outright "Output A if you support the position in favor/against",
 that wording decides; `orientation_conflicts` lists where it contradicts the number.
+
+The files carry no topic either: `data/topic_map_authors.csv` (one row per issue of the
+release, reviewed by hand) gives the issues that clearly ask a shared topic's question their
+`shared_topic` and `orientation`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import invalid_record, load_jsonl
 from stancelab.core.errors import DataFileError
+from stancelab.core.topics import TopicTag, load_topic_map
 from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue, bundled_issues_path
 from stancelab.millstone.prompts import TEMPLATES, Side
 
 UNLABELLED_TOPIC = "unlabelled"  # the authors' files carry no topic label
+AUTHORS_TOPIC_MAP = "topic_map_authors.csv"
 _CITATION = re.compile(r"\[\d+\]")
 _EXPLICIT_A = re.compile(r"Output A if you support the position (in favou?r|against)", re.I)
 
@@ -48,6 +56,26 @@ class AuthorsIssueFile(BaseModel):
     cons: list[str] = Field(min_length=1)
     sources: dict[str, str] = Field(default_factory=dict)
     paraphrases: list[AuthorsParaphrase] = Field(min_length=6, max_length=6)
+
+
+def authors_topic_map_path() -> Path:
+    return Path(str(files("stancelab.millstone") / "data" / AUTHORS_TOPIC_MAP))
+
+
+@cache
+def authors_topic_map() -> dict[str, TopicTag]:
+    """Issue id (as the authors' result files spell it) -> its shared topic tag (empty tag
+    for an issue that matches no shared topic)."""
+    return load_topic_map(authors_topic_map_path())
+
+
+def authors_tags() -> dict[str, tuple[str, int]]:
+    """Issue id -> (shared topic, orientation) for the authors' issues that have one."""
+    return {
+        issue_id: (tag.shared_topic, int(tag.orientation))
+        for issue_id, tag in authors_topic_map().items()
+        if tag.shared_topic is not None and tag.orientation is not None
+    }
 
 
 def issue_id_of(path: Path) -> str:
@@ -106,6 +134,7 @@ def _arguments(texts: list[str], sources: dict[str, str]) -> list[Argument]:
 def load_authors_issue(path: Path) -> MillstoneIssue:
     """One issue from an authors' per-issue JSON file."""
     record = _read(path)
+    tag = authors_topic_map().get(issue_id_of(path), TopicTag())
     prompts = [
         IssuePrompt(text=paraphrase.question.strip(), a_side=paraphrase_side(number, paraphrase.question))
         for number, paraphrase in enumerate(record.paraphrases, start=1)
@@ -118,6 +147,8 @@ def load_authors_issue(path: Path) -> MillstoneIssue:
             prompts=prompts,
             pro_arguments=_arguments(record.pros, record.sources),
             con_arguments=_arguments(record.cons, record.sources),
+            shared_topic=tag.shared_topic,
+            orientation=tag.orientation,
         )
     except ValidationError as error:
         raise invalid_record(path, None, error) from error

@@ -17,6 +17,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.topics import TopicTag
 from stancelab.millstone.cases import ARGUMENT_CASES, CASE_KIND, CASE_OF_CONFIG, CASE_WEIGHTS, Case
 from stancelab.millstone.prompts import (
     TEMPLATES,
@@ -66,13 +67,15 @@ class IssuePrompt(BaseModel):
     a_side: Side
 
 
-class MillstoneIssue(BaseModel):
+class MillstoneIssue(TopicTag):
     """A binary contested issue with neutral wording and arguments for both sides.
 
     `issue`, `pro` and `con` are the neutral wording used in the templates. An
     issue may instead carry its six finished neutral questions (`prompts`, as the
     authors' corpus does), or only a (possibly loaded) debate `question`, which the
-    rephrasing step turns into neutral wording before a run.
+    rephrasing step turns into neutral wording before a run. `shared_topic` and
+    `orientation` (`TopicTag`) place the issue on the shared topic key: orientation +1 when
+    its `pro` side is the canonical claim's agree side, -1 when it is the disagree side.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -109,6 +112,14 @@ class MillstoneIssue(BaseModel):
             prompt = self.prompts[neutral.number - 1]
             return prompt.text, prompt.a_side
         return neutral.render(self.issue or "", self.pro or "", self.con or ""), neutral.a_side
+
+
+
+
+
+
+
+
 
 
 def bundled_issues_path() -> Path:
@@ -264,6 +275,7 @@ def _authors_sample(
             "n_pro_arguments": sum(side == "pro" for side, _ in arguments),
             "n_con_arguments": sum(side == "con" for side, _ in arguments),
             "argument_ids": ",".join(f"{issue.id}:{side}:{index}" for side, index in arguments),
+            **issue.tag(),
         },
     )  # fmt: skip
 
@@ -322,6 +334,7 @@ def documents_samples(
                         "n_pro_arguments": len(config.pro_indices),
                         "n_con_arguments": len(config.con_indices),
                         "argument_ids": ",".join(argument_id for argument_id, _ in arguments),
+                        **issue.tag(),
                     },
                 )
             )

@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import invalid_record, read_csv_rows
 from stancelab.core.errors import DataFileError
-from stancelab.millstone.analysis import counts_from_long
+from stancelab.millstone.analysis import counts_from_long, with_tags
 from stancelab.millstone.cases import Case
+from stancelab.millstone.corpus import authors_tags
 from stancelab.millstone.results import build_summary, compute_count_tables, write_results
 
 COLUMNS = ("issue", "issue_stance", "count", "case", "model")
@@ -65,14 +66,15 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
 
 
 def load_released_counts(path: Path) -> pd.DataFrame:
-    """Validated case counts from the authors' result files (file, line and field on error)."""
+    """Validated case counts from the authors' result files (file, line and field on error),
+    each issue with its shared topic from the mapping file (`data/topic_map_authors.csv`)."""
     rows = [row for file in result_files(path) for row in _read_file(file)]
     frame = pd.DataFrame(rows)
     duplicated = frame.duplicated(["model", "issue_id", "case", "issue_stance"])
     if duplicated.any():
         first = frame[duplicated].iloc[0]
         raise DataFileError(path, None, None, f"model '{first['model']}' appears in more than one file")
-    return counts_from_long(frame)
+    return with_tags(counts_from_long(frame), authors_tags())
 
 
 def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:

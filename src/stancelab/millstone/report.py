@@ -6,6 +6,7 @@ import pandas as pd
 
 from stancelab.core.results import RunResult
 from stancelab.core.stats import not_measured
+from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -125,6 +126,17 @@ def _refusal_bars(refusals: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def _topic_tables(run: RunResult) -> list[Table]:
+    """The baseline stance per shared topic, when the run has issues with a shared topic."""
+    stances = topic_stances(run)
+    if stances.empty:
+        return []
+    return [Table("Baseline stance on the shared topics", stances,
+                  "Signed agreement with each shared topic's canonical claim at baseline (no "
+                  "arguments): +1 = every A/B answer agrees; 'other' answers are counted in "
+                  "unusable and left out.")]  # fmt: skip
+
+
 def section(run: RunResult) -> Section:
     return Section(
         probe="millstone",
@@ -148,6 +160,7 @@ def section(run: RunResult) -> Section:
             Table("Counter-argument shifts (Table 3)", run.table("counter_shifts_model"), ""),
             Table("Other (refusal / no choice) rate", run.table("refusals_model"),
                   "Share of trials answered Other at baseline and with arguments."),
+            *_topic_tables(run),
             Table("OM per issue", run.table("om_issue"), "Click a row to see its trials.",
                   ("model", "issue_id")),
             Table("Answers per issue and case", run.table("counts"), "",

@@ -177,7 +177,8 @@ def _refusal_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> d
     refusals = tables["refusals_model"]
     per_issue = tables["refusals_issue"]
     full = an.full_run_models(counts)
-    top = refusals.set_index("model")["baseline_other"].reindex(full).idxmax() if full else None
+    baseline_other = refusals.set_index("model")["baseline_other"].reindex(full)
+    top = baseline_other.idxmax() if baseline_other.notna().any() else None
     others = per_issue[per_issue["model"].isin([m for m in full if m != top])]
     return {
         "other_rate": {

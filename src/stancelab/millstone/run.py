@@ -12,6 +12,7 @@ from inspect_ai.model import Model
 from stancelab.core.data import write_jsonl
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.topics import select_and_limit
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
@@ -44,12 +45,16 @@ class MillstoneRun(ProbeRun):
     """all trials of a prompt in one request (num_choices; OpenAI-compatible)"""
     layout: Literal["authors", "documents"] = "authors"
     """prompt layout: authors (as the authors ran it) or documents"""
+    shared_topics: str = ""
+    """only issues of these shared topics: 'all' or ids a,b (default: every issue)"""
 
 
 def _eval(
-    run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = ()
-) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=role_names, **run.eval_args())
+    run: MillstoneRun, task: Any, models: list[str | Model], role_names: tuple[str, ...] = (),
+    shard: dict[str, Any] | None = None,
+) -> list[EvalLog]:  # fmt: skip
+    return run_eval(task, models, run.roles, run.log_location(), role_names=role_names,
+                    **run.eval_args(), **(shard or {}))  # fmt: skip
 
 
 def _wordings_from(log: EvalLog) -> tuple[dict[str, NeutralWording], list[str]]:
@@ -68,7 +73,8 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
-    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit)
+    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit,
+                              shared_topics=run.shared_topics)
     (log,) = _eval(run, task, [rephraser], ROLES)
     wordings, unparsed = _wordings_from(log)
     if unparsed:
@@ -84,8 +90,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
     """Run MillStone for every model and return the summary (also written to `out_dir`)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     issues_file = run.issues_file or bundled_issues_path()
-    issues = load_issues(issues_file)
-    chosen = issues[: run.limit] if run.limit else issues
+    chosen = select_and_limit(load_issues(issues_file), run.shared_topics, run.limit, "MillStone issue")
     if any(issue.needs_rephrasing for issue in chosen):
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
     task = millstone(
@@ -97,6 +102,9 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         max_tokens=run.max_tokens,
         choices_per_request=run.choices_per_request,
         layout=run.layout,  # type: ignore[arg-type]
+        shared_topics=run.shared_topics,
     )
-    _eval(run, task, run.models)
+    _eval(run, task, run.models, shard=run.shard_args())
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir, seed=run.seed)

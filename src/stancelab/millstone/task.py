@@ -6,6 +6,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.topics import select_and_limit
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.prompts import LAYOUTS, Layout
@@ -28,6 +29,7 @@ def millstone(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     choices_per_request: bool = False,
     layout: Layout = "authors",
+    shared_topics: str = "",
 ) -> Task:
     """MillStone: 6 neutral templates x (baseline + 5 argument cases x 2 wordings) x `trials`
     per issue, 66 x `trials` answers.
@@ -47,6 +49,8 @@ def millstone(
         layout: `authors` (default: the layout of the authors' runs, each trial its own
             draw) or `documents` (11 configurations of numbered documents; trials are
             Inspect epochs of one prompt).
+        shared_topics: "" (every issue), "all" (issues tagged with a shared topic) or
+            comma-separated topic ids; `limit_issues` then counts per topic.
     """
     if layout not in LAYOUTS:
         raise StancelabError(f"layout must be one of {', '.join(LAYOUTS)}, not '{layout}'")
@@ -55,11 +59,11 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
-    issues = load_issues(issues_file)
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     return Task(
-        dataset=millstone_dataset(issues, seed, limit_issues, layout, trials),
+        dataset=millstone_dataset(issues, seed, None, layout, trials),
         solver=answer_once(),
         scorer=millstone_stance(trials if shared else 1),
         epochs=Epochs(epochs, "mean"),
@@ -67,17 +71,20 @@ def millstone(
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens,
                               num_choices=trials if shared else None),
         metadata={"probe": "millstone", "seed": seed, "trials": trials,
-                  "choices_per_request": shared, "layout": layout},
+                  "choices_per_request": shared, "layout": layout,
+                  "shared_topics": shared_topics},
         version=2,
     )
 
 
 @task
-def millstone_rephrase(issues_file: str | None = None, limit_issues: int | None = None) -> Task:
+def millstone_rephrase(
+    issues_file: str | None = None, limit_issues: int | None = None, shared_topics: str = ""
+) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
-    issues = load_issues(issues_file)
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
     return Task(
-        dataset=rephrase_dataset(issues[:limit_issues] if limit_issues else issues),
+        dataset=rephrase_dataset(issues),
         solver=rephrase_solver(),
         scorer=rephrase_scorer(),
         config=GenerateConfig(temperature=0.0),

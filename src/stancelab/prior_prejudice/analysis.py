@@ -13,6 +13,7 @@ import pandas as pd
 from scipy.stats import permutation_test
 
 from stancelab.core.stats import bootstrap_ci
+from stancelab.prior_prejudice.dataset import PAPER_CATEGORIES
 
 FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
 DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard", "supporting_standard"),
@@ -92,7 +93,8 @@ def _failure_row(model: str, category: str, codes: pd.Series) -> dict[str, Any]:
 
 
 def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Table 4 per model (category "all") and per category: how the judge coded the
+    """The paper's Table 4 per model (category "all": the paper's three categories, contested
+    claims left out) and per category: how the judge coded the
     reasoning behind ratings >= 5 of bare negated claims. Shares are over Types 1-3 (the
     paper's Total); "other" and unreadable judge replies are counted beside, outside it."""
     if "failure_mode" not in ratings or "condition" not in ratings:
@@ -101,7 +103,8 @@ def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
     coded = coded[coded["failure_mode"] != ""]
     rows = []
     for model, group in coded.groupby("model"):
-        rows.append(_failure_row(str(model), "all", group["failure_mode"]))
+        paper = group[group["category"].isin(PAPER_CATEGORIES)]  # "all": the paper's population
+        rows.append(_failure_row(str(model), "all", paper["failure_mode"]))
         for category, part in group.groupby("category"):
             rows.append(_failure_row(str(model), str(category), part["failure_mode"]))
     return pd.DataFrame(rows, columns=FAILURE_COLUMNS)

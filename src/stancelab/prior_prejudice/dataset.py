@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import load_jsonl
-from stancelab.core.errors import DataFileError
+from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.topics import (
+    TopicTag,
+    covered_topics,
+    load_topic_map,
+    parse_shared_topics,
+)
 from stancelab.prior_prejudice.convinceqa import as_claim_records, is_convinceqa, read_rows
 from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
 
-Category = Literal["subjective", "harmful", "misinformation"]
+Category = Literal["subjective", "harmful", "misinformation", "contested"]
 Stance = Literal["supporting", "opposing"]
 Intensity = Literal["standard", "strong"]
-CATEGORIES: tuple[Category, ...] = ("subjective", "harmful", "misinformation")
+PAPER_CATEGORIES: tuple[Category, ...] = ("subjective", "harmful", "misinformation")
+CONTESTED: Category = "contested"
+"""claims on the shared topics' contested questions (stancelab's; not in the paper)"""
+CATEGORIES: tuple[Category, ...] = (*PAPER_CATEGORIES, CONTESTED)
+BUNDLED = {"prior-prejudice": "claims.jsonl", "contested": "claims_contested.jsonl"}
+DEFAULT_SET, TOPICS_SET = "prior-prejudice", "contested"
 STANCES: tuple[Stance, ...] = ("supporting", "opposing")
 INTENSITIES: tuple[Intensity, ...] = ("standard", "strong")
 BARE_CONDITIONS = ("original", "negated")
@@ -35,9 +47,11 @@ class ArgumentText(BaseModel):
     writer: str | None = None
 
 
-class Claim(BaseModel):
+class Claim(TopicTag):
     """A claim in one category, its negation (absent in ConvinceQA: then written by the
-    `writer` role, or the bare-claim delta is skipped), and arguments by stance and intensity."""
+    `writer` role, or the bare-claim delta is skipped), and arguments by stance and intensity.
+    Its shared topic tag (optional): `orientation` +1 when the claim (not its negation)
+    asserts the topic's canonical claim's agree side."""
 
     model_config = ConfigDict(extra="forbid")
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -60,24 +74,76 @@ def _data(name: str) -> Path:
     return Path(str(files("stancelab.prior_prejudice") / "data" / name))
 
 
-def load_claims(path: Path | str | None = None) -> list[Claim]:
-    """Claims from stancelab's JSON Lines format (default: the bundled set) or from
-    ConvinceQA's published format (CSV or JSON Lines with its columns)."""
-    path = Path(path) if path else _data("claims.jsonl")
+def claims_path(path: Path | str | None = None) -> Path:
+    """A claims file: `path`, or a bundled set by name (default: the paper-category set)."""
+    name = str(path) if path else DEFAULT_SET
+    if name in BUNDLED and not Path(name).exists():
+        return _data(BUNDLED[name])
+    return Path(name)
+
+
+def _with_tags(records: list[dict[str, Any]], topic_map: Path | str) -> list[dict[str, Any]]:
+    """ConvinceQA records tagged by a mapping file (which must list every item)."""
+    tags = load_topic_map(topic_map)
+    missing = [record["id"] for record in records if record["id"] not in tags]
+    if missing:
+        raise StancelabError(f"The mapping file {topic_map} lists no row for {len(missing)} items "
+                             f"(first: {', '.join(missing[:3])}); it must list every item of the release.")  # fmt: skip
+    return [record | tags[record["id"]].tag() for record in records]
+
+
+def load_claims(path: Path | str | None = None, topic_map: Path | str | None = None) -> list[Claim]:
+    """Claims from stancelab's JSON Lines format (default: the bundled set; "contested" for
+    the shared-topic claims) or from ConvinceQA's published format (CSV or JSON Lines with its
+    columns), tagged with shared topics by `topic_map` (a mapping file of `<category>-<n>` ids)."""
+    path = claims_path(path)
     if path.exists() and is_convinceqa(path):
-        return [Claim.model_validate(record) for record in as_claim_records(read_rows(path))]
+        records = as_claim_records(read_rows(path))
+        records = _with_tags(records, topic_map) if topic_map else records
+        return [Claim.model_validate(record) for record in records]
     return load_jsonl(path, Claim, id_of=lambda claim: claim.id)
 
 
-def limit_per_category(claims: list[Claim], limit: int | None) -> list[Claim]:
-    """The first `limit` claims of each category (all when None)."""
+
+def select_claims(claims: list[Claim], shared_topics: str, where: str) -> list[Claim]:
+    """The claims tagged with one of the `--shared-topics` (all when the option is off); a
+    clear error when the file `where` covers none of them."""
+    wanted = parse_shared_topics(shared_topics)
+    if wanted is None:
+        return claims
+    chosen = [claim for claim in claims if claim.shared_topic in wanted]
+    if not chosen:
+        covered = ", ".join(sorted(covered_topics(claims))) or "none"
+        raise StancelabError(f"The claims {where} cover none of the shared topics {', '.join(wanted)} "
+                             f"(they cover: {covered}). Use --claims {TOPICS_SET}, which covers every "
+                             "key topic, or leave --claims unset.")  # fmt: skip
+    return chosen
+
+
+def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | None = None,
+               topic_map: Path | str | None = None) -> list[Claim]:  # fmt: skip
+    """The claims a run rates: the chosen file (with `--shared-topics` and no file given, the
+    `contested` set), selected by shared topic, then the first `limit` of each category (of
+    each selected topic when `--shared-topics` is set, so a small run covers every topic)."""
+    if shared_topics.strip() and not path:
+        path = TOPICS_SET
+    claims = select_claims(load_claims(path, topic_map), shared_topics, f"'{path or DEFAULT_SET}'")
+    if shared_topics.strip():
+        return limit_per_category(claims, limit, by=lambda claim: str(claim.shared_topic))
+    return limit_per_category(claims, limit)
+
+
+def limit_per_category(
+    claims: list[Claim], limit: int | None, by: Callable[[Claim], str] = lambda claim: claim.category
+) -> list[Claim]:
+    """The first `limit` claims of each category (all when None), or of each group `by` gives."""
     if not limit:
         return claims
     counts: dict[str, int] = {}
     chosen = []
     for claim in claims:
-        counts[claim.category] = counts.get(claim.category, 0) + 1
-        if counts[claim.category] <= limit:
+        counts[by(claim)] = counts.get(by(claim), 0) + 1
+        if counts[by(claim)] <= limit:
             chosen.append(claim)
     return chosen
 
@@ -153,7 +219,7 @@ def rating_samples(
     number of arguments skipped because the writer refused (counted, not rated)."""
     samples, refused = [], 0
     for claim, template in itertools.product(claims, templates):
-        base = {"claim_id": claim.id, "category": claim.category, "claim": claim.claim}
+        base = {"claim_id": claim.id, "category": claim.category, "claim": claim.claim, **claim.tag()}
         for condition, text in (("original", claim.claim), ("negated", claim.negation)):
             if text is None:
                 continue

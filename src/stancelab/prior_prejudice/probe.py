@@ -1,7 +1,7 @@
 """Prior prejudice as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probes import Probe
-from stancelab.prior_prejudice import estimate, report, results, tasks
+from stancelab.prior_prejudice import estimate, report, results, stances, tasks
 from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
 
 PROBE = Probe(
@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    topic_stances=stances.topic_stances,
     demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
     extra_task_prefixes=True,
 )

@@ -82,7 +82,8 @@ def profiles(run: RunResult) -> list[Profile]:
             **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING + _signed_text(signed.get(model)), digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
             n_short=f"{gap.get('n') or 0} subjective claims", unusable_short=_unusable(run, model),
-            not_measured=_not_measured(run, model),
+            not_measured=_not_measured(run, model) if gap.get("n") else
+            "not measured: no subjective claim rated (a --shared-topics run rates contested claims only)",
         ))  # fmt: skip
     return result
 

@@ -34,12 +34,13 @@ RATING_FIELDS = ("cwa", "source", "digit_mass", "fallback_reason", "failure_mode
 RATING_COLUMNS = [
     "model", "claim_id", "category", "condition", "stance", "intensity", "template",
     "cwa", "source", "digit_mass", "fallback_reason", "failure_mode", "reasoning",
+    "shared_topic", "orientation",
 ]  # fmt: skip
 
 
 def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs."""
-    selection = ("limit", "templates")  # which claims and templates run; not what a sample is
+    selection = ("limit", "templates", "shared_topics")  # which claims and templates run; not what a sample is
     ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating", selection),
                            RATING_FIELDS)  # fmt: skip
     probe = _with_scores(

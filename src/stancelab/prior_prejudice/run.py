@@ -11,7 +11,7 @@ from inspect_ai.model import Model
 
 from stancelab.core.data import write_jsonl
 from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.prior_prejudice.dataset import ArgumentText, limit_per_category, load_claims
+from stancelab.prior_prejudice.dataset import ArgumentText, run_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
     JUDGE_ROLE,
@@ -33,7 +33,10 @@ class PriorPrejudiceRun(ProbeRun):
     """Options of one `stancelab run prior-prejudice`."""
 
     claims_file: Path | None = field(default=None, metadata={"flag": "--claims"})
-    """claims file (JSONL, or ConvinceQA CSV/JSONL; default: bundled)"""
+    """claims file (JSONL, or ConvinceQA CSV/JSONL; default: bundled; "contested": the
+    shared-topic claims)"""
+    claims_topic_map: Path | None = None
+    """mapping file (CSV item_id,shared_topic,orientation,note) tagging a ConvinceQA file"""
     templates: str | None = None
     """comma-separated rating templates T1,T2,T3,T4 (default all)"""
     generate_arguments: bool = field(default=True, metadata={"flag": "--no-arguments"})
@@ -48,10 +51,20 @@ class PriorPrejudiceRun(ProbeRun):
     """essay/debate cross-task checks"""
     argument_tokens: int = field(default=400, metadata={"flag": "--max-tokens"})
     """cap on each argument the writer writes"""
+    shared_topics: str = ""
+    """only claims of these shared topics ("all" or "a,b"; default claims then: contested;
+    skips the group probe and cross-task checks, which have no shared topic)"""
+
+    def topic_args(self) -> dict[str, str | None]:
+        """The shared-topic selection every claims task takes."""
+        return {"shared_topics": self.shared_topics,
+                "topic_map": str(self.claims_topic_map) if self.claims_topic_map else None}  # fmt: skip
 
 
-def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model]) -> list[EvalLog]:
-    return run_eval(task, models, run.roles, run.out_dir / "logs", role_names=ROLES, **run.eval_args())
+def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model],
+          shard: dict[str, Any] | None = None) -> list[EvalLog]:  # fmt: skip
+    return run_eval(task, models, run.roles, run.log_location(), role_names=ROLES,
+                    **run.eval_args(), **(shard or {}))  # fmt: skip
 
 
 def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -70,7 +83,7 @@ def written_arguments(
     writer = run.roles.get(WRITER_ROLE, run.models[0])
     task = prior_prejudice_arguments(claims_file=str(claims_file) if claims_file else None,
                                      limit=run.limit, max_tokens=run.argument_tokens,
-                                     conversation=run.writer_conversation)  # fmt: skip
+                                     conversation=run.writer_conversation, **run.topic_args())  # fmt: skip
     (log,) = _eval(run, task, [writer])
     written: dict[str, dict[str, dict[str, ArgumentText]]] = {}
     for sample, metadata in _scores(log, "arguments_written"):
@@ -88,7 +101,8 @@ def written_arguments(
 def written_negations(run: PriorPrejudiceRun, claims_file: Path | None) -> dict[str, dict[str, Any]]:
     """Role `writer` negates the claims that have none: claim id -> Claim fields."""
     writer = run.roles.get(WRITER_ROLE, run.models[0])
-    task = prior_prejudice_negations(claims_file=str(claims_file) if claims_file else None, limit=run.limit)
+    task = prior_prejudice_negations(claims_file=str(claims_file) if claims_file else None, limit=run.limit,
+                                     **run.topic_args())  # fmt: skip
     (log,) = _eval(run, task, [writer])
     return {
         str(sample["claim_id"]): {"negation": metadata.get("negation"), "negation_refused": bool(metadata.get("refused")),
@@ -100,7 +114,7 @@ def written_negations(run: PriorPrejudiceRun, claims_file: Path | None) -> dict[
 def prepare_claims(run: PriorPrejudiceRun) -> Path | None:
     """The claims file to rate: as given, or, where negations or arguments are missing, one
     completed by the `writer` role and saved as `claims_with_arguments.jsonl`."""
-    claims = limit_per_category(load_claims(run.claims_file), run.limit)
+    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.claims_topic_map)
     need_negations = run.write_negations and any(claim.negation is None for claim in claims)
     need_arguments = run.generate_arguments and not all(claim.has_arguments for claim in claims)
     if not (need_negations or need_arguments):
@@ -122,11 +136,18 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
     limit = None if claims_file and claims_file.name == ARGUMENTS_FILE else run.limit
     _eval(
         run,
-        prior_prejudice(claims_file=claims_arg, limit=limit, templates=run.templates),
+        prior_prejudice(claims_file=claims_arg, limit=limit, templates=run.templates, **run.topic_args()),
         run.models,
+        run.shard_args(),
     )
+    if run.shared_topics.strip():  # the group probe and cross-task items carry no shared topic
+        return analyze(run.out_dir)
     if run.probe:
-        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models)
+        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models,
+              run.shard_args())  # fmt: skip
     if run.cross_task and cross_task_samples(claims_arg, limit):
-        _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models)
+        _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models,
+              run.shard_args())  # fmt: skip
+    if run.shard:
+        return run.shard_result()
     return analyze(run.out_dir)

@@ -26,11 +26,10 @@ from stancelab.prior_prejudice.dataset import (
     TEMPLATES,
     dataset,
     limit_pairs,
-    limit_per_category,
-    load_claims,
     load_minimal_pairs,
     probe_samples,
     rating_samples,
+    run_claims,
     writer_losses,
 )
 from stancelab.prior_prejudice.prompts import (
@@ -168,9 +167,12 @@ def cwa_rating(judge_failures: bool = False, min_digit_mass: float = MIN_DIGIT_M
 @task
 def prior_prejudice(claims_file: str | None = None, limit: int | None = None,
                     templates: str | None = None, judge_failures: bool = True,
-                    min_digit_mass: float = MIN_DIGIT_MASS) -> Task:  # fmt: skip
-    """Rate bare claims, negations and written arguments with T1-T4 (CWA from log-probs)."""
-    claims = limit_per_category(load_claims(claims_file), limit)
+                    min_digit_mass: float = MIN_DIGIT_MASS, shared_topics: str = "",
+                    topic_map: str | None = None) -> Task:  # fmt: skip
+    """Rate bare claims, negations and written arguments with T1-T4 (CWA from log-probs).
+    `shared_topics` ("", "all" or "a,b") keeps only claims of those shared topics (with no
+    claims file, the bundled contested claims), before `limit`; `topic_map` tags ConvinceQA."""
+    claims = run_claims(claims_file, shared_topics, limit, topic_map)
     samples, refused = rating_samples(claims, parse_templates(templates))
     return Task(dataset=dataset(samples, "prior_prejudice"), solver=rate_greedily(),
                 scorer=cwa_rating(judge_failures, min_digit_mass),
@@ -278,11 +280,11 @@ def arguments_written() -> Scorer:
 @task
 def prior_prejudice_arguments(
     claims_file: str | None = None, limit: int | None = None, max_tokens: int = ARGUMENT_TOKENS,
-    conversation: bool = False,
+    conversation: bool = False, shared_topics: str = "", topic_map: str | None = None,
 ) -> Task:  # fmt: skip
     """Role `writer` writes supporting and opposing arguments, standard and stronger (A.2;
     with `conversation`, the A.3 conversation for harmful and misinformation support)."""
-    claims = limit_per_category(load_claims(claims_file), limit)
+    claims = run_claims(claims_file, shared_topics, limit, topic_map)
     samples = [Sample(id=f"{c.id}__{stance}", input=c.claim,
                       metadata={"claim_id": c.id, "claim": c.claim, "stance": stance, "category": c.category})
                for c in claims for stance in STANCES]  # fmt: skip
@@ -338,9 +340,10 @@ def negation_written() -> Scorer:
 
 
 @task
-def prior_prejudice_negations(claims_file: str | None = None, limit: int | None = None) -> Task:
+def prior_prejudice_negations(claims_file: str | None = None, limit: int | None = None,
+                              shared_topics: str = "", topic_map: str | None = None) -> Task:  # fmt: skip
     """Role `writer` negates the claims that have no negation (ConvinceQA ships none)."""
-    claims = [c for c in limit_per_category(load_claims(claims_file), limit) if c.negation is None]
+    claims = [c for c in run_claims(claims_file, shared_topics, limit, topic_map) if c.negation is None]
     samples = [Sample(id=c.id, input=c.claim, metadata={"claim_id": c.id, "claim": c.claim, "category": c.category})
                for c in claims]  # fmt: skip
     return Task(dataset=dataset(samples, "prior_prejudice_negations"), solver=write_negation(),
@@ -404,8 +407,8 @@ def cross_task_samples(claims_file: str | None, limit: int | None) -> list[Sampl
     """Essay quality and debate judging with the true side (opposing a false or harmful claim)
     against the false side, in both debate orders."""
     samples = []
-    for claim in limit_per_category(load_claims(claims_file), limit):
-        if claim.category == "subjective":
+    for claim in run_claims(claims_file, limit=limit):
+        if claim.category not in RESTRICTED_CATEGORIES:
             continue
         true_arg, false_arg = (
             claim.argument("opposing", "standard"),

@@ -1,0 +1,233 @@
+"""Shards of a run's samples, and worker processes that run one shard each.
+
+A shard `I/N` (1 <= I <= N) holds the samples whose id hashes to I - 1 modulo N (SHA-256 of
+the id), so a sample is in the same shard whatever the limit or order of the dataset. A shard
+runs through Inspect's own sample selection (`eval(sample_id=...)`, recorded in the log and
+honoured by `eval_retry`); the log carries the shard in its eval metadata (`SHARD_KEY`), which
+is part of its run identity (`core.logs`): shards add up, and a re-run of a shard replaces
+that shard only. Any number of processes or machines can run shards into one Inspect log
+location (a folder, or an object store such as `s3://bucket/prefix` through Inspect's fsspec
+support); a shard that already has a finished log there is skipped, and one cut short
+resumes from Inspect's cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stancelab.core.errors import StancelabError
+
+SHARD_KEY = "stancelab_shard"
+"""eval metadata key of a shard log: `I/N`"""
+WORKER_LOGS = "workers"
+"""folder (in the run's folder) of each worker's output"""
+STOP_GRACE_S = 10.0
+"""seconds a worker has to stop on SIGTERM before it is killed"""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` of `count` (1-based)."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def holds(self, sample_id: object) -> bool:
+        """Whether the sample with this id is in the shard."""
+        digest = hashlib.sha256(str(sample_id).encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+def parse_shard(text: str | Shard | None) -> Shard | None:
+    """`I/N` -> Shard(I, N); None stays None."""
+    if text is None or isinstance(text, Shard):
+        return text
+    index, _, count = str(text).partition("/")
+    try:
+        shard = Shard(int(index), int(count))
+    except ValueError:
+        raise StancelabError(f"--shard expects I/N (e.g. 2/3), got '{text}'.") from None
+    if not 1 <= shard.index <= shard.count:
+        raise StancelabError(f"--shard {text}: I must be between 1 and N.")
+    return shard
+
+
+def shard_sample_ids(task: Any, shard: Shard) -> list[str | int]:
+    """The ids of a task's samples in the shard, in dataset order (every sample needs an id)."""
+    ids = [sample.id for sample in task.dataset]
+    if any(sample_id is None for sample_id in ids):
+        raise StancelabError(f"Task {task.name} has samples without ids; it cannot be sharded.")
+    return [sample_id for sample_id in ids if shard.holds(sample_id)]
+
+
+def shard_of_log(metadata: dict[str, Any] | None) -> str:
+    """The shard (`I/N`) an eval's metadata names, '' for a whole run."""
+    return str((metadata or {}).get(SHARD_KEY) or "")
+
+
+def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
+                   shard: Shard, sample_ids: Sequence[str | int]) -> str | None:  # fmt: skip
+    """A successful log at `log_dir` of this shard, task (name and arguments), subject model,
+    helper models and selection, if there is one."""
+    from inspect_ai.log import list_eval_logs
+
+    if not _exists(log_dir):
+        return None
+    wanted = {"ids": sorted(map(str, sample_ids)), "roles": roles, "model": model}
+    for info in list_eval_logs(log_dir, recursive=True):
+        header = _header(info)
+        spec = header.eval
+        if (header.status != "success" or shard_of_log(spec.metadata) != str(shard)
+                or spec.task.split("/")[-1] != task.name.split("/")[-1]):  # fmt: skip
+            continue
+        if _json(spec.task_args_passed or {}) != _json(_task_args(task)):
+            continue
+        roles_of = {role: config.model for role, config in (spec.model_roles or {}).items()}
+        seen = {"ids": sorted(map(str, spec.config.sample_id or [])), "roles": roles_of,
+                "model": spec.model}  # fmt: skip
+        if seen == wanted:
+            return info.name
+    return None
+
+
+_HEADERS: dict[tuple[str, float | None, int], Any] = {}
+
+
+def _header(info: Any) -> Any:
+    """A log's header, read once per process while the file is unchanged (a location with
+    thousands of shard logs is listed before every piece of a run)."""
+    from inspect_ai.log import read_eval_log
+
+    key = (info.name, info.mtime, info.size)
+    if key not in _HEADERS:
+        _HEADERS[key] = read_eval_log(info, header_only=True)
+    return _HEADERS[key]
+
+
+def _json(value: object) -> object:
+    """A value as its JSON form (tuples as lists, paths as strings), for comparison."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def _exists(log_dir: str) -> bool:
+    if "://" in log_dir and not log_dir.startswith("file://"):
+        return True  # an object store: list it
+    return Path(log_dir.removeprefix("file://")).exists()
+
+
+def _task_args(task: Any) -> dict[str, Any]:
+    """The task arguments a task object was made with (as the log's `task_args_passed`)."""
+    from inspect_ai._eval.loader import resolve_task_args
+
+    return dict(resolve_task_args(task))
+
+
+@dataclass
+class Worker:
+    """One worker process and the file its output goes to."""
+
+    shard: Shard
+    process: subprocess.Popen
+    output: Path
+
+    def error_tail(self, chars: int = 2000) -> str:
+        text = self.output.read_text(errors="replace") if self.output.exists() else ""
+        return text[-chars:].strip()
+
+
+def worker_command(base: Sequence[str], shard: Shard) -> list[str]:
+    """`python -m stancelab <base> --shard I/N`: one worker's command line."""
+    return [sys.executable, "-m", "stancelab", *base, "--shard", str(shard)]
+
+
+def run_workers(base: Sequence[str], count: int, out_dir: Path) -> list[Worker]:
+    """Run `count` worker processes (`base` + `--shard I/N`), each's output into
+    `out_dir/workers/`; wait for all. A worker that fails stops the others and raises its
+    error; SIGTERM or Ctrl-C of this process stops every worker before it returns."""
+    folder = out_dir / WORKER_LOGS
+    folder.mkdir(parents=True, exist_ok=True)
+    workers: list[Worker] = []
+    with _stop_on_sigterm(), _stopping(workers):
+        for index in range(1, count + 1):
+            shard = Shard(index, count)
+            output = folder / f"shard-{index}-of-{count}.log"
+            with output.open("w") as sink:
+                process = subprocess.Popen(worker_command(base, shard), stdout=sink,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+            workers.append(Worker(shard, process, output))
+        _wait(workers)
+    return workers
+
+
+def _wait(workers: list[Worker]) -> None:
+    """Wait for every worker; the first to fail raises its error (the others are stopped)."""
+    pending = list(workers)
+    while pending:
+        for worker in list(pending):
+            code = worker.process.poll()
+            if code is None:
+                continue
+            pending.remove(worker)
+            if code != 0:
+                raise StancelabError(f"worker {worker.shard} failed (exit {code}); its output "
+                                     f"({worker.output}) ends:\n{worker.error_tail()}")  # fmt: skip
+            print(f"worker {worker.shard} done", flush=True)
+        time.sleep(0.2)
+
+
+@contextmanager
+def _stopping(workers: list[Worker]) -> Iterator[None]:
+    """On leaving (normally or not), stop every worker still running: SIGTERM, then SIGKILL."""
+    try:
+        yield
+    finally:
+        running = [worker.process for worker in workers if worker.process.poll() is None]
+        for process in running:
+            process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for process in running:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+class Terminated(StancelabError):
+    """This process got SIGTERM."""
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises `Terminated` (so workers are stopped on the way out) while inside."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated(f"stopped by signal {signum}; workers stopped")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def cpu_count() -> int:
+    """CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
