@@ -122,3 +122,23 @@ def test_estimate_all_plans_each_probe_as_run_all_would(capsys: pytest.CaptureFi
     assert printed.count("planned calls per subject model and role") == 2
     assert "MillStone" in printed and "IssueBench" in printed and "llm-bias-bench" not in printed
     assert main(["estimate", "all", "--shared-topics", "tarot"]) == 2
+
+
+def test_a_shard_of_run_all_logs_per_probe_and_leaves_the_matrix_to_analyze(tmp_path: Path) -> None:
+    options = RunAll(models=["mockllm/a"], out_dir=tmp_path, shared_topics=TOPICS, shard="1/2",
+                     log_dir="s3://bucket/runs/")  # fmt: skip
+    assert probe_options(get_probe("conviction"), options).log_dir == "s3://bucket/runs/conviction"
+    model, _ = scripted_chat_model(hostile_free_reply, "mockllm/plain")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    printed: list[str] = []
+    try:
+        summary = run_all(RunAll(models=[model], out_dir=tmp_path / "all", shared_topics=TOPICS, shard="1/2",
+                                 probes="issuebench", display="none"), TINY, progress=printed.append)  # fmt: skip
+    finally:
+        patch.undo()
+    assert summary == {} and not (tmp_path / "all" / "matrix").exists()
+    assert list((tmp_path / "all" / "issuebench" / "logs").iterdir())
+    assert f"stancelab analyze {tmp_path / 'all'}" in printed[-1]
+    with pytest.raises(StancelabError, match="--log-dir is for --shard runs"):
+        run_all(RunAll(models=[model], out_dir=tmp_path / "x", log_dir=str(tmp_path / "l")))

@@ -12,8 +12,8 @@ from typing import Any
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.options import write_config
-from stancelab.core.probes import Probe, run_probe
-from stancelab.core.topics import get_topic
+from stancelab.core.probes import Probe, check_parallel_options, run_probe
+from stancelab.core.topics import parse_shared_topics
 from stancelab.matrix.results import format_matrix, write_folder_matrix
 from stancelab.probes import PROBES, get_probe
 
@@ -58,24 +58,22 @@ def selected_probes(names: str) -> list[Probe]:
 
 def check_shared_topics(value: str) -> str:
     """`all` or a comma list of known topic ids (an unknown id is a clear error)."""
-    value = value.strip()
-    if not value:
+    if parse_shared_topics(value) is None:
         raise StancelabError("run all needs shared topics: --shared-topics all, or a comma list of topic ids")
-    if value != ALL:
-        for topic in value.split(","):
-            get_topic(topic.strip())
-    return value
+    return value.strip()
 
 
 def probe_options(probe: Probe, options: RunAll, settings: Mapping[str, Any] | None = None) -> ProbeRun:
     """One probe's run options: the shared ones of `options`, its own roles only, the shared
     topics, `OUT/<probe>` and any probe-specific `settings` (e.g. the demo's limits)."""
     own = {item.name for item in fields(probe.options)}
+    if "shared_topics" not in own:
+        raise StancelabError(f"{probe.name} has no --shared-topics option: run all cannot select its items")
     shared = {item.name: getattr(options, item.name) for item in fields(ProbeRun)}
-    shared |= {"out_dir": options.out_dir / probe.name,
+    shared |= {"out_dir": options.out_dir / probe.name, "shared_topics": options.shared_topics,
                "roles": {role: model for role, model in options.roles.items() if role in probe.roles}}  # fmt: skip
-    if "shared_topics" in own:
-        shared["shared_topics"] = options.shared_topics
+    if options.log_dir:  # a shard's logs: one folder per probe under the location given
+        shared["log_dir"] = f"{options.log_dir.rstrip('/')}/{probe.name}"
     if "prices" in own and options.prices:
         shared["prices"] = dict(options.prices)
     values = shared | dict(settings or {})
@@ -90,19 +88,24 @@ def run_all(
     progress: Callable[[str], None] = print,
 ) -> dict[str, Any]:  # fmt: skip
     """Run the chosen probes into `OUT/<probe>/` (printing each summary), then write the
-    matrix to `OUT/matrix/` and return its summary."""
+    matrix to `OUT/matrix/` and return its summary (with `--shard`, no matrix: an empty dict;
+    `stancelab analyze OUT` writes it once every shard is done)."""
     from stancelab.report.runs import load_run
 
     start = time.monotonic()
     options.shared_topics = check_shared_topics(options.shared_topics)
+    check_parallel_options(options)
     probes = selected_probes(options.probes)
     planned = [(probe, probe_options(probe, options, (settings or {}).get(probe.name))) for probe in probes]
     write_config(ALL, options)
     for step, (probe, probe_run) in enumerate(planned, 1):
-        selection = (f"on shared topics {options.shared_topics}" if hasattr(probe_run, "shared_topics")
-                     else "on its default items (it has no --shared-topics option: nothing for the matrix)")  # fmt: skip
-        progress(f"[{step}/{len(planned)}] {probe.title}: running {selection} ({time.monotonic() - start:.0f} s so far)")
+        progress(f"[{step}/{len(planned)}] {probe.title}: running on shared topics {options.shared_topics} "
+                 f"({time.monotonic() - start:.0f} s so far)")  # fmt: skip
         progress(run_probe(probe, probe_run))
+    if options.shard:
+        progress(f"Shard {options.shard} of every probe done. Once every shard is, analyse the folder and "
+                 f"write the matrix: stancelab analyze {options.out_dir}")  # fmt: skip
+        return {}
     runs = [load_run(probe_run.out_dir, options.seed) for _, probe_run in planned]
     summary = write_folder_matrix(options.out_dir, runs)
     progress(format_matrix(summary))
