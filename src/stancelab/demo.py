@@ -14,10 +14,9 @@ from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult, build_report
 
 DEMO_TOPICS = "abortion,minimum-wage"
-# Over a probe's own `demo` settings, so that every lens reads both demo topics at about the
-# demo's former cost: `--limit` applies after the shared-topic selection, to topics in
-# llm-bias-bench (one per topic: 2) and per topic in conviction (1 is two statements).
-TOPIC_COVERAGE: dict[str, dict[str, Any]] = {"llm-bias-bench": {"limit": 2}, "conviction": {"limit": 1}}
+# Over each probe's own `demo` settings: with shared topics `--limit` counts per topic, so one
+# item (issue, statement, topic, claim) per demo topic keeps the demo at about its former cost.
+PER_TOPIC = {"limit": 1}
 
 
 def demo_run(out_dir: Path, models: list[str | Model], display: str | None = None) -> RunAll:
@@ -26,9 +25,8 @@ def demo_run(out_dir: Path, models: list[str | Model], display: str | None = Non
 
 
 def demo_settings(settings: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Per probe: its `demo` settings (small limits), the topic coverage, then `settings`."""
-    return {name: probe.demo | TOPIC_COVERAGE.get(name, {}) | (settings or {}).get(name, {})
-            for name, probe in PROBES.items()}  # fmt: skip
+    """Per probe: its `demo` settings (small limits), one item per topic, then `settings`."""
+    return {name: probe.demo | PER_TOPIC | (settings or {}).get(name, {}) for name, probe in PROBES.items()}
 
 
 def demo_options(name: str, out_dir: Path, models: list[str | Model], display: str | None) -> ProbeRun:
