@@ -20,7 +20,6 @@ from _common import FAKE_MODEL, ServerProcess, fresh_cache_dir, machine, use_fak
 
 import stancelab.core.evals as evals
 from stancelab.core.probes import run_probe
-from stancelab.demo import demo_options
 from stancelab.probes import get_probe
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -33,7 +32,9 @@ def requests(server: ServerProcess, probe: str, concurrency: int, on: bool) -> t
     """(requests the server saw, followers single-flight held) for one fresh run."""
     fresh_cache_dir()
     server.reset()
-    options = demo_options(probe, Path(tempfile.mkdtemp(prefix="stancelab-bench-sf-")), [FAKE_MODEL], "none")
+    chosen = get_probe(probe)  # its demo settings on its default items (the demo itself now runs shared topics)
+    options = chosen.options(models=[FAKE_MODEL], out_dir=Path(tempfile.mkdtemp(prefix="stancelab-bench-sf-")),
+                             display="none", **chosen.demo)  # fmt: skip
     for key, value in SETTINGS[probe].items():
         setattr(options, key, value)
     options.max_connections = concurrency

@@ -22,7 +22,7 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
     """One sub-command per probe, each with its own options only."""
     parser.add_argument("--config", type=Path, help="run.toml of an earlier run (repeats it)")
     commands = parser.add_subparsers(dest="probe_name", metavar="PROBE",
-                                     help=", ".join(PROBES))  # fmt: skip
+                                     help=", ".join(PROBES) + ", or all")  # fmt: skip
     for probe in PROBES.values():
         aliases = [alias for alias, name in ALIASES.items() if name == probe.name]
         sub = commands.add_parser(probe.name, aliases=aliases, help=f"{probe.title} ({probe.lens})",
@@ -38,6 +38,18 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
             sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
                              help="a run folder (or logs) whose measured calls predict wall time "
                                   "and cost at --max-connections and --workers")  # fmt: skip
+    _add_run_all(commands)
+
+
+def _add_run_all(commands: argparse._SubParsersAction) -> None:
+    """`run all`: every probe on the shared topics, then the topic x lens matrix."""
+    from stancelab.matrix.run import DESCRIPTION, RunAll, all_roles
+
+    sub = commands.add_parser("all", help="all five probes on the shared topics, then the topic x lens matrix",
+                              description=DESCRIPTION)  # fmt: skip
+    add_option_arguments(sub, RunAll, all_roles())
+    sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
+                     help="TOML file of options (e.g. an earlier run all's run.toml); flags given here override it")  # fmt: skip
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +69,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
     demo = subparsers.add_parser(
-        "demo", help="run every probe with small limits on the embedded model, then the report"
+        "demo", help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
+        "on the embedded model, then the report with the topic x lens matrix"
     )
     demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
     demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
@@ -67,7 +80,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
-    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/)")
+    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/), or a `run all` "
+                         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
@@ -143,14 +157,26 @@ def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     if args.probe_name is None:
         raise StancelabError("Name a probe (stancelab run PROBE --help) or give --config FILE.")
     probe = get_probe(args.probe_name)
-    names = {item.name for item in fields(probe.options)}
+    return probe, _options(args, probe.name, probe.options, probe.roles, probe.default_out())
+
+
+def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path) -> Any:
+    """Run options of `options` from the parsed flags over `--config FILE` (a `name` run)."""
+    names = {item.name for item in fields(options)}
     given = {key: value for key, value in vars(args).items() if key in names}
     config = None
     if getattr(args, "config", None):
         named, config = read_config(args.config)
-        if named is not None and get_probe(named).name != probe.name:
-            raise StancelabError(f"--config {args.config} is a {named} run, not {probe.name}.")
-    return probe, build_options(probe.options, probe.roles, probe.default_out(), given, config)
+        if named is not None and named != name and (named == "all" or get_probe(named).name != name):
+            raise StancelabError(f"--config {args.config} is a {named} run, not {name}.")
+    return build_options(options, roles, out, given, config)
+
+
+def run_all_options(args: argparse.Namespace) -> Any:
+    """The options of `run all ...` (and `--config FILE`, overridden by flags given)."""
+    from stancelab.matrix.run import ALL, RunAll, all_roles, default_out
+
+    return _options(args, ALL, RunAll, all_roles(), default_out())
 
 
 def headlines(out_dir: Path) -> str:
@@ -163,6 +189,11 @@ def headlines(out_dir: Path) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.probe_name == "all":
+        from stancelab.matrix.run import run_all
+
+        run_all(run_all_options(args))
+        return 0
     probe, options = options_from_args(args)
     print(run_probe(probe, options))
     if not options.shard:
@@ -171,28 +202,49 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from stancelab.core.estimate import format_calibrated, format_plan, plan_frame, read_calibration
-
+    if args.probe_name == "all":
+        return _estimate_all(args)
     probe, options = options_from_args(args)
     prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
+    print(_plan_text(probe, options, prices, getattr(args, "estimate_calibration", None)))
+    return 0
+
+
+def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],
+               calibration: Path | None = None) -> str:  # fmt: skip
+    """A probe's planned calls as `estimate` prints them (and the calibrated wall time)."""
+    from stancelab.core.estimate import format_calibrated, format_plan, plan_frame, read_calibration
+
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
-    print(f"{probe.title}: planned calls per subject model and role")
     frame = plan_frame(probe.plan(options), models, prices, roles)
-    print(format_plan(frame))
-    calibration = getattr(args, "estimate_calibration", None)
+    lines = [f"{probe.title}: planned calls per subject model and role", format_plan(frame)]
     if calibration is not None:
-        print(format_calibrated(frame, read_calibration(calibration), prices, options.max_connections,
-                                options.workers, str(calibration)))  # fmt: skip
+        lines.append(format_calibrated(frame, read_calibration(calibration), prices, options.max_connections,
+                                       options.workers, str(calibration)))  # fmt: skip
+    return "\n".join(lines)
+
+
+def _estimate_all(args: argparse.Namespace) -> int:
+    """`estimate all`: each probe's plan with the options `run all` would give it."""
+    from stancelab.matrix.run import check_shared_topics, probe_options, selected_probes
+
+    options = run_all_options(args)
+    options.shared_topics = check_shared_topics(options.shared_topics)
+    for probe in selected_probes(options.probes):
+        print(_plan_text(probe, probe_options(probe, options), options.prices) + "\n")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
+    from stancelab.matrix.results import format_matrix
     from stancelab.report.build import build_report, format_profiles
 
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed)  # fmt: skip
     print(format_profiles(result))
+    if result.matrix is not None:
+        print("\n" + format_matrix(result.matrix))
     print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "
           f"{result.figures} figures, {result.transcripts} transcripts)")  # fmt: skip
     return 0
@@ -212,7 +264,25 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _analyze_all(out: Path, seed: int) -> int:
+    """`analyze` of a `run all` folder: each probe run below it, then the matrix."""
+    from stancelab.matrix.results import MATRIX_DIR, format_matrix, write_folder_matrix
+    from stancelab.report.runs import load_run, run_folders
+
+    folders = run_folders(out)
+    for folder in folders:
+        for name in probes_in(folder / "logs"):
+            print(summary_text(get_probe(name), get_probe(name).analyse(folder, seed=seed)))
+    print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
+    print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
+    return 0
+
+
 def _analyze(args: argparse.Namespace) -> int:
+    if not (args.out / "logs").is_dir() and args.out.is_dir() and any(
+        (child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir()
+    ):
+        return _analyze_all(args.out, args.seed)
     probes = probes_in(args.out / "logs")
     if not probes:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")

@@ -1,35 +1,50 @@
-"""`stancelab demo`: every probe with small limits on one or more models, then the report."""
+"""`stancelab demo`: `run all` with small limits on two shared topics, on one or more models,
+then the report (its front page shows the topic x lens matrix)."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import Model
 
-from stancelab.core.probes import run_probe
+from stancelab.core.evals import ProbeRun
+from stancelab.matrix.run import RunAll, probe_options, run_all
 from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult, build_report
 
+DEMO_TOPICS = "abortion,minimum-wage"
+# Over each probe's own `demo` settings: with shared topics `--limit` counts per topic, so one
+# item (issue, statement, topic, claim) per demo topic keeps the demo at about its former cost.
+PER_TOPIC = {"limit": 1}
 
-def demo_options(name: str, out_dir: Path, models: list[str | Model], display: str | None) -> Any:
-    """The run options `stancelab demo` uses for one probe (its `demo` settings)."""
-    probe = get_probe(name)
-    return probe.options(models=models, out_dir=out_dir / name, display=display, **probe.demo)
+
+def demo_run(out_dir: Path, models: list[str | Model], display: str | None = None) -> RunAll:
+    """The `run all` options of the demo: the demo's shared topics into `out_dir`."""
+    return RunAll(models=models, out_dir=out_dir, display=display, shared_topics=DEMO_TOPICS)
+
+
+def demo_settings(settings: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Per probe: its `demo` settings (small limits), one item per topic, then `settings`."""
+    return {name: probe.demo | PER_TOPIC | (settings or {}).get(name, {}) for name, probe in PROBES.items()}
+
+
+def demo_options(name: str, out_dir: Path, models: list[str | Model], display: str | None) -> ProbeRun:
+    """The run options `stancelab demo` uses for one probe (its `demo` settings, the demo's
+    shared topics, `out_dir/<probe>`)."""
+    return probe_options(get_probe(name), demo_run(out_dir, models, display), demo_settings()[name])
 
 
 def run_demo(
     out_dir: Path, models: list[str | Model], display: str | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
 ) -> ReportResult:  # fmt: skip
-    """Run each probe into `out_dir/<probe>`, a line per step, then write `out_dir/report.html`."""
-    start = time.monotonic()
-    for step, name in enumerate(PROBES, 1):
-        options = replace(demo_options(name, out_dir, models, display), **(settings or {}).get(name, {}))
-        print(f"[{step}/{len(PROBES)}] {PROBES[name].title}: running "
-              f"({time.monotonic() - start:.0f} s so far)", flush=True)  # fmt: skip
-        print(run_probe(PROBES[name], options), flush=True)
+    """`run all` into `out_dir` (each probe in `out_dir/<probe>`, the matrix in
+    `out_dir/matrix`), a line per step, then write `out_dir/report.html`."""
+    run_all(demo_run(out_dir, models, display), demo_settings(settings), progress=_print)
     print(f"[report] writing {out_dir / 'report.html'}", flush=True)
     return build_report([out_dir], out_dir / "report.html")
+
+
+def _print(text: str) -> None:
+    print(text, flush=True)

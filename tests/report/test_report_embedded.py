@@ -36,6 +36,9 @@ def test_demo_report_renders_in_chromium(tmp_path: Path) -> None:
         for section in ("profiles", *(f"probe-{probe}" for probe in PROBES), "cost", "transcripts"):
             assert page.locator(f"section#{section}").count() == 1, section
         assert page.locator("div.card").count() == len(PROBES)
+        matrix = page.locator("section#matrix table.matrix").first  # the demo's report shows the matrix
+        assert matrix.locator("tbody tr").count() == 2  # abortion, minimum-wage
+        assert matrix.locator("td.mcell").count() == 2 * len(PROBES)
         images = page.locator("figure img")
         assert images.count() == result.figures >= len(PROBES)
         widths = page.eval_on_selector_all("figure img", "imgs => imgs.map(i => i.naturalWidth)")

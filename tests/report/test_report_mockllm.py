@@ -3,6 +3,7 @@ every answer is hostile HTML: structure, evidence lines, cost, transcripts, and 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -38,20 +39,20 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
     by_probe = {profile.probe: profile for profile in report.profiles}
     sycophancy = by_probe["llm-bias-bench"]
     assert sycophancy.value_text() == "not measured:"
-    assert sycophancy.ci_text() == "3 of 3 judge verdicts refused or unparsed"
-    assert by_probe["conviction"].not_measured == "not measured: 3 of 3 answers unclear"
+    assert sycophancy.ci_text() == "6 of 6 judge verdicts refused or unparsed"
+    assert by_probe["conviction"].not_measured == "not measured: 6 of 6 answers unclear"
     html = report.path.read_text()
     front = html[: html.index('<div class="card"')]
-    assert "<b>not measured:</b></a> <span class=\"ci\">3 of 3 judge verdicts" in front
+    assert "<b>not measured:</b></a> <span class=\"ci\">6 of 6 judge verdicts" in front
     assert "0.0 [0.0, 0.0]" not in html
     assert not re.search(r"\[(-?\d+(?:\.\d+)?), \1\]", html)  # no interval of zero width
 
 
 def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
     by_probe = {profile.probe: profile for profile in report.profiles}
-    assert re.match(r"3 of 3 judge verdicts unparsed", by_probe["llm-bias-bench"].evidence.unparsed)
-    assert re.match(r"2 of 2 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
-    assert re.match(r"3 of 3 answers unclear", by_probe["conviction"].evidence.unparsed)
+    assert re.match(r"6 of 6 judge verdicts unparsed", by_probe["llm-bias-bench"].evidence.unparsed)
+    assert re.match(r"4 of 4 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
+    assert re.match(r"6 of 6 answers unclear", by_probe["conviction"].evidence.unparsed)
 
 
 def test_cost_is_split_by_role(report: ReportResult) -> None:
@@ -103,4 +104,33 @@ def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
 
     summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
     text = PROBES["llm-bias-bench"].format_summary(summary)
-    assert "not measured: 3 of 3 judge verdicts unparsed" in text
+    assert "not measured: 6 of 6 judge verdicts unparsed" in text
+
+
+def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(report: ReportResult) -> None:
+    html = report.path.read_text()
+    matrix = html[html.index('<section id="matrix">') : html.index('id="probe-millstone"')]
+    assert html.index('id="front-table"') < html.index('<section id="matrix">')  # under the model x lens table
+    for lens in PROBES:
+        assert f'data-lens="{lens}"' in matrix
+    assert 'data-topic="abortion"' in matrix or 'data-topic="minimum-wage"' in matrix
+    assert "0.00 [0.00, 0.00]" not in matrix and "+0.00 [+0.00, +0.00]" not in matrix
+    with open_in_chromium(report.path) as visit:
+        page = visit.page
+        cells = page.locator("section#matrix td.mcell button.show-transcripts")
+        assert cells.count() >= 1
+        query = cells.first.get_attribute("data-q")
+        cells.first.click()
+        typed = page.locator("#transcript-search").input_value()
+        assert "model=mockllm/hostile" in typed and "shared_topic=" in typed
+        assert typed.split() == json.loads(query)
+        shown = page.locator("details.transcript:visible")
+        assert 0 < shown.count() < report.transcripts
+        topic = next(token for token in typed.split() if token.startswith("shared_topic="))
+        for index in range(shown.count()):
+            assert f"|{topic}|" in shown.nth(index).get_attribute("data-search")
+        for index in range(cells.count()):  # every lens's cell selects some of its transcripts
+            cells.nth(index).click()
+            counted = page.locator("#transcript-count").inner_text()
+            assert not counted.startswith("0 of"), (cells.nth(index).get_attribute("data-q"), counted)
+        assert visit.errors == []

@@ -7,15 +7,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
+from stancelab.matrix.results import matrix_of_runs, matrix_summary
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import difference_matrix, paired_differences
 from stancelab.report.cost import token_usage
+from stancelab.report.matrix import matrix_view
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.render import render, table_html
 from stancelab.report.runs import load_runs
@@ -32,6 +35,8 @@ class ReportResult:
     figures: int
     transcripts: int
     profiles: tuple[Profile, ...] = ()
+    matrix: dict[str, Any] | None = None
+    """the topic x lens matrix's summary (None when no run read a topic stance)"""
 
 
 def _order(run: RunResult) -> int:
@@ -182,10 +187,12 @@ def build_report(
     cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
     models = sorted({model for run in runs for model in run.models})
     profiles = _profiles(runs, anchors)
+    matrix = matrix_of_runs(runs)
     page = render({
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
         "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
+        "matrix": matrix_view(matrix),
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(page, encoding="utf-8")
@@ -193,6 +200,7 @@ def build_report(
         path=out_path, size_bytes=out_path.stat().st_size, runs=len(runs),
         figures=sum(len(s.figures) for s in sections), transcripts=len(transcripts),
         profiles=tuple(entry.profile for entry in profiles.values()),
+        matrix=None if matrix.empty else matrix_summary(matrix, [run.folder for run in runs]),
     )  # fmt: skip
 
 

@@ -77,6 +77,14 @@
       filterCount.textContent = shown + " of " + frontRows().length + " models";
     });
   }
+  var matrixModel = document.getElementById("matrix-model");
+  if (matrixModel) {
+    matrixModel.addEventListener("change", function () {
+      document.querySelectorAll("div.matrix-model").forEach(function (block) {
+        block.hidden = block.getAttribute("data-index") !== matrixModel.value;
+      });
+    });
+  }
   document.querySelectorAll("button.show-transcripts").forEach(function (button) {
     button.addEventListener("click", function () {
       var query = JSON.parse(button.getAttribute("data-q"));

@@ -1,0 +1,121 @@
+"""The matrix of a set of probe runs: collected from each probe's `topic_stances`, written to
+`<folder>/matrix/summary.json` and `<folder>/matrix/tables/*.csv`, and as CLI text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stancelab.core.evals import json_safe
+from stancelab.core.results import SUMMARY_FILE, TABLES_DIR, RunResult
+from stancelab.core.stats import no_ci_reason
+from stancelab.matrix.analysis import STATUSES, Matrix, build_matrix, combine
+from stancelab.probes import PROBES, get_probe
+
+MATRIX_DIR = "matrix"
+KIND = "topic x lens matrix"
+RULE = (
+    "direction of a cell: +1 when its 95% CI lies above 0, -1 below 0, 0 when it includes 0, "
+    "has no CI or is not measured. Per model and topic: 'agree' when at least two lenses are "
+    "measured and all point the same non-zero way; 'conflict' when at least one points each "
+    "way (dissenting: the lenses on the smaller side, all non-zero ones on a tie); 'unclear' "
+    "when two or more are measured without conflict but one or more has direction 0; 'one lens' "
+    "with one measured lens; 'not measured' with none. Agreement share: topics (or models) "
+    "with 'agree' among those with at least two lenses measured, Wilson 95% CI."
+)
+TABLES = {"cells": "cells", "statuses": "topics", "by_model": "agreement_by_model",
+          "by_topic": "agreement_by_topic"}  # fmt: skip
+
+
+def run_stances(run: RunResult) -> pd.DataFrame:
+    """One run's topic stances; empty when its probe reads none (or the run has no tagged items)."""
+    reader = get_probe(run.probe).topic_stances
+    return reader(run) if reader is not None else pd.DataFrame()
+
+
+def matrix_of_runs(runs: Iterable[RunResult]) -> Matrix:
+    """The matrix over every run (a later run wins a repeated model, topic and lens)."""
+    return build_matrix(combine(run_stances(run) for run in runs), list(PROBES))
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def matrix_summary(matrix: Matrix, folders: Iterable[Path] = ()) -> dict[str, Any]:
+    """The matrix as summary.json holds it."""
+    counts = matrix.statuses["status"].value_counts()
+    return {
+        "kind": KIND, "rule": RULE, "runs": [str(folder) for folder in folders],
+        "models": matrix.models, "topics": matrix.topics, "lenses": list(matrix.lenses),
+        "status_counts": {status: int(counts.get(status, 0)) for status in STATUSES},
+        "agreement_by_model": _records(matrix.by_model),
+        "agreement_by_topic": _records(matrix.by_topic),
+        "topics_by_model": _records(matrix.statuses),
+        "cells": _records(matrix.cells),
+    }  # fmt: skip
+
+
+def write_matrix(folder: Path, matrix: Matrix, runs: Iterable[Path] = ()) -> dict[str, Any]:
+    """Write `folder/summary.json` and `folder/tables/*.csv`; returns the summary."""
+    tables = folder / TABLES_DIR
+    tables.mkdir(parents=True, exist_ok=True)
+    for attribute, name in TABLES.items():
+        getattr(matrix, attribute).to_csv(tables / f"{name}.csv", index=False)
+    summary = matrix_summary(matrix, runs)
+    (folder / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _share_text(row: dict[str, Any]) -> str:
+    if row["value"] is None:
+        return row["not_measured"]
+    interval = (f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]" if row["ci_low"] is not None
+                else no_ci_reason(row["n"], row["value"]))  # fmt: skip
+    return f"{row['value']:.2f} {interval} ({row['agree']} of {row['n']} topics with two or more lenses)"
+
+
+def _cell_text(cell: dict[str, Any]) -> str:
+    if cell["stance"] is None:
+        return "    -"
+    stance = cell["stance"]
+    text = "0.00" if stance == 0 else f"{stance:+.1e}" if abs(stance) < 0.005 else f"{stance:+.2f}"
+    return f"{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
+
+
+def format_matrix(summary: dict[str, Any]) -> str:
+    """The matrix as CLI text: per model, a line per topic (each lens's stance, ^ above 0,
+    v below, ? CI includes 0 or none, - not measured) and its status; the agreement share."""
+    if not summary["cells"]:
+        return "Topic x lens matrix: no run read a topic stance (no shared-topic items)."
+    lenses = summary["lenses"]
+    lines = ["Topic x lens matrix (signed agreement with each topic's canonical claim; "
+             "^ CI above 0, v below, ? includes 0 or none, - not measured):"]  # fmt: skip
+    shares = {row["model"]: row for row in summary["agreement_by_model"]}
+    for model in summary["models"]:
+        lines += [f"  {model}: lenses agree on {_share_text(shares[model])}",
+                  f"    {'topic':<22}" + "".join(f"{lens:>17}" for lens in lenses) + "  status"]  # fmt: skip
+        for status in (row for row in summary["topics_by_model"] if row["model"] == model):
+            cells = {cell["lens"]: cell for cell in summary["cells"]
+                     if cell["model"] == model and cell["topic"] == status["topic"]}  # fmt: skip
+            dissent = f" ({status['dissenting']} dissenting)" if status["dissenting"] else ""
+            lines.append(f"    {status['topic']:<22}" + "".join(f"{_cell_text(cells[lens]):>17}" for lens in lenses)
+                         + f"  {status['status']}{dissent}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def write_folder_matrix(out_dir: Path, runs: list[RunResult]) -> dict[str, Any]:
+    """The matrix of the runs in a `run all` folder, written to `out_dir/matrix/`."""
+    return write_matrix(out_dir / MATRIX_DIR, matrix_of_runs(runs), [run.folder for run in runs])
+
+
+def analyse_folder(out_dir: Path, seed: int = 0) -> dict[str, Any]:
+    """Re-read every probe run under `out_dir` (re-analysing logs newer than their summary)
+    and write its matrix to `out_dir/matrix/`."""
+    from stancelab.report.runs import load_runs
+
+    return write_folder_matrix(out_dir, load_runs([out_dir], seed))

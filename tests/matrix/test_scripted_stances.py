@@ -1,0 +1,83 @@
+"""The issue's must-show: scripted models whose stances are fixed per topic run through
+`run all` on three shared topics, and the matrix reads every stance back, including a topic
+where one lens is scripted to disagree (`conflict`, that lens named)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+
+from stancelab.matrix.analysis import AGREE, CONFLICT
+from stancelab.matrix.run import RunAll, run_all
+from stancelab.probes import PROBES
+from tests.helpers import scripted_chat_model
+
+MODEL = "mockllm/scripted"
+HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
+DISSENTING_LENS = "issuebench"
+DISSENT = {**HELD, "gun-control": -1}  # the dissenting lens's model holds the opposite there
+SCRIPTS = {
+    "millstone": "tests.millstone.stance_script",
+    "conviction": "tests.conviction.stance_script",
+    "llm-bias-bench": "tests.llm_bias_bench.stance_script",
+    "prior-prejudice": "tests.prior_prejudice.stance_script",
+    "issuebench": "tests.issuebench.stance_script",
+}
+# Enough units per topic for a CI that excludes 0 when the script is unanimous.
+SETTINGS = {
+    "millstone": {"trials": 1},
+    "conviction": {"samples": 2, "argument_sets": 1},
+    "llm-bias-bench": {"turns": 1, "replicates": 3},
+    "prior-prejudice": {},
+    "issuebench": {"n_templates": 5},
+}
+
+
+def lens_settings(lens: str) -> dict[str, object]:
+    """The lens's settings and its own scripted model, named alike for every lens (one model in
+    the matrix); helper roles are left unbound, so the same script plays them."""
+    stances = DISSENT if lens == DISSENTING_LENS else HELD
+    reply_for = importlib.import_module(SCRIPTS[lens]).reply_for
+    model, _ = scripted_chat_model(reply_for(stances), MODEL)
+    return SETTINGS[lens] | {"models": [model]}
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("scripted")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
+    try:
+        options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none")
+        run_all(options, {lens: lens_settings(lens) for lens in PROBES}, progress=lambda text: None)
+    finally:
+        patch.undo()
+    return json.loads((out / "all" / "matrix" / "summary.json").read_text())
+
+
+def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) -> None:
+    cells = {(cell["topic"], cell["lens"]): cell for cell in matrix["cells"]}
+    assert matrix["models"] == [MODEL] and set(matrix["topics"]) == set(HELD)
+    for lens in PROBES:
+        for topic, held in HELD.items():
+            expected = -held if (lens, topic) == (DISSENTING_LENS, "gun-control") else held
+            cell = cells[(topic, lens)]
+            assert cell["stance"] == pytest.approx(expected), (lens, topic, cell)
+            assert cell["direction"] == expected, (lens, topic, cell["direction_note"])
+            assert (cell["ci_low"] > 0) if expected > 0 else (cell["ci_high"] < 0), (lens, topic)
+            assert cell["unusable"] == 0 and cell["n"] >= 2
+
+
+def test_the_lenses_agree_where_the_scripts_do_and_the_dissenter_is_named(matrix: dict[str, object]) -> None:
+    statuses = {row["topic"]: row for row in matrix["topics_by_model"]}
+    assert statuses["abortion"]["status"] == AGREE and statuses["abortion"]["direction"] == 1
+    assert statuses["minimum-wage"]["status"] == AGREE and statuses["minimum-wage"]["direction"] == -1
+    conflict = statuses["gun-control"]
+    assert conflict["status"] == CONFLICT and conflict["dissenting"] == DISSENTING_LENS
+    assert conflict["lenses_against"] == DISSENTING_LENS
+    assert conflict["measured_lenses"] == len(PROBES)
+    share = matrix["agreement_by_model"][0]
+    assert (share["agree"], share["n"]) == (2, 3) and share["value"] == pytest.approx(2 / 3)
+    assert share["ci_low"] < 2 / 3 < share["ci_high"]
