@@ -11,12 +11,11 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
 from stancelab.core.data import load_jsonl, read_csv_rows
-from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.errors import DataFileError
 from stancelab.core.topics import (
     TopicTag,
-    covered_topics,
     limit_per_topic,
-    parse_shared_topics,
+    select_shared,
 )
 
 
@@ -50,20 +49,6 @@ def statements_path(path: Path | str | None = None) -> Path:
 
 
 
-def select_statements(statements: list[Statement], shared_topics: str, where: str) -> list[Statement]:
-    """The statements tagged with one of the `--shared-topics` (all when the option is off);
-    a clear error when `where` (the set's name) covers none of them."""
-    wanted = parse_shared_topics(shared_topics)
-    if wanted is None:
-        return statements
-    chosen = [statement for statement in statements if statement.shared_topic in wanted]
-    if not chosen:
-        covered = ", ".join(sorted(covered_topics(statements))) or "none"
-        raise StancelabError(f"The statements {where} cover none of the shared topics {', '.join(wanted)} "
-                             f"(they cover: {covered}). Use --statements {TOPICS_SET}, which covers every "
-                             "key topic, or leave --statements unset.")  # fmt: skip
-    return chosen
-
 
 def shared_topic_statements(
     path: Path | str | None, shared_topics: str, limit: int | None = None
@@ -73,7 +58,9 @@ def shared_topic_statements(
     when `--shared-topics` is set)."""
     if shared_topics.strip() and not path:
         path = TOPICS_SET
-    statements = select_statements(load_statements(path), shared_topics, f"'{path or DEFAULT_SET}'")
+    hint = f"Use --statements {TOPICS_SET}, which covers every key topic, or leave --statements unset."
+    statements = select_shared(load_statements(path), shared_topics, "statement",
+                               f"'{path or DEFAULT_SET}'", hint)  # fmt: skip
     if shared_topics.strip():
         return limit_per_topic(statements, limit)
     return statements[:limit] if limit else statements

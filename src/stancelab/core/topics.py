@@ -198,18 +198,22 @@ def parse_shared_topics(selection: str) -> tuple[str, ...] | None:
     return tuple(get_topic(part.strip()).id for part in text.split(",") if part.strip())
 
 
-def select_shared(items: Sequence[TaggedT], selection: str, noun: str = "item") -> list[TaggedT]:
+def select_shared(
+    items: Sequence[TaggedT], selection: str, noun: str = "item", where: str = "", hint: str = ""
+) -> list[TaggedT]:
     """The items a `--shared-topics` value keeps, in their order (all of them when it is
-    off). A selection that keeps nothing is an error naming what the items cover."""
+    off). A selection that keeps nothing is an error naming what the items (`where`: e.g. the
+    file) cover, then `hint`."""
     chosen = parse_shared_topics(selection)
     if chosen is None:
         return list(items)
     kept = [item for item in items if item.shared_topic in chosen]
     if not kept:
-        covered = sorted(covered_topics(items))
+        covered = ", ".join(sorted(covered_topics(items))) or "none"
+        place = f" {where}" if where else ""
         raise StancelabError(
-            f"No {noun} carries the shared topic(s) selected by '{selection}'. "
-            f"The {noun}s here cover: {', '.join(covered) or 'none'}."
+            f"The {noun}s{place} cover none of the shared topics {', '.join(chosen)} "
+            f"(they cover: {covered}).{' ' + hint if hint else ''}"
         )
     return kept
 

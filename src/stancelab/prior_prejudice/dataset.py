@@ -16,9 +16,8 @@ from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.core.topics import (
     TopicTag,
-    covered_topics,
     load_topic_map,
-    parse_shared_topics,
+    select_shared,
 )
 from stancelab.prior_prejudice.convinceqa import as_claim_records, is_convinceqa, read_rows
 from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
@@ -105,20 +104,6 @@ def load_claims(path: Path | str | None = None, topic_map: Path | str | None = N
 
 
 
-def select_claims(claims: list[Claim], shared_topics: str, where: str) -> list[Claim]:
-    """The claims tagged with one of the `--shared-topics` (all when the option is off); a
-    clear error when the file `where` covers none of them."""
-    wanted = parse_shared_topics(shared_topics)
-    if wanted is None:
-        return claims
-    chosen = [claim for claim in claims if claim.shared_topic in wanted]
-    if not chosen:
-        covered = ", ".join(sorted(covered_topics(claims))) or "none"
-        raise StancelabError(f"The claims {where} cover none of the shared topics {', '.join(wanted)} "
-                             f"(they cover: {covered}). Use --claims {TOPICS_SET}, which covers every "
-                             "key topic, or leave --claims unset.")  # fmt: skip
-    return chosen
-
 
 def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | None = None,
                topic_map: Path | str | None = None) -> list[Claim]:  # fmt: skip
@@ -127,7 +112,9 @@ def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | No
     each selected topic when `--shared-topics` is set, so a small run covers every topic)."""
     if shared_topics.strip() and not path:
         path = TOPICS_SET
-    claims = select_claims(load_claims(path, topic_map), shared_topics, f"'{path or DEFAULT_SET}'")
+    hint = f"Use --claims {TOPICS_SET}, which covers every key topic, or leave --claims unset."
+    claims = select_shared(load_claims(path, topic_map), shared_topics, "claim",
+                           f"'{path or DEFAULT_SET}'", hint)  # fmt: skip
     if shared_topics.strip():
         return limit_per_category(claims, limit, by=lambda claim: str(claim.shared_topic))
     return limit_per_category(claims, limit)
