@@ -11,7 +11,7 @@ of the release, with an empty topic where no listed topic clearly matches.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,6 +34,7 @@ class Tagged(Protocol):
 
 
 TaggedT = TypeVar("TaggedT", bound=Tagged)
+ItemT = TypeVar("ItemT")
 TOPIC_KEY_FILE = "topics.jsonl"
 
 STANCE_COLUMNS = (
@@ -237,17 +238,22 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
     return estimate
 
 
-def limit_per_topic(items: Sequence[TaggedT], limit: int | None) -> list[TaggedT]:
-    """The first `limit` items of each shared topic, in their order (all when None)."""
+def limit_per_group(items: Sequence[ItemT], limit: int | None, group: Callable[[ItemT], Any]) -> list[ItemT]:
+    """The first `limit` items of each group, in their order (all when None)."""
     if not limit:
         return list(items)
-    seen: dict[str | None, int] = {}
+    seen: dict[Any, int] = {}
     kept = []
     for item in items:
-        seen[item.shared_topic] = seen.get(item.shared_topic, 0) + 1
-        if seen[item.shared_topic] <= limit:
+        seen[group(item)] = seen.get(group(item), 0) + 1
+        if seen[group(item)] <= limit:
             kept.append(item)
     return kept
+
+
+def limit_per_topic(items: Sequence[TaggedT], limit: int | None) -> list[TaggedT]:
+    """The first `limit` items of each shared topic, in their order (all when None)."""
+    return limit_per_group(items, limit, lambda item: item.shared_topic)
 
 
 def select_and_limit(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +15,8 @@ from stancelab.core.data import load_jsonl
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.core.topics import (
     TopicTag,
+    limit_per_group,
+    limit_per_topic,
     load_topic_map,
     select_shared,
 )
@@ -116,23 +117,8 @@ def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | No
     claims = select_shared(load_claims(path, topic_map), shared_topics, "claim",
                            f"'{path or DEFAULT_SET}'", hint)  # fmt: skip
     if shared_topics.strip():
-        return limit_per_category(claims, limit, by=lambda claim: str(claim.shared_topic))
-    return limit_per_category(claims, limit)
-
-
-def limit_per_category(
-    claims: list[Claim], limit: int | None, by: Callable[[Claim], str] = lambda claim: claim.category
-) -> list[Claim]:
-    """The first `limit` claims of each category (all when None), or of each group `by` gives."""
-    if not limit:
-        return claims
-    counts: dict[str, int] = {}
-    chosen = []
-    for claim in claims:
-        counts[by(claim)] = counts.get(by(claim), 0) + 1
-        if counts[by(claim)] <= limit:
-            chosen.append(claim)
-    return chosen
+        return limit_per_topic(claims, limit)
+    return limit_per_group(claims, limit, lambda claim: claim.category)
 
 
 def _refused(claim: Claim, intensity: Intensity) -> bool:
