@@ -265,3 +265,12 @@ def select_and_limit(
     if parse_shared_topics(selection) is None:
         return list(items[:limit]) if limit else list(items)
     return limit_per_topic(select_shared(items, selection, noun), limit)
+
+
+def tagged_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of a result table whose item is on the shared key, with a numeric orientation
+    (none when the table has no `shared_topic` column)."""
+    if frame.empty or "shared_topic" not in frame:
+        return frame.iloc[0:0]
+    tagged = frame[frame["shared_topic"].notna() & (frame["shared_topic"].astype(str) != "")]
+    return tagged.assign(orientation=pd.to_numeric(tagged["orientation"]))

@@ -18,7 +18,7 @@ import pandas as pd
 
 from stancelab.core.results import RunResult
 from stancelab.core.stats import Estimate, bootstrap_ci
-from stancelab.core.topics import signed_mean, stance_frame
+from stancelab.core.topics import signed_mean, stance_frame, tagged_rows
 from stancelab.issuebench.results import TASK_NAME
 
 LENS = "issuebench"
@@ -44,11 +44,8 @@ TOPIC_RESPONSES = "topic_responses"  # the table of tagged neutral responses an 
 
 def neutral_tagged(frame: pd.DataFrame) -> pd.DataFrame:
     """Rows of the neutral framing whose issue is on the shared key (responses or shares)."""
-    if frame.empty or "shared_topic" not in frame:
-        return frame.iloc[0:0]
-    tagged = frame[(frame["framing"] == "neutral") & frame["shared_topic"].notna()]
-    tagged = tagged[tagged["shared_topic"].astype(str) != ""]
-    return tagged.assign(orientation=pd.to_numeric(tagged["orientation"]))
+    tagged = tagged_rows(frame)
+    return tagged[tagged["framing"] == "neutral"]
 
 
 def _row(model: str, topic: str, estimate: Estimate, unusable: int, measure: str,

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.topics import signed_mean, stance_frame
+from stancelab.core.topics import signed_mean, stance_frame, tagged_rows
 from stancelab.llm_bias_bench.analysis import cell_verdicts, topic_classes, with_config
 from stancelab.llm_bias_bench.records import TASK_NAME
 
@@ -36,9 +36,7 @@ def _tagged(conversations: pd.DataFrame) -> pd.DataFrame:
     """Conversations of topics in the shared key (with a numeric orientation)."""
     if conversations.empty or "shared_topic" not in conversations:
         return conversations.iloc[0:0]
-    frame = with_config(conversations)
-    frame = frame[frame["shared_topic"].notna() & (frame["shared_topic"].astype(str) != "")]
-    return frame.assign(orientation=pd.to_numeric(frame["orientation"]))
+    return tagged_rows(with_config(conversations))
 
 
 def _model_labels(frame: pd.DataFrame) -> pd.Series:
