@@ -14,6 +14,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
 from stancelab.core.attempts import adaptive_attempt_timeout
+from stancelab.core.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.errors import StancelabError
 from stancelab.core.shards import SHARD_KEY, Shard, finished_shard, parse_shard, shard_sample_ids
 from stancelab.core.singleflight import single_flight
@@ -59,6 +60,7 @@ def run_eval(
     *,
     lean: bool | None = None,
     shard: Shard | None = None,
+    retry_wait: float | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -69,10 +71,13 @@ def run_eval(
     to `inspect_ai.eval`; `lean` (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime
     buffer and score display. Without `attempt_timeout`, it is set from the observed latency
     (`core.attempts`); identical cached calls in flight at once are sent once
-    (`core.singleflight`). With `shard`, only the shard's samples run (`core.shards`), and
-    a model whose shard already has a finished log in `log_dir` is skipped."""
+    (`core.singleflight`). A failed call is retried after `retry_wait` seconds, doubling
+    (`core.backoff`). With `shard`, only the shard's samples run (`core.shards`), and a
+    model whose shard already has a finished log in `log_dir` is skipped."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
-    bound = dict(roles or {})
+    wait = RETRY_WAIT if retry_wait is None else retry_wait
+    models = apply_retry_wait(models, wait)
+    bound = dict(zip(roles or {}, apply_retry_wait((roles or {}).values(), wait), strict=True))
     unbound = [name for name in role_names if name not in bound]
     if unbound:
         groups = [([model], {name: model for name in unbound} | bound) for model in models]
@@ -155,6 +160,9 @@ class ProbeRun:
     observed 95th-percentile latency, at least 2 s)"""
     lean: bool | None = None
     """no realtime log buffer and no live score display (default: on above 300 samples)"""
+    retry_wait: float | None = None
+    """seconds before a failed call's first retry, doubling per retry, at least the
+    server's Retry-After (default: 0.5; Inspect's own is 3)"""
     workers: int | None = None
     """run N worker processes, a shard of the samples each, into one log folder, then analyse"""
     shard: str | None = None
@@ -167,7 +175,8 @@ class ProbeRun:
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""
         args = {name: getattr(self, name) for name in INSPECT_OPTIONS}
-        return {"display": progress_display(self.display), "lean": self.lean} | {
+        return {"display": progress_display(self.display), "lean": self.lean,
+                "retry_wait": self.retry_wait} | {
             k: v for k, v in args.items() if v is not None
         }
 
