@@ -1,13 +1,18 @@
-"""Run options reach Inspect: lean settings above a few hundred samples, two samples per
-connection, and the command line's retry and connection options on every probe's options."""
+"""Run options reach Inspect: lean settings above a couple of hundred samples, two samples per
+connection, the command line's retry and connection options on every probe's options; and
+the heap that exists before an eval is frozen while it runs."""
 
 from __future__ import annotations
 
+import gc
+from pathlib import Path
+
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stancelab.cli import build_parser, options_from_args
-from stancelab.core.evals import LEAN_ABOVE_SAMPLES, eval_settings
+from stancelab.core.evals import LEAN_ABOVE_SAMPLES, eval_settings, run_eval
 
 
 def _task(n: int) -> Task:
@@ -35,3 +40,28 @@ def test_command_line_retry_options_reach_the_probe_options() -> None:
     assert (options.attempt_timeout, options.max_connections) == (20, 30)
     inspect_args = options.eval_args()
     assert (inspect_args["attempt_timeout"], inspect_args["max_connections"]) == (20, 30)
+
+
+def test_command_line_retry_wait_reaches_run_eval() -> None:
+    args = build_parser().parse_args(["run", "llm-bias-bench", "--retry-wait", "2.5"])
+    _, options = options_from_args(args)
+    assert options.eval_args()["retry_wait"] == 2.5
+
+
+def test_the_heap_before_an_eval_is_frozen_while_it_runs(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    @solver
+    def note_frozen() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            seen.append(gc.get_freeze_count())
+            return state
+
+        return solve
+
+    task = Task(dataset=MemoryDataset([Sample(id=1, input="x")]), solver=note_frozen())
+    gc.unfreeze()
+    (log,) = run_eval(task, ["mockllm/model"], None, tmp_path / "logs", "none")
+    assert log.status == "success"
+    assert seen and seen[0] > 1000
+    assert gc.get_freeze_count() == 0

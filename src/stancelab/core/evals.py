@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from stancelab.core.singleflight import single_flight
 SAMPLE_RETRIES = 10
 # Above this many samples a run is lean: no realtime sample buffer and no live score display
 # (the finished log is the same; `inspect view` reads it once the eval ends).
-LEAN_ABOVE_SAMPLES = 300
+LEAN_ABOVE_SAMPLES = 200
 # Samples in flight per connection: a sample waiting out a retry's back-off leaves its
 # connection to another, so faults do not starve the run of requests.
 SAMPLES_PER_CONNECTION = 2
@@ -88,7 +91,8 @@ def run_eval(
         if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
-        with adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight():
+        with (adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight(),
+              frozen_heap()):
             logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                      log_dir=str(log_dir), display=progress_display(display),
                                      retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
@@ -97,6 +101,19 @@ def run_eval(
             reason = log.error.message if log.error else log.status
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
     return logs
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects that exist before an eval (imports, the task, the dataset) out of
+    the garbage collector's full passes while it runs: each pass stops the event loop, and
+    with hundreds of thousands of them it took up to 0.3 s, a tenth of a 2,508-call run."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def shard_settings(task: Any, shard: Shard | None) -> dict[str, Any]:
@@ -159,7 +176,7 @@ class ProbeRun:
     """Inspect: seconds before one attempt of a call is abandoned and retried (default: 10x the
     observed 95th-percentile latency, at least 2 s)"""
     lean: bool | None = None
-    """no realtime log buffer and no live score display (default: on above 300 samples)"""
+    """no realtime log buffer and no live score display (default: on above 200 samples)"""
     retry_wait: float | None = None
     """seconds before a failed call's first retry, doubling per retry, at least the
     server's Retry-After (default: 0.5; Inspect's own is 3)"""
