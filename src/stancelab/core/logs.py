@@ -19,6 +19,10 @@ import pandas as pd
 
 from stancelab.core.shards import shard_of_log
 
+# Sample fields the analyses never read: a full read skips them (a sample's events, every
+# call's input and output, are most of it, and resolving their attachments most of the time).
+UNREAD_SAMPLE_FIELDS = frozenset({"events"})
+
 
 def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
     """Inspect log files under a folder (recursively), or the given files that exist."""
@@ -117,7 +121,8 @@ def scored_samples(
         SampleColumn("score_answer", path=lambda s: field(s, "answer"), full=True),
         SampleColumn("score_value", path=lambda s: field(s, "value"), full=True),
     ]  # fmt: skip
-    frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
+    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+             if files else pd.DataFrame())  # fmt: skip
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame()
     frame = runs_that_count(frame[frame["task_name"] == task_name], selection_args).copy()

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stancelab.core.data import invalid_record
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import as_dict, log_files, runs_that_count
+from stancelab.core.logs import UNREAD_SAMPLE_FIELDS, as_dict, log_files, runs_that_count
 from stancelab.core.topics import TopicTag
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
@@ -77,7 +77,8 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
         SampleColumn("judge", path=_score_metadata, full=True),
         SampleColumn("transcript_id", path=_sample_transcript, full=True),
     ]  # fmt: skip
-    frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
+    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+             if files else pd.DataFrame())  # fmt: skip
     if frame.empty:
         return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
     frame = frame[frame["task_name"] == TASK_NAME]

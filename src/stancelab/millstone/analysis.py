@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.logs import log_files, runs_that_count
+from stancelab.core.logs import UNREAD_SAMPLE_FIELDS, log_files, runs_that_count
 from stancelab.core.stats import bootstrap_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
@@ -81,7 +81,8 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         SampleColumn("pattern", path=lambda s: _score_field(s, "pattern")),
         SampleColumn("choice_trials", path=lambda s: _choice_trials(s), full=True),
     ]
-    frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
+    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+             if files else pd.DataFrame())  # fmt: skip
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
