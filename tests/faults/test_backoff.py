@@ -111,3 +111,15 @@ def test_failed_calls_are_retried_after_the_short_wait(tmp_path: Path,
     retried_after = [times[1] - times[0] for times in server.arrivals.values() if len(times) > 1]
     assert retried_after, "no call was retried"
     assert max(retried_after) < ATTEMPT_TIMEOUT + INSPECT_FIRST_WAIT, retried_after
+
+
+def test_a_second_run_in_one_process_reaches_its_own_server(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    task = Task(dataset=MemoryDataset([Sample(id=1, input="hello")]), solver=generate())
+    for run in ("first", "second"):
+        with FakeOpenAIServer(latency=0.0) as server:
+            monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+            monkeypatch.setenv("FAKE_API_KEY", "local")
+            (log,) = run_eval(task, ["openai-api/fake/same-name"], None, tmp_path / run, "none",
+                              max_retries=1, attempt_timeout=5)  # fmt: skip
+            assert log.status == "success" and server.stats_dict()["requests"] == 1, run

@@ -74,11 +74,12 @@ def _number(value: Any) -> float | None:
 
 
 def apply_retry_wait(models: Iterable[str | Model], initial: float) -> list[Model]:
-    """The models as Inspect Model instances whose providers wait `initial` seconds (then
-    doubling) before a retry; a provider with a wait of its own keeps it."""
+    """The models as new Inspect Model instances (never Inspect's memoized ones, which keep
+    the endpoint of an earlier run) whose providers wait `initial` seconds, then doubling,
+    before a retry; a provider with a wait of its own keeps it."""
     from inspect_ai.model import get_model
 
-    resolved = [get_model(model) for model in models]
+    resolved = [get_model(model, memoize=False) for model in models]
     for model in resolved:
         api = model.api
         if type(api).retry_wait is ModelAPI.retry_wait:
