@@ -51,7 +51,7 @@ async def test_embedded_model_serves_logprobs() -> None:
 
 def test_cli_run_then_rerun_costs_nothing(tmp_path: Path, env: dict[str, str]) -> None:
     out = tmp_path / "run"
-    args = ("run", "millstone", "--limit", "1", "--trials", "1", "--max-tokens", "8",
+    args = ("run", "millstone", "--limit", "1", "--trials", "1", "--max-tokens", "4",
             "--out", str(out), "--display", "none")  # fmt: skip
     first = _stancelab(*args, env=env)
     assert first.returncode == 0, first.stderr
@@ -103,7 +103,7 @@ def test_llm_bias_bench_runs_with_the_embedded_model_in_every_role(
     out = tmp_path / "bias"
     result = _stancelab(
         "run", "llm-bias-bench", "--limit", "1", "--turns", "1", "--categories", "direct",
-        "--max-tokens", "24", "--out", str(out), "--display", "none", env=env,
+        "--max-tokens", "8", "--out", str(out), "--display", "none", env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -123,7 +123,7 @@ def test_issuebench_runs_with_the_embedded_model_as_writer_and_classifier(
     out = tmp_path / "issuebench"
     result = _stancelab(
         "run", "issuebench", "--limit", "1", "--templates", "2", "--framings", "neutral,con",
-        "--max-tokens", "32", "--out", str(out), "--display", "none", env=env,
+        "--max-tokens", "16", "--out", str(out), "--display", "none", env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -13,6 +13,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 from stancelab.core.options import add_option_arguments, build_options, parse_prices, read_config
 from stancelab.core.probes import Probe, run_probe, summary_text, with_results_path
+from stancelab.core.startup import PrerequisiteError, startup_message
 from stancelab.probes import ALIASES, PROBES, get_probe, probes_in
 
 __all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_probe"]
@@ -387,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except StancelabError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except PrerequisiteError as error:  # Inspect's own hook prints nothing with --display none
+        print(f"error: {startup_message(error)}", file=sys.stderr)
         return 2
 
 

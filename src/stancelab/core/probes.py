@@ -16,6 +16,7 @@ from stancelab.core.evals import ProbeRun
 from stancelab.core.options import RUN_CONFIG, write_config
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
 from stancelab.core.shards import parse_shard, run_workers
+from stancelab.core.startup import inspect_startup
 from stancelab.core.stats import no_ci_reason
 
 
@@ -126,8 +127,9 @@ def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
 
 def run_probe(probe: Probe, options: ProbeRun) -> str:
     """Run a probe with its options (writing run.toml); its summary and where results went
-    (for a shard, where its logs went)."""
-    result = probe.execute(options)
+    (for a shard, where its logs went). Inspect's start-up errors name the model."""
+    with inspect_startup(options.models, options.roles):
+        result = probe.execute(options)
     if options.shard:
         return (f"Shard {result['shard']} done: logs in {result['log_dir']}. Once every shard "
                 f"is done, analyse the folder: stancelab analyze {options.out_dir} (copy an "
