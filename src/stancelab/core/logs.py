@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -93,20 +94,26 @@ def _written(log: object) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
+def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.DataFrame:
+    """Every sample of every log under `logs`: Inspect's sample summary, eval, model and task
+    columns and `extra_columns` (Inspect `SampleColumn`s); full samples are read, without
+    their events, only when a column asks for them. Empty without logs."""
+    from inspect_ai.analysis import EvalInfo, EvalModel, EvalTask, SampleSummary, samples_df
+
+    files = [str(path) for path in log_files(logs)]
+    if not files:
+        return pd.DataFrame()
+    columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, *extra_columns]
+    return samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+
+
 def scored_samples(
     logs: str | Path, task_name: str, scorer_name: str, selection_args: Iterable[str] = ()
 ) -> pd.DataFrame:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
     value, answer and metadata (`score` as a dict), from every run that counts
     (`runs_that_count`)."""
-    from inspect_ai.analysis import (
-        EvalInfo,
-        EvalModel,
-        EvalTask,
-        SampleColumn,
-        SampleSummary,
-        samples_df,
-    )
+    from inspect_ai.analysis import SampleColumn
 
     def field(sample: object, name: str) -> object:
         score = (getattr(sample, "scores", None) or {}).get(scorer_name)
@@ -114,15 +121,11 @@ def scored_samples(
             return None
         return score.metadata if name == "metadata" else getattr(score, name)
 
-    files = [str(path) for path in log_files(logs)]
-    columns = [
-        *SampleSummary, *EvalModel, *EvalInfo, *EvalTask,
+    frame = samples_frame(logs, [
         SampleColumn("score", path=lambda s: field(s, "metadata"), full=True),
         SampleColumn("score_answer", path=lambda s: field(s, "answer"), full=True),
         SampleColumn("score_value", path=lambda s: field(s, "value"), full=True),
-    ]  # fmt: skip
-    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
-             if files else pd.DataFrame())  # fmt: skip
+    ])  # fmt: skip
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame()
     frame = runs_that_count(frame[frame["task_name"] == task_name], selection_args).copy()

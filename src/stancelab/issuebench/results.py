@@ -11,7 +11,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import log_files
+from stancelab.core.logs import samples_frame
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
@@ -87,20 +87,11 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
     """One row per classified response (every call of a prompt): of the given run per subject
     model (`keys`: model -> `run_key`), or of every run in the folder, configurations kept
     apart. A prompt and call answered in several logs counts once, the newest."""
-    from inspect_ai.analysis import (
-        EvalInfo,
-        EvalModel,
-        EvalTask,
-        SampleColumn,
-        SampleSummary,
-        samples_df,
-    )
+    from inspect_ai.analysis import SampleColumn
 
-    files = [str(path) for path in log_files(logs)]
-    columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask,
-               SampleColumn("label", path=lambda s: (s.scores or {}).get("stance_classifier").answer
-                            if (s.scores or {}).get("stance_classifier") else None)]  # fmt: skip
-    frame = samples_df(files, columns=columns, quiet=True) if files else pd.DataFrame()
+    frame = samples_frame(logs, [
+        SampleColumn("label", path=lambda s: (s.scores or {}).get("stance_classifier").answer
+                     if (s.scores or {}).get("stance_classifier") else None)])  # fmt: skip
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame(columns=RESPONSE_COLUMNS)
     frame = frame[frame["task_name"] == TASK_NAME]

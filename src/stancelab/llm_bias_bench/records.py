@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stancelab.core.data import invalid_record
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import UNREAD_SAMPLE_FIELDS, as_dict, log_files, runs_that_count
+from stancelab.core.logs import as_dict, runs_that_count, samples_frame
 from stancelab.core.topics import TopicTag
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
@@ -62,23 +62,10 @@ def _design(frame: pd.DataFrame) -> pd.Series:
 def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(conversations, usage) from every llm-bias-bench run in the folder that counts
     (`runs_that_count`): a re-run replaces, another judge or user model adds."""
-    from inspect_ai.analysis import (
-        EvalInfo,
-        EvalModel,
-        EvalTask,
-        SampleColumn,
-        SampleSummary,
-        samples_df,
-    )
+    from inspect_ai.analysis import SampleColumn
 
-    files = [str(path) for path in log_files(logs)]
-    columns = [
-        *SampleSummary, *EvalModel, *EvalInfo, *EvalTask,
-        SampleColumn("judge", path=_score_metadata, full=True),
-        SampleColumn("transcript_id", path=_sample_transcript, full=True),
-    ]  # fmt: skip
-    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
-             if files else pd.DataFrame())  # fmt: skip
+    frame = samples_frame(logs, [SampleColumn("judge", path=_score_metadata, full=True),
+                                 SampleColumn("transcript_id", path=_sample_transcript, full=True)])  # fmt: skip
     if frame.empty:
         return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
     frame = frame[frame["task_name"] == TASK_NAME]

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.logs import UNREAD_SAMPLE_FIELDS, log_files, runs_that_count
+from stancelab.core.logs import runs_that_count, samples_frame
 from stancelab.core.stats import bootstrap_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
@@ -61,28 +61,15 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """One row per trial from every MillStone run in the folder that counts (`runs_that_count`:
     a re-run replaces, another model, helper or setting adds; a limit or trial count only
     selects samples)."""
-    from inspect_ai.analysis import (
-        EvalInfo,
-        EvalModel,
-        EvalTask,
-        SampleColumn,
-        SampleSummary,
-        samples_df,
-    )
+    from inspect_ai.analysis import SampleColumn
 
-    files = [str(path) for path in log_files(logs)]
     columns = [
-        *SampleSummary,
-        *EvalModel,
-        *EvalInfo,
-        *EvalTask,
         SampleColumn("stance", path=lambda s: _score_field(s, "answer")),
         SampleColumn("letter", path=lambda s: _score_field(s, "letter")),
         SampleColumn("pattern", path=lambda s: _score_field(s, "pattern")),
         SampleColumn("choice_trials", path=lambda s: _choice_trials(s), full=True),
     ]
-    frame = (samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
-             if files else pd.DataFrame())  # fmt: skip
+    frame = samples_frame(logs, columns)
     if frame.empty:
         return pd.DataFrame(columns=TRIAL_COLUMNS)
     frame = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
