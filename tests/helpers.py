@@ -3,7 +3,10 @@ mockllm otherwise counts tokens with a tokenizer it would try to download."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 
@@ -45,3 +48,19 @@ def scripted_chat_model(reply: ChatReply, name: str) -> tuple[Model, list[list[C
         return output(reply(messages))
 
     return get_model(name, custom_outputs=respond, memoize=False), seen
+
+
+@contextmanager
+def own_cache(folder: Path, **env: str) -> Iterator[None]:
+    """Inspect's cache in `folder` (and `env` set) for a run outside a test's own monkeypatch,
+    e.g. in a module- or session-scoped fixture; the environment is put back after."""
+    saved = {name: os.environ.get(name) for name in ["INSPECT_CACHE_DIR", *env]}
+    os.environ.update({"INSPECT_CACHE_DIR": str(folder)} | env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -16,6 +16,7 @@ from stancelab.demo import run_demo
 from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult
 from stancelab.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, Faults, ServerStats
+from tests.helpers import own_cache
 from tests.report.conftest import TINY
 
 SECRET = "sk-stancelab-test-SECRET-8f3a1c"
@@ -25,17 +26,10 @@ MODEL = "openai-api/fake/fake-model"
 @pytest.fixture(scope="module")
 def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ReportResult, ServerStats]]:
     out = tmp_path_factory.mktemp("faults")
-    patch = pytest.MonkeyPatch()
     faults = Faults(rate=0.2, timeout_seconds=1.0, seed=7)
-    with FakeOpenAIServer(latency=0.01, faults=faults) as server:
-        patch.setenv("FAKE_BASE_URL", server.base_url)
-        patch.setenv("FAKE_API_KEY", SECRET)
-        patch.setenv("OPENAI_API_KEY", SECRET)
-        patch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
-        try:
-            yield run_demo(out / "runs", [MODEL], settings=TINY), server.stats
-        finally:
-            patch.undo()
+    with (FakeOpenAIServer(latency=0.01, faults=faults) as server,
+          own_cache(out / "cache", FAKE_BASE_URL=server.base_url, FAKE_API_KEY=SECRET, OPENAI_API_KEY=SECRET)):
+        yield run_demo(out / "runs", [MODEL], settings=TINY), server.stats
 
 
 def _logs(runs: Path) -> list[Path]:

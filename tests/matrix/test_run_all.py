@@ -20,7 +20,7 @@ from stancelab.matrix.run import (
     selected_probes,
 )
 from stancelab.probes import PROBES, get_probe
-from tests.helpers import scripted_chat_model
+from tests.helpers import own_cache, scripted_chat_model
 from tests.report.conftest import TINY
 
 TOPICS = "abortion,minimum-wage"
@@ -73,15 +73,11 @@ def hostile_free_reply(messages: list) -> str:
 @pytest.fixture(scope="module")
 def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run-all")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
     model, _ = scripted_chat_model(hostile_free_reply, "mockllm/plain")
     printed: list[str] = []
-    try:
+    with own_cache(out / "cache"):
         run_all(RunAll(models=[model], out_dir=out / "all", shared_topics=TOPICS, display="none"), TINY,
                 progress=printed.append)  # fmt: skip
-    finally:
-        patch.undo()
     (out / "printed.txt").write_text("\n".join(printed))
     return out / "all"
 
@@ -129,14 +125,10 @@ def test_a_shard_of_run_all_logs_per_probe_and_leaves_the_matrix_to_analyze(tmp_
                      log_dir="s3://bucket/runs/")  # fmt: skip
     assert probe_options(get_probe("conviction"), options).log_dir == "s3://bucket/runs/conviction"
     model, _ = scripted_chat_model(hostile_free_reply, "mockllm/plain")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     printed: list[str] = []
-    try:
+    with own_cache(tmp_path / "cache"):
         summary = run_all(RunAll(models=[model], out_dir=tmp_path / "all", shared_topics=TOPICS, shard="1/2",
                                  probes="issuebench", display="none"), TINY, progress=printed.append)  # fmt: skip
-    finally:
-        patch.undo()
     assert summary == {} and not (tmp_path / "all" / "matrix").exists()
     assert list((tmp_path / "all" / "issuebench" / "logs").iterdir())
     assert f"stancelab analyze {tmp_path / 'all'}" in printed[-1]

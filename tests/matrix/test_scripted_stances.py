@@ -12,7 +12,7 @@ import pytest
 from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
-from tests.helpers import scripted_chat_model
+from tests.helpers import own_cache, scripted_chat_model
 
 MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
@@ -47,13 +47,9 @@ def lens_settings(lens: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     out = tmp_path_factory.mktemp("scripted")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
-    try:
+    with own_cache(out / "cache"):
         options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none")
         run_all(options, {lens: lens_settings(lens) for lens in PROBES}, progress=lambda text: None)
-    finally:
-        patch.undo()
     return json.loads((out / "all" / "matrix" / "summary.json").read_text())
 
 

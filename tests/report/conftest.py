@@ -8,7 +8,7 @@ from inspect_ai.model import ChatMessage
 
 from stancelab.demo import run_demo
 from stancelab.report.build import ReportResult
-from tests.helpers import scripted_chat_model
+from tests.helpers import own_cache, scripted_chat_model
 
 HOSTILE = (
     '<script>window.__xss = 1</script><img src="x" onerror="window.__xss = 2">'
@@ -31,12 +31,8 @@ def hostile(messages: list[ChatMessage]) -> str:
 @pytest.fixture(scope="session")
 def report(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
     out = tmp_path_factory.mktemp("hostile")
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(out / "cache"))
     model, _ = scripted_chat_model(hostile, "mockllm/hostile")
-    try:
+    with own_cache(out / "cache"):
         return run_demo(out / "runs", [model], settings=TINY)
-    finally:
-        monkeypatch.undo()
 
 
