@@ -1,9 +1,12 @@
 """Statistics shared by every method: confidence intervals (scipy) and correlations.
 
-A proportion (share of yes/no outcomes) gets a Wilson interval (`proportion_ci`); any other
+A proportion of independent outcomes gets a Wilson interval (`proportion_ci`); any other
 mean a BCa bootstrap interval (`bootstrap_ci`, `scipy.stats.bootstrap`), percentile where
-BCa is undefined. There is no interval from fewer than two values, nor a bootstrap one from
-values that are all equal: those estimates carry NaN bounds, shown as "no CI (...)"."""
+BCa is undefined. Where answers repeat within a unit (an issue's templates, a topic's
+conversations), `cluster_mean_ci` resamples the units, not the answers (a cluster bootstrap:
+the pooled mean as a ratio of per-unit sums, resampled in pairs by scipy). There is no
+interval from fewer than two units, nor a bootstrap one from values that are all equal, nor
+one of zero width: those estimates carry NaN bounds, shown as "no CI (...)"."""
 
 from __future__ import annotations
 
@@ -70,7 +73,7 @@ def _bootstrap(data: np.ndarray, statistic: Callable[[np.ndarray], float], resam
                                vectorized=True)  # fmt: skip
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if not (math.isnan(low) or math.isnan(high)):
-            return low, high
+            return (low, high) if high > low else (math.nan, math.nan)
     return math.nan, math.nan
 
 
@@ -92,6 +95,51 @@ def bootstrap_ci(
         return Estimate(point, math.nan, math.nan, int(data.size))
     low, high = _bootstrap(data, statistic, resamples, level, seed)
     return Estimate(point, low, high, int(data.size))
+
+
+def _ratio_of_sums(numerators: np.ndarray, denominators: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.sum(numerators, axis=axis) / np.sum(denominators, axis=axis)
+
+
+def cluster_mean_ci(
+    values: Sequence[float] | np.ndarray,
+    units: Sequence[object] | np.ndarray,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+) -> Estimate:
+    """Mean of `values` pooled over every answer, with a cluster-bootstrap CI that resamples
+    the `units` (one label per value: the issue, topic, statement or claim each answer belongs
+    to), never the answers within them. `n` counts units. NaN values are dropped; fewer than two
+    units, or units whose means are all equal, give NaN bounds."""
+    data = np.asarray(values, dtype=float)
+    labels = np.asarray(units, dtype=object)
+    if data.shape != labels.shape:
+        raise ValueError(f"cluster_mean_ci: {data.size} values but {labels.size} unit labels")
+    keep = ~np.isnan(data)
+    data, labels = data[keep], labels[keep]
+    if data.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    _, codes = np.unique(labels.astype(str), return_inverse=True)
+    sums = np.bincount(codes, weights=data)
+    counts = np.bincount(codes).astype(float)
+    point = float(sums.sum() / counts.sum())
+    means = sums / counts
+    if sums.size < 2 or np.all(means == means[0]):
+        return Estimate(point, math.nan, math.nan, int(sums.size))
+    low, high = math.nan, math.nan
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            result = bootstrap((sums, counts), _ratio_of_sums, paired=True, vectorized=True,
+                               n_resamples=resamples, confidence_level=level, method=method,
+                               rng=seed)  # fmt: skip
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if not (math.isnan(low) or math.isnan(high)):
+            break
+    if math.isnan(low) or math.isnan(high) or high <= low:
+        return Estimate(point, math.nan, math.nan, int(sums.size))
+    return Estimate(point, low, high, int(sums.size))
 
 
 def proportion_ci(outcomes: Sequence[float] | np.ndarray, scale: float = 1.0,
