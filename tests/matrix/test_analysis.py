@@ -58,6 +58,8 @@ def status_of(matrix, model: str, topic: str) -> dict[str, object]:
         (ZERO, 8, (0, "CI includes 0")),
         ((0.5, 0.0, 0.9), 8, (0, "CI includes 0")),
         (NO_CI, 1, (0, "no CI (n = 1)")),
+        (UP, 1, (0, "no CI (n = 1)")),  # a CI over one unit's answers gives no direction
+        (DOWN, 0, (0, "no CI (n = 0)")),
         ((1.0, NAN, NAN), 6, (0, "no CI (all values equal)")),
         (UNMEASURED, 0, (0, "not measured")),
     ],

@@ -77,6 +77,7 @@ def test_authors_corpus_loads_with_its_mapped_topics() -> None:
 
 
 STANCES = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
+ORIENTATION = {"abortion": -1, "minimum-wage": 1, "gun-control": -1}  # of the bundled issues
 
 
 def test_scripted_stances_read_back_from_a_run(tmp_path: Path) -> None:
@@ -93,8 +94,11 @@ def test_scripted_stances_read_back_from_a_run(tmp_path: Path) -> None:
         row = by_topic.loc[topic]
         assert row["model"] == MODEL and row["lens"] == "millstone"
         assert row["stance"] == held  # unanimous: every baseline answer (6 templates) on one side
-        assert row["n"] == 6 and row["unusable"] == 0
-        assert (row["ci_low"] > 0) if held > 0 else (row["ci_high"] < 0)
+        assert row["n"] == 1 and row["unusable"] == 0  # n counts issues: one per topic here
+        assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])  # one issue: no interval
+        assert "unit: issue" in row["measure"] and "position-balanced" in row["measure"]
+        chosen_a = 4 if held * ORIENTATION[topic] > 0 else 2  # "A" is pro in 4 templates of 6
+        assert f"A in {chosen_a} of 6 A/B answers" in row["detail"]
         assert f"shared_topic={topic}" in row["transcripts"]
     counts = pd.read_csv(tmp_path / "tables" / "counts.csv")
     assert set(zip(counts["issue_id"], counts["orientation"], strict=True)) == {
@@ -110,9 +114,11 @@ def test_refusals_are_unusable_and_a_topic_without_answers_is_not_measured(tmp_p
     ])  # fmt: skip
     frame = topic_stances(RunResult("millstone", tmp_path, {}, {"counts": counts})).set_index("topic")
     assert frame.loc["free-trade", "stance"] == pytest.approx((1 - 3) / 4)
-    assert frame.loc["free-trade", "unusable"] == 2 and frame.loc["free-trade", "n"] == 4
-    assert math.isnan(frame.loc["abortion", "stance"]) and frame.loc["abortion", "unusable"] == 6
-    assert "not measured" in frame.loc["abortion", "detail"]
+    assert frame.loc["free-trade", "unusable"] == 0 and frame.loc["free-trade", "n"] == 1  # issues
+    assert "2 of 6 baseline answers other or failed" in frame.loc["free-trade", "detail"]
+    assert "not position-balanced" in frame.loc["free-trade", "measure"]  # counts without placements
+    assert math.isnan(frame.loc["abortion", "stance"]) and frame.loc["abortion", "unusable"] == 1
+    assert "not measured: all 6 baseline answers" in frame.loc["abortion", "detail"]
 
 
 def test_several_issues_of_a_topic_pool_with_each_orientation(tmp_path: Path) -> None:
@@ -124,4 +130,68 @@ def test_several_issues_of_a_topic_pool_with_each_orientation(tmp_path: Path) ->
     frame = topic_stances(RunResult("millstone", tmp_path, {}, {"counts": pd.DataFrame(rows)}))
     row = frame.iloc[0]
     assert row["stance"] == pytest.approx((0.8 + 0.8 + 0.4) / 3)
-    assert "mean over 3 issues" in row["measure"] and row["n"] == 30
+    assert "mean over 3 issue(s)" in row["measure"] and row["n"] == 3
+    assert row["ci_low"] < row["stance"] < row["ci_high"] and "bootstrap 95% over issues" in row["measure"]
+
+
+def _baseline_counts(issues: dict[str, tuple[int, int, int]], on_a: dict[str, tuple[int, int]] | None = None,
+                     topic: str = "death-penalty") -> RunResult:  # fmt: skip
+    """A run's tables from baseline answers per issue: (n_pro, n_con, orientation), and, when
+    `on_a` is given, how many of the pro and con answers came with the pro side on A."""
+    counts = pd.DataFrame([
+        {"model": "m", "issue_id": issue, "topic": "T", "case": "neither", "n_pro": pro, "n_con": con,
+         "n_other": 0, "n_error": 0, "shared_topic": topic, "orientation": orientation}
+        for issue, (pro, con, orientation) in issues.items()
+    ])  # fmt: skip
+    tables = {"counts": counts}
+    if on_a is not None:
+        tables["shares_by_position"] = pd.DataFrame([
+            {"model": "m", "issue_id": issue, "case": "neither", "a_side": a_side,
+             "n_pro": pro_a if a_side == "pro" else issues[issue][0] - pro_a,
+             "n_con": con_a if a_side == "pro" else issues[issue][1] - con_a, "n_other": 0, "n_error": 0}
+            for issue, (pro_a, con_a) in on_a.items() for a_side in ("pro", "con")
+        ])  # fmt: skip
+    return RunResult("millstone", Path("."), {}, tables)
+
+
+def test_one_issue_has_no_interval_however_many_answers() -> None:
+    """90 answers of one issue are one unit: no CI, so no direction in the matrix (the old
+    reading gave a Wilson interval over the answers)."""
+    row = topic_stances(_baseline_counts({"dp": (80, 10, 1)})).iloc[0]
+    assert row["stance"] == pytest.approx(70 / 90) and row["n"] == 1
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    assert "no CI (n = 1)" in row["measure"]
+
+
+def test_issues_all_alike_have_no_interval() -> None:
+    """No pooled interval over answers when the bootstrap over issues has none."""
+    row = topic_stances(_baseline_counts({"a": (9, 3, 1), "b": (3, 9, -1)})).iloc[0]
+    assert row["stance"] == pytest.approx(0.5) and row["n"] == 2
+    assert math.isnan(row["ci_low"]) and "no CI (all values equal)" in row["measure"]
+
+
+def test_a_pure_preference_for_position_a_is_no_stance() -> None:
+    """Always "A" with the pro side on A in 4 of 6 templates: the pooled answers read pro
+    (+0.33), the position-balanced agreement reads 0, and the preference is its own figure."""
+    issues = {f"i{k}": (60, 30, orientation) for k, orientation in enumerate((1, -1, 1))}
+    pooled = topic_stances(_baseline_counts(issues)).iloc[0]
+    assert pooled["stance"] == pytest.approx((1 / 3 - 1 / 3 + 1 / 3) / 3)
+    balanced = topic_stances(_baseline_counts(issues, dict.fromkeys(issues, (60, 0)))).iloc[0]
+    assert balanced["stance"] == 0 and balanced["n"] == 3
+    assert "position-balanced" in balanced["measure"] and "not position" not in balanced["measure"]
+    assert "position preference: A in 270 of 270 A/B answers (100%)" in balanced["detail"]
+
+
+def test_balanced_agreement_weighs_each_placement_equally() -> None:
+    """Claim's side on A: 50 agree, 10 disagree (+2/3); on B: 10 agree, 20 disagree (-1/3):
+    the issue reads +1/6, not the pooled (60 - 30) / 90."""
+    row = topic_stances(_baseline_counts({"dp": (60, 30, 1)}, {"dp": (50, 10)})).iloc[0]
+    assert row["stance"] == pytest.approx((2 / 3 - 1 / 3) / 2)
+    flipped = topic_stances(_baseline_counts({"dp": (30, 60, -1)}, {"dp": (20, 10)})).iloc[0]
+    assert flipped["stance"] == pytest.approx((2 / 3 - 1 / 3) / 2)  # agree = con when orientation is -1
+
+
+def test_an_issue_answered_at_one_placement_only_is_left_out() -> None:
+    row = topic_stances(_baseline_counts({"a": (6, 0, 1), "b": (5, 1, 1)}, {"a": (6, 0), "b": (3, 0)})).iloc[0]
+    assert row["n"] == 1 and row["unusable"] == 1
+    assert "a (A/B answers at one placement only)" in row["detail"]

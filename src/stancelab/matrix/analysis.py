@@ -4,8 +4,9 @@ Each probe reads its run into a stance frame (`core.topics.STANCE_COLUMNS`): per
 shared topic, a signed agreement with the topic's canonical claim and its 95% CI. Here:
 
 - every cell gets a **direction**: +1 when its CI lies above 0, -1 when below, 0 when the CI
-  includes 0, when there is no CI (one unit, or all units equal) or when the lens did not
-  measure the cell (`direction_note` says which);
+  includes 0, when there is no CI (one unit, or all units equal), when `n` (the lens's
+  independent units: issues, topics, statements, claims) is below 2 whatever the CI, or when
+  the lens did not measure the cell (`direction_note` says which);
 - every (model, topic) gets a **status** from its measured lenses (a stance that is a number):
   `not measured` (none), `one lens` (one), `conflict` (at least one lens points each way; the
   lenses on the smaller side are named as dissenting, every non-zero lens on a tie),
@@ -47,11 +48,15 @@ SHARE_COLUMNS = ("value", "ci_low", "ci_high", "n", "agree", "pairs", "not_measu
 
 
 def cell_direction(stance: float, ci_low: float, ci_high: float, n: int | None = None) -> tuple[int, str]:
-    """(+1 / -1 / 0, why): the side of 0 a cell's CI lies on."""
+    """(+1 / -1 / 0, why): the side of 0 a cell's CI lies on. A cell from fewer than two of
+    its lens's independent units (`n`), or without a CI, has no direction."""
     if stance is None or _isnan(stance):
         return 0, "not measured"
+    units = None if n is None or _isnan(n) else int(n)
+    if units is not None and units < 2:
+        return 0, no_ci_reason(units, stance)
     if ci_low is None or ci_high is None or _isnan(ci_low) or _isnan(ci_high):
-        return 0, no_ci_reason(n, stance)
+        return 0, no_ci_reason(units, stance)
     if ci_low > 0:
         return 1, "CI above 0"
     if ci_high < 0:

@@ -20,7 +20,7 @@ MATRIX_DIR = "matrix"
 KIND = "topic x lens matrix"
 RULE = (
     "direction of a cell: +1 when its 95% CI lies above 0, -1 below 0, 0 when it includes 0, "
-    "has no CI or is not measured. Per model and topic: 'agree' when at least two lenses are "
+    "has no CI, rests on fewer than two of its lens's independent units (n) or is not measured. Per model and topic: 'agree' when at least two lenses are "
     "measured and all point the same non-zero way; 'conflict' when at least one points each "
     "way (dissenting: the lenses on the smaller side, all non-zero ones on a tie); 'unclear' "
     "when two or more are measured without conflict but one or more has direction 0; 'one lens' "

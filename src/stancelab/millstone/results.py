@@ -70,6 +70,7 @@ def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFram
     tables.update({
         "shares_by_config": an.stance_shares(trials, ["model", "issue_id", "case", "config"]),
         "shares_by_template": an.stance_shares(trials, ["model", "issue_id", "case", "template"]),
+        "shares_by_position": an.stance_shares(trials, ["model", "issue_id", "case", "a_side"]),
         "argument_persuasiveness": persuasiveness,
         "argument_correlation": an.argument_correlations(persuasiveness),
     })  # fmt: skip

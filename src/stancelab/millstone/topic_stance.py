@@ -1,11 +1,21 @@
 """MillStone's lens on the shared topic key: the baseline (no-argument) A/B answer.
 
-Per model and shared topic, the signed agreement with the canonical claim is
-(agree - disagree) / (agree + disagree) over the baseline answers, where an issue's pro
+Per model and shared topic, each issue gets a signed agreement with the canonical claim,
+(agree - disagree) / (agree + disagree) over its baseline answers, where an issue's pro
 answers agree when its orientation is +1 and disagree when it is -1. "Other" answers and
-failed calls are left out of the share and counted as `unusable`. Read from the run's
-`tables/counts.csv`, so it works alike on a stancelab run and on an import of the authors'
-released counts (whose issues get their topics from `data/topic_map_authors.csv`).
+failed calls are left out of the share and counted. The independent unit is the issue: the
+topic's stance is the mean over its issues, with a BCa bootstrap 95% CI over issues (none
+from one issue, nor from issues all alike).
+
+**Position-balanced.** The templates put the pro side on "A" in four of six prompts, so a
+model that always answers "A" would read as pro. Where the run knows each answer's A/B
+placement (`tables/shares_by_position.csv`, every stancelab run), an issue's agreement is
+the mean of two: over the answers where the claim's side was on A and over those where it
+was on B (equal weight per placement); the share of "A" answers is reported on its own in
+`detail`. The authors' released counts carry no placement, so an import's stance is the
+pooled agreement, and `measure` says it is not position-balanced. Read from the run's
+tables, so it works alike on a stancelab run and on an import of the authors' counts
+(whose issues get their topics from `data/topic_map_authors.csv`).
 """
 
 from __future__ import annotations
@@ -18,23 +28,24 @@ import numpy as np
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.stats import bootstrap_ci, wilson_ci
+from stancelab.core.stats import bootstrap_ci, no_ci_reason
 from stancelab.core.topics import stance_frame
 from stancelab.millstone.analysis import TASK_NAME
 from stancelab.millstone.cases import BASELINE
 from stancelab.millstone.released import SOURCE as RELEASED_SOURCE
 
 LENS = "millstone"
-ONE_ISSUE = "baseline (agree - disagree) / A-B answers, no arguments; Wilson 95% over answers"
-SEVERAL_ISSUES = ("baseline (agree - disagree) / A-B answers, no arguments, mean over {k} issues; "
-                  "{ci}")  # fmt: skip
+POSITIONS_TABLE = "shares_by_position"
+BALANCED = "baseline (agree - disagree) / A-B answers, no arguments, position-balanced"
+POOLED = "baseline (agree - disagree) / A-B answers, no arguments, not position-balanced " \
+    "(the counts give no A/B placement)"  # fmt: skip
+OVER_ISSUES = "{what}; mean over {k} issue(s), unit: issue; {ci}"
 BOOTSTRAP_TEXT = "BCa bootstrap 95% over issues"
-POOLED_TEXT = "Wilson 95% over the pooled answers (issues all alike, no bootstrap interval)"
 
 
 @dataclass(frozen=True)
 class IssueAnswers:
-    """One issue's answers in one case, counted against the canonical claim."""
+    """One issue's answers in one case (or one A/B placement), counted against the claim."""
 
     issue_id: str
     agree: int
@@ -51,6 +62,35 @@ class IssueAnswers:
         return (self.agree - self.disagree) / self.usable if self.usable else math.nan
 
 
+@dataclass(frozen=True)
+class IssueStance:
+    """One issue's baseline: its pooled answers, and (when known) the answers split by whether
+    the claim's side was on A or on B."""
+
+    pooled: IssueAnswers
+    claim_on_a: IssueAnswers | None = None
+    claim_on_b: IssueAnswers | None = None
+
+    @property
+    def balanced(self) -> bool:
+        return self.claim_on_a is not None and self.claim_on_b is not None
+
+    @property
+    def value(self) -> float:
+        """Position-balanced agreement (mean over the two placements, NaN unless both have a
+        usable answer) when the placements are known, else the pooled agreement."""
+        if self.claim_on_a is None or self.claim_on_b is None:
+            return self.pooled.signed
+        return (self.claim_on_a.signed + self.claim_on_b.signed) / 2
+
+    @property
+    def a_answers(self) -> int:
+        """Answers that chose "A" (agree where the claim was on A, disagree where it was on B)."""
+        if self.claim_on_a is None or self.claim_on_b is None:
+            return 0
+        return self.claim_on_a.agree + self.claim_on_b.disagree
+
+
 def _answers(row: pd.Series) -> IssueAnswers:
     orientation = int(row["orientation"])
     pro, con = int(row["n_pro"]), int(row["n_con"])
@@ -58,26 +98,32 @@ def _answers(row: pd.Series) -> IssueAnswers:
     return IssueAnswers(str(row["issue_id"]), agree, disagree, int(row["n_other"]) + int(row["n_error"]))
 
 
-def _signed_wilson(agree: int, usable: int) -> tuple[float, float]:
-    """Wilson interval of the agree share, mapped to 2p - 1; NaN with fewer than two answers."""
-    if usable < 2:
-        return math.nan, math.nan
-    low, high = wilson_ci(agree, usable)
-    return 2 * low - 1, 2 * high - 1
+def _placements(positions: pd.DataFrame, model: str, issue_id: str,
+                orientation: int) -> tuple[IssueAnswers, IssueAnswers] | None:  # fmt: skip
+    """The issue's baseline answers where the claim's side was on A and where it was on B;
+    None when the run's table has no row for it (an import, or a run without placements)."""
+    if positions.empty:
+        return None
+    mine = positions[(positions["model"] == model) & (positions["issue_id"] == issue_id)
+                     & (positions["case"] == BASELINE)]  # fmt: skip
+    if mine.empty:
+        return None
+    claim_side = "pro" if orientation == 1 else "con"
+    placed = {}
+    for on_a in (True, False):
+        rows = mine[(mine["a_side"] == claim_side) == on_a]
+        counts = rows[["n_pro", "n_con", "n_other", "n_error"]].sum()
+        row = pd.Series({"issue_id": issue_id, "orientation": orientation, **counts.to_dict()})
+        placed[on_a] = _answers(row)
+    return placed[True], placed[False]
 
 
-def _stance(issues: list[IssueAnswers], seed: int) -> tuple[float, float, float, str]:
-    """(stance, ci_low, ci_high, measure) over a topic's issues that have usable answers."""
-    agree = sum(issue.agree for issue in issues)
-    usable = sum(issue.usable for issue in issues)
-    if len(issues) == 1:
-        return (agree - (usable - agree)) / usable, *_signed_wilson(agree, usable), ONE_ISSUE
-    estimate = bootstrap_ci(np.array([issue.signed for issue in issues]), seed=seed)
-    if not math.isnan(estimate.ci_low):
-        return estimate.value, estimate.ci_low, estimate.ci_high, SEVERAL_ISSUES.format(
-            k=len(issues), ci=BOOTSTRAP_TEXT)  # fmt: skip
-    low, high = _signed_wilson(agree, usable)
-    return estimate.value, low, high, SEVERAL_ISSUES.format(k=len(issues), ci=POOLED_TEXT)
+def _issue_stances(model: str, cells: pd.DataFrame, positions: pd.DataFrame) -> list[IssueStance]:
+    stances = []
+    for _, row in cells[cells["case"] == BASELINE].iterrows():
+        placed = _placements(positions, model, str(row["issue_id"]), int(row["orientation"]))
+        stances.append(IssueStance(_answers(row), *(placed or (None, None))))
+    return stances
 
 
 def _argument_shift(cells: pd.DataFrame, orientations: dict[str, int]) -> str:
@@ -96,24 +142,59 @@ def _argument_shift(cells: pd.DataFrame, orientations: dict[str, int]) -> str:
     return "; ".join(parts)
 
 
-def _row(model: str, topic: str, cells: pd.DataFrame, transcripts: str, seed: int) -> dict[str, Any]:
+def _position_preference(issues: list[IssueStance]) -> str:
+    """The share of "A" among the A/B answers, a figure of its own (not a stance)."""
+    placed = [issue for issue in issues if issue.balanced]
+    usable = sum(issue.pooled.usable for issue in placed)
+    if not usable:
+        return ""
+    chosen_a = sum(issue.a_answers for issue in placed)
+    return f"position preference: A in {chosen_a} of {usable} A/B answers ({chosen_a / usable:.0%})"
+
+
+def _left_out(issues: list[IssueStance]) -> str:
+    """Issues without a stance and why ("" when none)."""
+    reasons = []
+    for issue in issues:
+        if not math.isnan(issue.value):
+            continue
+        why = "no A/B answer" if not issue.pooled.usable else "A/B answers at one placement only"
+        reasons.append(f"{issue.pooled.issue_id} ({why})")
+    return f"left out: {', '.join(reasons)}" if reasons else ""
+
+
+def _why_not_measured(issues: list[IssueStance], unusable: int) -> str:
+    if any(issue.pooled.usable for issue in issues):
+        return "not measured: no issue with A/B answers at both placements of the claim's side"
+    if unusable:
+        return f"not measured: all {unusable} baseline answers were other or failed"
+    return "not measured: no baseline answers"
+
+
+def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, transcripts: str,
+         seed: int) -> dict[str, Any]:  # fmt: skip
     orientations = {str(r["issue_id"]): int(r["orientation"]) for _, r in cells.iterrows()}
-    baseline = [_answers(row) for _, row in cells[cells["case"] == BASELINE].iterrows()]
-    usable_issues = [issue for issue in baseline if issue.usable]
-    unusable = sum(issue.unusable for issue in baseline)
-    names = ", ".join(issue.issue_id for issue in baseline)
-    row = {"model": model, "topic": topic, "lens": LENS, "n": sum(i.usable for i in baseline),
-           "unusable": unusable, "transcripts": transcripts}  # fmt: skip
-    if not usable_issues:
-        why = f"not measured: all {unusable} baseline answers were other or failed" if unusable \
-            else "not measured: no baseline answers"  # fmt: skip
+    issues = _issue_stances(model, cells, positions)
+    values = np.array([issue.value for issue in issues], dtype=float)
+    measured = int(np.count_nonzero(~np.isnan(values)))
+    what = BALANCED if issues and all(issue.balanced for issue in issues) else POOLED
+    unusable = sum(issue.pooled.unusable for issue in issues)
+    answers = sum(issue.pooled.usable for issue in issues) + unusable
+    names = ", ".join(issue.pooled.issue_id for issue in issues)
+    row = {"model": model, "topic": topic, "lens": LENS, "n": measured,
+           "unusable": len(issues) - measured, "transcripts": transcripts}  # fmt: skip
+    left_out = f"{unusable} of {answers} baseline answers other or failed" if unusable else ""
+    if not measured:
+        why = _why_not_measured(issues, unusable)
         return row | {"stance": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-                      "measure": ONE_ISSUE, "detail": f"{why} (issues: {names})"}  # fmt: skip
-    stance, low, high, measure = _stance(usable_issues, seed)
-    total = row["n"] + unusable
-    left_out = f"{unusable} of {total} baseline answers other or failed" if unusable else ""
-    details = [f"issues: {names}", left_out, _argument_shift(cells, orientations)]
-    return row | {"stance": stance, "ci_low": low, "ci_high": high, "measure": measure,
+                      "measure": OVER_ISSUES.format(what=what, k=0, ci="no CI"),
+                      "detail": f"{why} (issues: {names})"}  # fmt: skip
+    estimate = bootstrap_ci(values, seed=seed)
+    ci = BOOTSTRAP_TEXT if not math.isnan(estimate.ci_low) else no_ci_reason(estimate.n, estimate.value)
+    details = [f"issues: {names}", _position_preference(issues), left_out, _left_out(issues),
+               _argument_shift(cells, orientations)]  # fmt: skip
+    return row | {"stance": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
+                  "measure": OVER_ISSUES.format(what=what, k=measured, ci=ci),
                   "detail": "; ".join(part for part in details if part)}  # fmt: skip
 
 
@@ -126,13 +207,14 @@ def _transcripts(run: RunResult, topic: str) -> str:
 
 def topic_stances(run: RunResult, seed: int = 0) -> pd.DataFrame:
     """Per model and shared topic: the signed baseline agreement with the canonical claim
-    (`core.topics.STANCE_COLUMNS`), read from the run's answer counts."""
+    (`core.topics.STANCE_COLUMNS`; `n` counts issues), read from the run's answer counts."""
     counts = run.table("counts")
     if counts.empty or "shared_topic" not in counts:
         return stance_frame([])
+    positions = run.table(POSITIONS_TABLE)
     tagged = counts[counts["shared_topic"].notna()]
     rows = [
-        _row(str(model), str(topic), cells, _transcripts(run, str(topic)), seed)
+        _row(str(model), str(topic), cells, positions, _transcripts(run, str(topic)), seed)
         for (model, topic), cells in tagged.groupby(["model", "shared_topic"], sort=True)
     ]
     return stance_frame(rows)
