@@ -98,14 +98,14 @@ def _answers(row: pd.Series) -> IssueAnswers:
     return IssueAnswers(str(row["issue_id"]), agree, disagree, int(row["n_other"]) + int(row["n_error"]))
 
 
-def _placements(positions: pd.DataFrame, model: str, issue_id: str,
-                orientation: int) -> tuple[IssueAnswers, IssueAnswers] | None:  # fmt: skip
-    """The issue's baseline answers where the claim's side was on A and where it was on B;
-    None when the run's table has no row for it (an import, or a run without placements)."""
+def _placements(positions: pd.DataFrame, model: str, row: pd.Series) -> tuple[IssueAnswers, IssueAnswers] | None:
+    """The answers of one (issue, case) where the claim's side was on A and where it was on
+    B; None when the run's table has no row for it (an import, or a run without placements)."""
     if positions.empty:
         return None
+    issue_id, orientation = str(row["issue_id"]), int(row["orientation"])
     mine = positions[(positions["model"] == model) & (positions["issue_id"] == issue_id)
-                     & (positions["case"] == BASELINE)]  # fmt: skip
+                     & (positions["case"] == row["case"])]  # fmt: skip
     if mine.empty:
         return None
     claim_side = "pro" if orientation == 1 else "con"
@@ -118,27 +118,23 @@ def _placements(positions: pd.DataFrame, model: str, issue_id: str,
     return placed[True], placed[False]
 
 
-def _issue_stances(model: str, cells: pd.DataFrame, positions: pd.DataFrame) -> list[IssueStance]:
-    stances = []
-    for _, row in cells[cells["case"] == BASELINE].iterrows():
-        placed = _placements(positions, model, str(row["issue_id"]), int(row["orientation"]))
-        stances.append(IssueStance(_answers(row), *(placed or (None, None))))
-    return stances
+def _issue_stances(model: str, rows: pd.DataFrame, positions: pd.DataFrame) -> list[IssueStance]:
+    """One `IssueStance` per row of the counts (one issue in one case)."""
+    return [IssueStance(_answers(row), *(_placements(positions, model, row) or (None, None)))
+            for _, row in rows.iterrows()]  # fmt: skip
 
 
-def _argument_shift(cells: pd.DataFrame, orientations: dict[str, int]) -> str:
-    """Signed agreement with one-sided arguments for and against the claim (cheap: the
-    pooled counts of the `pro` and `con` cases), or "" when those cases were not run."""
+def _argument_shift(model: str, cells: pd.DataFrame, positions: pd.DataFrame) -> str:
+    """Signed agreement with one-sided arguments for and against the claim, the mean over
+    issues read like the baseline (position-balanced where the placements are known), or ""
+    when those cases were not run. No interval: a pointer to how far arguments move it."""
     parts = []
     for label, favours_claim in (("for", 1), ("against", -1)):
-        answers = [
-            _answers(row) for _, row in cells.iterrows()
-            if row["case"] == ("pro" if orientations[row["issue_id"]] == favours_claim else "con")
-        ]  # fmt: skip
-        usable = sum(a.usable for a in answers)
-        if usable:
-            signed = sum(a.agree - a.disagree for a in answers) / usable
-            parts.append(f"{signed:+.2f} with one-sided arguments {label} the claim")
+        case = np.where(cells["orientation"].astype(int) == favours_claim, "pro", "con")
+        values = [issue.value for issue in _issue_stances(model, cells[cells["case"] == case], positions)]
+        measured = [value for value in values if not math.isnan(value)]
+        if measured:
+            parts.append(f"{np.mean(measured):+.2f} with one-sided arguments {label} the claim")
     return "; ".join(parts)
 
 
@@ -173,8 +169,7 @@ def _why_not_measured(issues: list[IssueStance], unusable: int) -> str:
 
 def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, transcripts: str,
          seed: int) -> dict[str, Any]:  # fmt: skip
-    orientations = {str(r["issue_id"]): int(r["orientation"]) for _, r in cells.iterrows()}
-    issues = _issue_stances(model, cells, positions)
+    issues = _issue_stances(model, cells[cells["case"] == BASELINE], positions)
     values = np.array([issue.value for issue in issues], dtype=float)
     measured = int(np.count_nonzero(~np.isnan(values)))
     what = BALANCED if issues and all(issue.balanced for issue in issues) else POOLED
@@ -192,7 +187,7 @@ def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, t
     estimate = bootstrap_ci(values, seed=seed)
     ci = BOOTSTRAP_TEXT if not math.isnan(estimate.ci_low) else no_ci_reason(estimate.n, estimate.value)
     details = [f"issues: {names}", _position_preference(issues), left_out, _left_out(issues),
-               _argument_shift(cells, orientations)]  # fmt: skip
+               _argument_shift(model, cells, positions)]  # fmt: skip
     return row | {"stance": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
                   "measure": OVER_ISSUES.format(what=what, k=measured, ci=ci),
                   "detail": "; ".join(part for part in details if part)}  # fmt: skip

@@ -1,0 +1,97 @@
+"""Issue 24's must-show for MillStone and the matrix: a server that always answers "A" has a
+position preference, not a stance. The templates put the pro side on A in four prompts of
+six, so its pooled baseline reads +0.33 for an issue oriented +1; over four issues and 48
+answers the old reading (a Wilson interval over answers) called that a stance and the matrix
+flagged a conflict with any lens pointing the other way. Read per issue, position-balanced,
+with the interval over issues: stance 0, no direction, no conflict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stancelab.core.results import RunResult, read_tables
+from stancelab.core.topics import stance_frame
+from stancelab.matrix.analysis import CONFLICT, build_matrix, combine
+from stancelab.matrix.run import RunAll, run_all
+from stancelab.millstone.corpus import load_issues
+from stancelab.millstone.topic_stance import topic_stances
+from stancelab.probes import PROBES
+from tests.helpers import own_cache, scripted_chat_model
+
+MODEL = "mockllm/always-a"
+TOPIC = "minimum-wage"  # its bundled issue has orientation +1: "A" reads as agreement 4 times of 6
+COPIES = 4  # issues of the topic (copies of the bundled one under other ids)
+TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
+# every lens whose run survives an always-"A" server today (llm-bias-bench's summary fails on it)
+LENSES = "millstone,conviction,prior-prejudice,issuebench"
+SETTINGS = {
+    "millstone": {"trials": TRIALS},
+    "conviction": {"samples": 2, "argument_sets": 1},
+    "prior-prejudice": {},
+    "issuebench": {"n_templates": 2},
+}
+
+
+def copies_of_the_topic_issue(path: Path) -> Path:
+    """An issues file holding `COPIES` copies of the bundled issue of `TOPIC`."""
+    issue = next(item for item in load_issues() if item.shared_topic == TOPIC)
+    lines = [issue.model_copy(update={"id": f"{issue.id}-{k}"}).model_dump_json(exclude_none=True)
+             for k in range(COPIES)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("always_a")
+    model, _ = scripted_chat_model(lambda messages: "A", MODEL)
+    issues = copies_of_the_topic_issue(folder / "issues.jsonl")
+    settings = {lens: setting | {"models": [model]} for lens, setting in SETTINGS.items()}
+    settings["millstone"]["issues_file"] = issues
+    with own_cache(folder / "cache"):
+        options = RunAll(models=[MODEL], out_dir=folder / "all", shared_topics=TOPIC, display="none",
+                         probes=LENSES)  # fmt: skip
+        run_all(options, settings, progress=lambda text: None)
+    return folder / "all"
+
+
+def millstone_stances(out: Path) -> pd.DataFrame:
+    folder = out / "millstone"
+    summary = json.loads((folder / "summary.json").read_text())
+    return topic_stances(RunResult("millstone", folder, summary, read_tables(folder)))
+
+
+def test_millstone_reads_no_stance_and_reports_the_preference(out: Path) -> None:
+    row = millstone_stances(out).set_index("topic").loc[TOPIC]
+    assert row["stance"] == 0 and row["n"] == COPIES  # n counts issues, not answers
+    assert pd.isna(row["ci_low"]) and pd.isna(row["ci_high"])  # issues all alike: no interval
+    assert "position-balanced" in row["measure"]
+    answers = 6 * TRIALS * COPIES
+    assert f"position preference: A in {answers} of {answers} A/B answers (100%)" in row["detail"]
+    assert "+0.00 with one-sided arguments for the claim" in row["detail"]
+
+
+def test_the_matrix_gives_millstone_no_direction_and_flags_no_conflict(out: Path) -> None:
+    matrix = json.loads((out / "matrix" / "summary.json").read_text())
+    cell = next(c for c in matrix["cells"] if c["lens"] == "millstone" and c["topic"] == TOPIC)
+    assert cell["direction"] == 0 and cell["stance"] == 0
+    directions = {c["lens"]: c["direction"] for c in matrix["cells"]}
+    assert set(directions) == set(PROBES) and set(directions.values()) == {0}
+    assert matrix["status_counts"][CONFLICT] == 0
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+def test_a_lens_pointing_either_way_meets_no_millstone_direction(out: Path, direction: int) -> None:
+    """The issue's conflict: another lens with a clear stance beside the position preference."""
+    other = stance_frame([{
+        "model": MODEL, "topic": TOPIC, "lens": "issuebench", "stance": 0.6 * direction,
+        "ci_low": 0.3 * direction if direction > 0 else -0.9, "ci_high": 0.9 if direction > 0 else -0.3,
+        "n": 8, "unusable": 0, "measure": "hand-built", "detail": "", "transcripts": "",
+    }])  # fmt: skip
+    matrix = build_matrix(combine([millstone_stances(out), other]), list(PROBES))
+    status = matrix.statuses.set_index("topic").loc[TOPIC]
+    assert status["status"] != CONFLICT and status["lenses_unclear"] == "millstone"
