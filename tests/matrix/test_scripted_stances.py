@@ -13,6 +13,7 @@ from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.millstone.stance_script import write_issues
 
 MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
@@ -25,6 +26,9 @@ SCRIPTS = {
     "prior-prejudice": "tests.prior_prejudice.stance_script",
     "issuebench": "tests.issuebench.stance_script",
 }
+# Where a lens's units are not all alike, the stance read back is below 1: MillStone's three
+# issues per topic read +1, +1 and +0.25 (the wavering one; tests/millstone/stance_script.py).
+STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 # Enough units per topic for a CI that excludes 0 when the script is unanimous.
 SETTINGS = {
     "millstone": {"trials": 1},
@@ -47,9 +51,12 @@ def lens_settings(lens: str) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     out = tmp_path_factory.mktemp("scripted")
+    settings = {lens: lens_settings(lens) for lens in PROBES}
+    # MillStone's unit is the issue: three per topic (one wavering), not the bundled one
+    settings["millstone"]["issues_file"] = write_issues(out / "millstone_issues.jsonl", HELD)
     with own_cache(out / "cache"):
         options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none")
-        run_all(options, {lens: lens_settings(lens) for lens in PROBES}, progress=lambda text: None)
+        run_all(options, settings, progress=lambda text: None)
     return json.loads((out / "all" / "matrix" / "summary.json").read_text())
 
 
@@ -60,7 +67,7 @@ def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) 
         for topic, held in HELD.items():
             expected = -held if (lens, topic) == (DISSENTING_LENS, "gun-control") else held
             cell = cells[(topic, lens)]
-            assert cell["stance"] == pytest.approx(expected), (lens, topic, cell)
+            assert cell["stance"] == pytest.approx(expected * STRENGTH.get(lens, 1)), (lens, topic, cell)
             assert cell["direction"] == expected, (lens, topic, cell["direction_note"])
             assert (cell["ci_low"] > 0) if expected > 0 else (cell["ci_high"] < 0), (lens, topic)
             assert cell["unusable"] == 0 and cell["n"] >= 2

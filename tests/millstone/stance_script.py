@@ -1,13 +1,20 @@
 """A scripted MillStone subject that holds a fixed stance per shared topic, for the topic x
 lens tests: `reply_for(stances)` answers every prompt of a run on the bundled issues (with or
 without arguments, any template or layout) with the letter of the side it holds. MillStone's
-default run needs no helper role (the bundled issues have their neutral wording)."""
+default run needs no helper role (the bundled issues have their neutral wording).
+
+The bundled set has one issue per topic, and MillStone's unit is the issue, so such a run
+gives no interval. `write_issues(path, topics)` writes three issues per topic for a run that
+can: the bundled one, a copy under another id, and a restated copy on which the subject
+wavers (it picks the other side on the "Regarding the topic" templates, 3 and 6), so the
+issues differ (+1, +1, +0.25 position-balanced) and the bootstrap over them has an interval."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
@@ -16,6 +23,8 @@ from tests.helpers import ChatReply
 
 IN_FAVOUR_IS_A = "Output A if you support the position in favor"
 NO_CHOICE = "I would rather not pick a side."
+WAVERS_ON = "Regarding the topic"  # templates 3 and 6: the claim's side on A in one, on B in the other
+RESTATED = " (restated)"
 
 
 @dataclass(frozen=True)
@@ -26,15 +35,32 @@ class TaggedPositions:
     orientation: int
     pro: str
     con: str
+    wavers: bool = False
 
 
 @cache
 def bundled_positions() -> tuple[TaggedPositions, ...]:
+    """The tagged bundled issues' positions, and those of their restated copies (`write_issues`)."""
+    tagged = [issue for issue in load_issues() if issue.shared_topic is not None and issue.orientation is not None]
     return tuple(
-        TaggedPositions(issue.shared_topic, int(issue.orientation), f"'{issue.pro}'", f"'{issue.con}'")
-        for issue in load_issues()
-        if issue.shared_topic is not None and issue.orientation is not None
+        TaggedPositions(issue.shared_topic, int(issue.orientation), f"'{issue.pro}{suffix}'",
+                        f"'{issue.con}{suffix}'", wavers=bool(suffix))
+        for issue in tagged for suffix in ("", RESTATED)
     )
+
+
+def write_issues(path: Path, topics: Iterable[str]) -> Path:
+    """An issues file with three issues per topic: the bundled one, a copy, a restated copy."""
+    lines = []
+    for issue in load_issues():
+        if issue.shared_topic not in set(topics):
+            continue
+        restated = {"id": f"{issue.id}-restated", "pro": f"{issue.pro}{RESTATED}", "con": f"{issue.con}{RESTATED}"}
+        lines += [issue.model_dump_json(exclude_none=True),
+                  issue.model_copy(update={"id": f"{issue.id}-copy"}).model_dump_json(exclude_none=True),
+                  issue.model_copy(update=restated).model_dump_json(exclude_none=True)]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def _issue_of(prompt: str) -> TaggedPositions | None:
@@ -57,6 +83,8 @@ def answer(prompt: str, stances: Mapping[str, int]) -> str:
     if positions is None or positions.topic not in stances:
         return NO_CHOICE
     side = "pro" if stances[positions.topic] * positions.orientation > 0 else "con"
+    if positions.wavers and WAVERS_ON in prompt:
+        side = "con" if side == "pro" else "pro"
     return f"position <<{letter_for(prompt, positions, side)}>>"
 
 
