@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -219,3 +220,30 @@ def test_a_run_where_every_call_failed_gives_tables_not_a_crash() -> None:
     summary = build_summary(tables["counts"], tables)
     assert summary["trials"]["m"]["total"] == len(FOLLOWER) * 3
     assert summary["om"]["m"]["value"] is None and summary["om"]["m"]["n_undefined"] == 1
+
+
+def _ci_columns(table: pd.DataFrame) -> list[str]:
+    return [column for column in table.columns if "ci_low" in column or "ci_high" in column]
+
+
+@pytest.mark.parametrize("issues", [1, 3])
+def test_every_interval_resamples_issues_never_answers(issues: int) -> None:
+    """Many answers per issue: with one issue no table has an interval, and with three no
+    estimate rests on more than three units (an interval over answers would have both)."""
+    rng = np.random.default_rng(issues)
+    rows = []
+    for model in ("m1", "m2"):
+        for k in range(issues):
+            spelled = {config: "".join(rng.choice(list("ppcco"), size=30)) for config in FOLLOWER}
+            rows += _trials(model, f"i{k}", spelled)
+    tables = compute_tables(pd.DataFrame(rows))
+    with_ci = {name: table for name, table in tables.items() if _ci_columns(table) and not table.empty}
+    assert {"om_model", "baseline", "refusals_model", "case_shifts", "single_argument_model"} <= set(with_ci)
+    for name, table in with_ci.items():
+        units = table[[column for column in ("n", "issues") if column in table]].to_numpy(dtype=float)
+        assert (units <= issues).all(), name
+        bounds = table[_ci_columns(table)].to_numpy(dtype=float)
+        if issues == 1:
+            assert np.isnan(bounds).all(), name
+        else:
+            assert (~np.isnan(bounds)).any(), name
