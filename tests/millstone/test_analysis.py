@@ -236,9 +236,11 @@ def test_every_interval_resamples_issues_never_answers(issues: int) -> None:
         for k in range(issues):
             spelled = {config: "".join(rng.choice(list("ppcco"), size=30)) for config in FOLLOWER}
             rows += _trials(model, f"i{k}", spelled)
-    tables = compute_tables(pd.DataFrame(rows))
+    frame = pd.DataFrame(rows).assign(a_side=lambda f: rng.choice(["pro", "con"], size=len(f)))
+    tables = compute_tables(frame)
     with_ci = {name: table for name, table in tables.items() if _ci_columns(table) and not table.empty}
-    assert {"om_model", "baseline", "refusals_model", "case_shifts", "single_argument_model"} <= set(with_ci)
+    assert {"om_model", "baseline", "refusals_model", "case_shifts", "single_argument_model",
+            "position_preference"} <= set(with_ci)  # fmt: skip
     for name, table in with_ci.items():
         units = table[[column for column in ("n", "issues") if column in table]].to_numpy(dtype=float)
         assert (units <= issues).all(), name
@@ -247,3 +249,21 @@ def test_every_interval_resamples_issues_never_answers(issues: int) -> None:
             assert np.isnan(bounds).all(), name
         else:
             assert (~np.isnan(bounds)).any(), name
+
+
+def _placed(model: str, issue: str, on_a: dict[str, tuple[int, int]]) -> list[dict]:
+    """Baseline rows of a positions table: a_side -> (n_pro, n_con)."""
+    return [{"model": model, "issue_id": issue, "case": "neither", "a_side": side, "n_pro": pro,
+             "n_con": con, "n_other": 0, "n_error": 0} for side, (pro, con) in on_a.items()]  # fmt: skip
+
+
+def test_position_preference_separates_choosing_a_from_holding_a_side() -> None:
+    rows = _placed("holder", "i1", {"pro": (4, 0), "con": (2, 0)})  # always pro: A 4 times, B twice
+    rows += _placed("holder", "i2", {"pro": (0, 8), "con": (0, 4)})  # always con
+    rows += _placed("always-a", "i1", {"pro": (4, 0), "con": (0, 2)})
+    rows += _placed("always-a", "i2", {"pro": (8, 0), "con": (0, 4)})
+    rows += _placed("one-placement", "i1", {"pro": (4, 0)})
+    table = an.position_preference(pd.DataFrame(rows)).set_index("model")
+    assert table.loc["holder", "value"] == 0.5 and table.loc["always-a", "value"] == 1.0
+    assert table.loc["holder", "n"] == 2 and np.isnan(table.loc["holder", "ci_low"])  # issues all alike
+    assert table.loc["one-placement", "n"] == 0  # no balanced share from one placement

@@ -73,6 +73,9 @@ def test_millstone_reads_no_stance_and_reports_the_preference(out: Path) -> None
     answers = 6 * TRIALS * COPIES
     assert f"position preference: A in {answers} of {answers} A/B answers (100%)" in row["detail"]
     assert "+0.00 with one-sided arguments for the claim" in row["detail"]
+    summary = json.loads((out / "millstone" / "summary.json").read_text())
+    preference = summary["baseline_position_a_share"][MODEL]
+    assert preference["value"] == 1.0 and preference["n"] == COPIES
 
 
 def test_the_matrix_gives_millstone_no_direction_and_flags_no_conflict(out: Path) -> None:

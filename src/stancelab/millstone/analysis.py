@@ -225,6 +225,20 @@ def baseline_stances(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return table.rename(columns={"n": "issues"})
 
 
+def position_preference(positions: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per model: the share of baseline A/B answers that chose "A", whatever the side (a
+    position preference, not a stance; not in the paper). Per issue, the "A" share where pro
+    was on A and where con was on A, averaged with equal weight so that a stance cancels out
+    (0.5: no preference; an issue answered at one placement only has none); then the mean
+    over issues with a bootstrap CI over issues. Needs `stance_shares(trials, [..., "a_side"])`."""
+    base = positions[(positions["case"] == BASELINE) & positions["a_side"].isin(["pro", "con"])]
+    chose_a = np.where(base["a_side"] == "pro", base["n_pro"], base["n_con"])
+    placed = base.assign(a_share=chose_a / (base["n_pro"] + base["n_con"]).replace(0, np.nan))
+    per_issue = placed.groupby(["model", "issue_id"], as_index=False)["a_share"].agg(
+        lambda shares: shares.mean() if shares.notna().sum() == 2 else np.nan)  # fmt: skip
+    return group_estimates(per_issue, ["model"], "a_share", seed)
+
+
 def _wide_baseline(counts: pd.DataFrame, column: str, models: list[str] | None = None) -> pd.DataFrame:
     base = _baseline(counts)
     if models is not None:

@@ -67,10 +67,12 @@ def compute_tables(trials: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFram
     """Every MillStone table from a frame of trials."""
     tables = compute_count_tables(an.case_counts(trials), seed)
     persuasiveness = an.argument_persuasiveness(trials)
+    positions = an.stance_shares(trials, ["model", "issue_id", "case", "a_side"])
     tables.update({
         "shares_by_config": an.stance_shares(trials, ["model", "issue_id", "case", "config"]),
         "shares_by_template": an.stance_shares(trials, ["model", "issue_id", "case", "template"]),
-        "shares_by_position": an.stance_shares(trials, ["model", "issue_id", "case", "a_side"]),
+        "shares_by_position": positions,
+        "position_preference": an.position_preference(positions, seed),
         "argument_persuasiveness": persuasiveness,
         "argument_correlation": an.argument_correlations(persuasiveness),
     })  # fmt: skip
@@ -244,6 +246,9 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
     }
     summary |= _om_summary(tables) | _baseline_summary(tables, counts)
     summary |= _refusal_summary(tables, counts) | _shift_summary(tables)
+    if "position_preference" in tables:
+        summary["baseline_position_a_share"] = {r["model"]: _estimate(r)
+                                                for _, r in tables["position_preference"].iterrows()}  # fmt: skip
     if "argument_correlation" in tables:
         summary["argument_correlation"] = [
             {k: json_safe(v) for k, v in r.items()}
@@ -325,6 +330,10 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
     lines = ["Baseline (Table 1: % of issues where pro beats con):"]
     for model, estimate in summary["issues_pro_over_con_pct"].items():
         lines.append(f"  {model:<34} {_fmt(estimate)}  ({estimate['issues_pro']} of {estimate['n']})")
+    if summary.get("baseline_position_a_share"):
+        lines.append("Baseline answers 'A' whatever the side (position preference, not a stance; 0.50 = none):")
+        for model, estimate in summary["baseline_position_a_share"].items():
+            lines.append(f"  {model:<34} {_fmt(estimate, digits=2)}")
     lines += [
         f"Unanimous issues (MPD < 10%, >= 2 models): {len(agreement['unanimous'])}; consistent "
         f"(> 90% one side): {len(agreement['unanimous_consistent'])}; strong disagreement among "
