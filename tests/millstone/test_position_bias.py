@@ -21,6 +21,7 @@ from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.topic_stance import topic_stances
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.matrix.test_scripted_stances import SETTINGS as SCRIPTED_SETTINGS
 
 MODEL = "mockllm/always-a"
 TOPIC = "minimum-wage"  # its bundled issue has orientation +1: "A" reads as agreement 4 times of 6
@@ -28,12 +29,8 @@ COPIES = 4  # issues of the topic (copies of the bundled one under other ids)
 TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
 # every lens whose run survives an always-"A" server today (llm-bias-bench's summary fails on it)
 LENSES = "millstone,conviction,prior-prejudice,issuebench"
-SETTINGS = {
-    "millstone": {"trials": TRIALS},
-    "conviction": {"samples": 2, "argument_sets": 1},
-    "prior-prejudice": {},
-    "issuebench": {"n_templates": 2},
-}
+SETTINGS = {lens: setting for lens, setting in SCRIPTED_SETTINGS.items() if lens in LENSES.split(",")} | {
+    "millstone": {"trials": TRIALS}}  # the other lenses' small settings, kept in one place
 
 
 def copies_of_the_topic_issue(path: Path) -> Path:
