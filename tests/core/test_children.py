@@ -15,16 +15,21 @@ import pytest
 from stancelab.core import tether
 from stancelab.core.shards import PARENT_ENV
 
-SLEEPER = "from stancelab.core.shards import follow_parent; follow_parent(); import time; time.sleep(60)"
+SLEEPER = """
+from stancelab.core.shards import follow_parent
+follow_parent()
+print("following", flush=True)
+import time
+time.sleep(60)
+"""
 
 
 @pytest.mark.skipif(not tether.supported(), reason="parent-death signal: Linux")
 def test_the_tether_runs_the_command_in_its_own_process_and_not_once_its_parent_is_gone(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    ran = subprocess.run(tether.tethered(["sh", "-c", f'echo "$$" > {marker}']), capture_output=True,
-                         text=True, timeout=30)  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    assert marker.read_text().strip().isdigit()
+    ran = subprocess.Popen(tether.tethered(["sh", "-c", f'echo "$$" > {marker}']))
+    assert ran.wait(timeout=30) == 0
+    assert int(marker.read_text()) == ran.pid  # the command replaced the wrapper: signals reach it
 
     marker.unlink()
     not_my_parent = tether.tethered(["touch", str(marker)])
@@ -34,7 +39,11 @@ def test_the_tether_runs_the_command_in_its_own_process_and_not_once_its_parent_
 
 
 def _sleeper(env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", SLEEPER], stdin=subprocess.PIPE, env=env)
+    """A process that has called `follow_parent` (and says so) and then sleeps."""
+    process = subprocess.Popen([sys.executable, "-c", SLEEPER], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, env=env, text=True)  # fmt: skip
+    assert process.stdout is not None and process.stdout.readline() == "following\n"
+    return process
 
 
 def test_a_worker_ends_when_the_pipe_from_its_parent_closes() -> None:
@@ -54,7 +63,7 @@ def test_a_process_that_is_not_a_worker_ignores_its_stdin() -> None:
         assert process.stdin is not None
         process.stdin.close()
         with pytest.raises(subprocess.TimeoutExpired):
-            process.wait(timeout=3)
+            process.wait(timeout=1)
     finally:
         process.kill()
         process.wait()
