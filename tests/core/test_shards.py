@@ -222,6 +222,102 @@ def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_
     assert responses["total"] == 120  # every prompt once, from both shards
 
 
+def _gone_within(pids: list[int], seconds: float) -> list[int]:
+    """The processes of `pids` still alive after waiting up to `seconds` for them to end."""
+    deadline = time.time() + seconds
+    while any(_alive(pid) for pid in pids) and time.time() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if _alive(pid)]
+
+
+def _start_workers(command: list[str], env: dict[str, str], server: FakeOpenAIServer,
+                   paid: int = 0) -> tuple[subprocess.Popen, list[int]]:  # fmt: skip
+    """`command` (with `--workers 2`) started in its own session, once its workers are calling
+    the model (and `paid` answers are in): the process and its two workers' ids."""
+    parent = subprocess.Popen(_stancelab(*command), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)  # fmt: skip
+    deadline = time.time() + 120
+    while server.stats.requests == 0 or server.stats.paid_calls < paid:
+        assert parent.poll() is None and time.time() < deadline, parent.communicate()
+        time.sleep(0.05)
+    workers = _children(parent.pid)
+    assert len(workers) == 2, workers
+    return parent, workers
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_sigkill_of_the_command_leaves_no_worker_calling_the_model(tmp_path: Path) -> None:
+    with FakeOpenAIServer(latency=2.0, reply=verdict_reply) as server:
+        command = [*COMMAND, "--out", str(tmp_path / "run"), "--workers", "2"]
+        parent, workers = _start_workers(command, _env(server, tmp_path), server)
+        try:
+            parent.send_signal(signal.SIGKILL)
+            parent.communicate(timeout=10)
+            assert not _gone_within(workers, 5), "workers outlived the killed command"
+            requests = server.stats.requests
+            time.sleep(1.0)
+            assert server.stats.requests == requests  # nobody calls the model any more
+        finally:  # never leave a worker behind, even when the test fails
+            for pid in workers:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(tmp_path: Path) -> None:
+    connections = 4
+    command = [*COMMAND, "--out", str(tmp_path / "run"), "--workers", "2",
+               "--max-connections", str(connections)]  # fmt: skip
+    with FakeOpenAIServer(latency=0.5, reply=verdict_reply) as server:
+        env = _env(server, tmp_path)
+        parent, workers = _start_workers(command, env, server, paid=4)
+        try:
+            os.killpg(parent.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
+            _, errors = parent.communicate(timeout=60)
+            assert not _gone_within(workers, 5), "workers outlived the interrupted command"
+        finally:
+            for pid in workers:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        assert parent.returncode == 2
+        assert "Traceback" not in errors and len(errors.strip().splitlines()) == 1, errors
+        assert errors.startswith("error: interrupted")
+        assert list((tmp_path / "run" / "logs").glob("*.eval"))  # the workers' logs kept
+        settle = time.time() + 10
+        while server.stats.in_flight > 0 and time.time() < settle:
+            time.sleep(0.05)
+        paid_before = set(server.stats.paid)
+
+        server.reset()
+        server.latency = 0.0
+        resumed = subprocess.run(_stancelab(*command), env=env, capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        paid_again = set(server.stats.paid)
+        assert paid_before - paid_again  # answers stored before the Ctrl-C are not paid again
+        assert len(paid_before & paid_again) <= 2 * connections  # only calls in flight are
+    assert len(_conversation_ids(tmp_path / "run")) == 12  # every conversation once
+
+
+def test_ctrl_c_of_a_shard_stops_it_in_one_line_and_starts_no_further_eval(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(latency=0.5) as server:  # 40-prompt pieces: several evals in the shard
+        shard = subprocess.Popen(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "1/2"),
+                                 env=_env(server, tmp_path), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.time() + 120
+        while server.stats.paid_calls < 2:
+            assert shard.poll() is None and time.time() < deadline, shard.communicate()
+            time.sleep(0.05)
+        shard.send_signal(signal.SIGINT)
+        _, errors = shard.communicate(timeout=120)
+    assert shard.returncode == 2 and "Traceback" not in errors, errors
+    assert errors.strip().splitlines()[-1].startswith("error: interrupted"), errors
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    statuses = [read_eval_log(info, header_only=True).status for info in list_eval_logs(str(out / "logs"))]
+    assert statuses == ["cancelled"]  # the interrupted eval's log is kept; no next piece ran
+
+
 @pytest.mark.parametrize("flags", [["--workers", "2", "--shard", "1/2"], ["--log-dir", "s3://b/p"],
                                    ["--workers", "0"], ["--shard", "3/2"]])  # fmt: skip
 def test_workers_shard_and_log_dir_refuse_what_cannot_go_together(

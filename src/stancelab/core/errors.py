@@ -27,3 +27,8 @@ class DataFileError(StancelabError):
 
 class NotImplementedInStancelab(StancelabError, NotImplementedError):
     """A documented feature that this version does not implement."""
+
+
+class Interrupted(StancelabError):
+    """The user stopped the command (Ctrl-C): what ran is in its logs, and running the same
+    command again resumes (answers already stored come from the cache)."""

@@ -18,7 +18,7 @@ from inspect_ai.model import Model
 
 from stancelab.core.attempts import adaptive_attempt_timeout
 from stancelab.core.backoff import RETRY_WAIT, apply_retry_wait
-from stancelab.core.errors import StancelabError
+from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.shards import SHARD_KEY, Shard, finished_shard, parse_shard, shard_sample_ids
 from stancelab.core.singleflight import single_flight
 
@@ -93,9 +93,13 @@ def run_eval(
             continue
         with (adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight(),
               frozen_heap()):
-            logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                     log_dir=str(log_dir), display=progress_display(display),
-                                     retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
+            ran = inspect_eval(task, model=group_models, model_roles=group_roles or None,
+                               log_dir=str(log_dir), display=progress_display(display),
+                               retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
+        if not ran:  # Inspect returns no log when Ctrl-C cancelled the eval (its log is written)
+            raise Interrupted(f"interrupted: the eval of {task.name} was cancelled; its log is "
+                              f"kept in {log_dir}; run the same command again to resume")  # fmt: skip
+        logs.extend(ran)
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status

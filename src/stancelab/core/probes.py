@@ -15,7 +15,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.options import RUN_CONFIG, write_config
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
-from stancelab.core.shards import parse_shard, run_workers
+from stancelab.core.shards import follow_parent, parse_shard, run_workers
 from stancelab.core.startup import inspect_startup
 from stancelab.core.stats import no_ci_reason
 
@@ -87,6 +87,7 @@ class Probe:
             run_workers(command, options.workers, options.out_dir)
             return self.analyse(options.out_dir, options.seed)
         if options.shard:
+            follow_parent()  # a worker of `--workers`: ends with the command that started it
             return self.run(options)
         return self.with_differences(options.out_dir, self.run(options), options.seed)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import FrameType
 
 from stancelab.core.embedded import materialise
+from stancelab.core.tether import tethered
 
 PROVIDER = "stancelab"  # Inspect reads STANCELAB_BASE_URL / STANCELAB_API_KEY for it
 
@@ -57,9 +58,10 @@ def _stop(child: subprocess.Popen) -> None:
 
 
 def run_until_stopped(command: list[str], cwd: Path, env: dict[str, str]) -> int:
-    """Run `command` in the foreground; Ctrl-C, SIGTERM or SIGHUP stop it too (no orphan
-    server left on the port). Returns its exit code, 0 when stopped."""
-    child = subprocess.Popen(command, cwd=cwd, env=env)
+    """Run `command` in the foreground; Ctrl-C, SIGTERM or SIGHUP stop it too, and it dies
+    with this process even on SIGKILL (`core.tether`): no orphan server left on the port.
+    Returns its exit code, 0 when stopped."""
+    child = subprocess.Popen(tethered(command), cwd=cwd, env=env)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,14 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stancelab.core.errors import StancelabError
+from stancelab.core.errors import Interrupted, StancelabError
+from stancelab.core.tether import tethered
 
 SHARD_KEY = "stancelab_shard"
 """eval metadata key of a shard log: `I/N`"""
 WORKER_LOGS = "workers"
 """folder (in the run's folder) of each worker's output"""
 STOP_GRACE_S = 10.0
-"""seconds a worker has to stop on SIGTERM before it is killed"""
+"""seconds a worker has to stop (Inspect writes its cancelled log) before it is killed"""
+PARENT_ENV = "STANCELAB_WORKER_PARENT"
+"""set in a worker's environment: the process id of the command that started it"""
 
 
 @dataclass(frozen=True)
@@ -156,20 +160,53 @@ def worker_command(base: Sequence[str], shard: Shard) -> list[str]:
 def run_workers(base: Sequence[str], count: int, out_dir: Path) -> list[Worker]:
     """Run `count` worker processes (`base` + `--shard I/N`), each's output into
     `out_dir/workers/`; wait for all. A worker that fails stops the others and raises its
-    error; SIGTERM or Ctrl-C of this process stops every worker before it returns."""
+    error; SIGTERM or Ctrl-C of this process stops every worker before it raises (Ctrl-C:
+    `Interrupted`). Workers die with this process even when it is killed (`core.tether`, and
+    a pipe each worker watches: `follow_parent`)."""
     folder = out_dir / WORKER_LOGS
     folder.mkdir(parents=True, exist_ok=True)
     workers: list[Worker] = []
-    with _stop_on_sigterm(), _stopping(workers):
-        for index in range(1, count + 1):
-            shard = Shard(index, count)
-            output = folder / f"shard-{index}-of-{count}.log"
-            with output.open("w") as sink:
-                process = subprocess.Popen(worker_command(base, shard), stdout=sink,
-                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
-            workers.append(Worker(shard, process, output))
-        _wait(workers)
+    try:
+        with _stop_on_sigterm(), _stopping(workers):
+            for index in range(1, count + 1):
+                shard = Shard(index, count)
+                output = folder / f"shard-{index}-of-{count}.log"
+                process = _start_worker(worker_command(base, shard), output)
+                workers.append(Worker(shard, process, output))
+            _wait(workers)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: workers stopped, their logs kept in {out_dir}; run the "
+                          "same command again to resume (answers already stored come from the "
+                          "cache)") from None  # fmt: skip
     return workers
+
+
+def _start_worker(command: list[str], output: Path) -> subprocess.Popen:
+    """Start a worker: output to `output`, stdin a pipe from this process (closed when it
+    ends: `follow_parent`), in its own process group (a terminal's Ctrl-C reaches this process
+    only, which stops each worker once: `_stopping`), killed when this process ends."""
+    env = {**os.environ, PARENT_ENV: str(os.getpid())}
+    with output.open("w") as sink:
+        return subprocess.Popen(tethered(command), stdout=sink, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE, env=env, process_group=0)  # fmt: skip
+
+
+def follow_parent() -> None:
+    """In a worker (`PARENT_ENV` set): end this process when the command that started it ends,
+    i.e. when its stdin pipe from that command reaches EOF (portable; on Linux the parent-death
+    signal of `core.tether` comes first)."""
+    if os.environ.pop(PARENT_ENV, None) is None:
+        return
+    threading.Thread(target=_exit_at_eof, args=(sys.stdin.fileno(),), daemon=True,
+                     name="follow-parent").start()  # fmt: skip
+
+
+def _exit_at_eof(descriptor: int) -> None:
+    # os.read, not sys.stdin: a daemon thread blocked in a buffered read holds its lock, and
+    # the interpreter aborts at exit when it cannot take that lock
+    while os.read(descriptor, 4096):
+        pass
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _wait(workers: list[Worker]) -> None:
@@ -190,24 +227,35 @@ def _wait(workers: list[Worker]) -> None:
 
 @contextmanager
 def _stopping(workers: list[Worker]) -> Iterator[None]:
-    """On leaving (normally or not), stop every worker still running: SIGTERM, then SIGKILL."""
+    """On leaving (normally or not), stop every worker still running: SIGINT (Inspect cancels
+    the eval and writes its log), then SIGKILL after `STOP_GRACE_S` (or at once on a second
+    Ctrl-C or SIGTERM)."""
     try:
         yield
     finally:
         running = [worker.process for worker in workers if worker.process.poll() is None]
-        for process in running:
-            process.terminate()
-        deadline = time.monotonic() + STOP_GRACE_S
-        for process in running:
-            try:
+        try:
+            for process in running:
+                process.send_signal(signal.SIGINT)
+            deadline = time.monotonic() + STOP_GRACE_S
+            for process in running:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        except (subprocess.TimeoutExpired, KeyboardInterrupt, Terminated):
+            pass
+        finally:
+            for process in running:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+            for worker in workers:
+                if worker.process.stdin is not None:
+                    worker.process.stdin.close()
 
 
 class Terminated(StancelabError):
     """This process got SIGTERM."""
+
+
 
 
 @contextmanager
