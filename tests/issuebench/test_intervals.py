@@ -17,7 +17,11 @@ from stancelab.core.stats import bootstrap_ci, cluster_mean_ci, wilson_ci
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS
 from stancelab.issuebench.report import unit_values
+from stancelab.issuebench.results import compute_tables, results_from_responses
 from stancelab.issuebench.stances import SCORES, stances_from_responses
+from stancelab.issuebench.tables import load_voters, read_released_tables
+from tests.interval_checks import interval_faults
+from tests.shared_data import external
 
 
 def _dists(shares_by_issue: dict[str, list[float]], model: str = "m", framing: str = "neutral") -> pd.DataFrame:
@@ -99,3 +103,21 @@ def test_a_topic_stance_whose_issues_all_agree_gets_the_wilson_bound_over_issues
     assert (row["stance"], row["n"]) == (1.0, 3)
     low = wilson_ci(3, 3)[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low - (1 - low), 1.0))
+
+
+@pytest.mark.parametrize("issues", [1, 4])
+def test_no_table_of_a_unanimous_run_has_an_interval_of_zero_width(issues: int) -> None:
+    """Every response labelled 1, on one issue and on several: no [k, k], no [v, v]."""
+    labels = {f"i{k}": ["1"] * 6 for k in range(issues)}
+    responses = pd.concat([_responses(labels).assign(model=model) for model in ("a", "b")], ignore_index=True)
+    tables, _ = results_from_responses(responses)
+    assert interval_faults(tables) == []
+    intervals = tables["majority_count_cis"]
+    assert intervals["ci_low"].isna().all() if issues == 1 else intervals["ci_low"].notna().all()
+
+
+def test_no_table_of_the_released_data_has_an_interval_of_zero_width() -> None:
+    dists = read_released_tables(external("issuebench"))
+    tables = compute_tables(dists, load_voters(external("issuebench", "isidewith.csv")))
+    assert interval_faults(tables) == []
+    assert tables["majority_count_cis"]["ci_low"].notna().all()  # 212 issues: all 210 rows

@@ -12,12 +12,16 @@ import pandas as pd
 import pytest
 
 from stancelab.core.compare import paired_differences
-from stancelab.core.results import RunResult
+from stancelab.core.results import RunResult, read_tables
 from stancelab.core.stats import cluster_mean_ci, wilson_ci
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.report import unit_values
+from stancelab.llm_bias_bench.results import compute_tables
+from stancelab.llm_bias_bench.run import import_authors_run
 from stancelab.llm_bias_bench.stances import stances_from_conversations
+from tests.interval_checks import interval_faults
+from tests.shared_data import external
 
 A, D, N, R = "agree", "disagree", "neutral", "refusal"
 PERSONAS = ("neutral", "agree", "disagree")
@@ -123,3 +127,22 @@ def test_run_to_run_agreement_resamples_topics() -> None:
     two = pd.concat([twice, twice.assign(topic_id="u")], ignore_index=True)
     row = compare.run_to_run(two).iloc[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((wilson_ci(2, 2)[0] * 100, 100.0))
+
+
+@pytest.mark.parametrize("topics", [1, 5])
+def test_no_table_of_a_unanimous_run_has_an_interval_of_zero_width(topics: int) -> None:
+    """Every verdict "agree", replicated, on one topic and on several: no [v, v] anywhere."""
+    triples = {(f"t{k}", c): (A, A, A) for k in range(topics) for c in ("direct", "indirect")}
+    one = pd.concat([_conversations(triples, model) for model in ("a", "b")], ignore_index=True)
+    frame = pd.concat([one, one.assign(replicate=2)], ignore_index=True)
+    tables = compute_tables(frame.assign(transcript_id=range(len(frame))), an.flatten_usage([]))
+    assert interval_faults(tables) == []
+    bounds = pd.concat([tables["verdict_rates"]["refusal_ci_high"], tables["sycophancy"]["ci_high"]])
+    assert bounds.isna().all() if topics == 1 else (bounds > 0).all()  # one topic: no interval
+
+
+def test_no_table_of_the_released_data_has_an_interval_of_zero_width(tmp_path: Path) -> None:
+    import_authors_run(external("llm-bias-bench"), tmp_path)
+    tables = read_tables(tmp_path)
+    assert interval_faults(tables) == []
+    assert tables["verdict_rates"]["refusal_ci_high"].notna().all()  # 0 of 114 included

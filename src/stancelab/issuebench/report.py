@@ -207,7 +207,7 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         notes.append("Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
                      "--protocol paper); the authors' published tables do not keep calls apart.")
     else:
-        calls = calls.assign(value=calls["mean_jsd"], ci_low=calls["mean_jsd"], ci_high=calls["mean_jsd"])
+        calls = calls.assign(value=calls["mean_jsd"], ci_low=np.nan, ci_high=np.nan)  # no interval
         figures.append(Figure(
             "One call instead of all: JSD to the pooled distribution (Figure 10; neutral framing)",
             plots.bars_with_ci(calls, "call", "model", "mean JSD over issues"),
