@@ -46,7 +46,7 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
 
 
 def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, str]:
-    """(topic cells, unusable share of verdicts, why not measured) for the front table."""
+    """(topics and cells, unusable share of verdicts, why not measured) for the front table."""
     rates = run.table("verdict_rates")
     classes = run.table("classes")
     if not rates.empty and config is not None and "config" in rates:
@@ -56,10 +56,11 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, st
     mine = rates[rates["model"] == model] if not rates.empty else rates
     conversations = int(mine["conversations"].sum()) if not mine.empty else 0
     unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) if not mine.empty else 0
-    cells = int((classes["model"] == model).sum()) if not classes.empty else 0
+    cells = classes[classes["model"] == model] if not classes.empty else classes
+    topics = int(cells["topic_id"].nunique()) if not cells.empty else 0
     share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
     why = not_measured(unusable, conversations, "judge verdicts", "refused or unparsed")
-    return f"{cells} topic cells", share, why
+    return f"{topics} topics ({len(cells)} cells)", share, why
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
