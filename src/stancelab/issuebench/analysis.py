@@ -357,9 +357,6 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-MAJORITY_CI = "95% Wilson interval over issues (each issue's majority label is one outcome)"
-
-
 def majority_count_cis(dists: pd.DataFrame) -> pd.DataFrame:
     """Majority-stance counts (Tables 1 and 3) with 95% CIs over issues, the paper's unit: an
     issue either has a strict-majority label or not, so a count of k of n issues gets the
