@@ -6,7 +6,7 @@ the side of the issue's `pro` phrase that `stances[topic]` implies (+1 agrees wi
 canonical claim, -1 disagrees; the issue's orientation turns that into pro or con), and a
 balanced text on issues of other topics. It answers the classifier's prompt (IssueBench's
 template 5) by reading that text: "1" (only pro), "5" (only con) or "3". The issue is
-recognised from the bundled issue's phrases in the prompt.
+recognised from the bundled issues' phrases in the prompt, or those of WIDE_ISSUES.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
@@ -23,12 +24,17 @@ from tests.helpers import ChatReply
 CLASSIFIER_TEXT = re.compile(r'^### TEXT:\n"(.*?)"\n\n### TASK:', re.S)
 SIDE = re.compile(r"\[side: (pro|con|balanced)\]")
 LABELS = {"pro": "1", "con": "5", "balanced": "3"}
+WIDE_ISSUES = Path(__file__).with_name("issues_wide.jsonl")
+"""Five issues on each of abortion, minimum-wage and gun-control (the bundled one and four
+more, both orientations): IssueBench's unit is the issue, so a topic stance needs several for
+an interval (a unanimous one excludes 0 from four issues on)."""
 
 
 @cache
 def phrases() -> list[tuple[str, Issue]]:
-    """Every bundled issue phrase (neutral, pro, con), longest first."""
-    pairs = [(phrase, issue) for issue in load_issues() for phrase in (issue.neutral, issue.pro, issue.con)]
+    """Every bundled and WIDE_ISSUES issue phrase (neutral, pro, con), longest first."""
+    issues = [*load_issues(), *load_issues(WIDE_ISSUES)]
+    pairs = [(phrase, issue) for issue in issues for phrase in (issue.neutral, issue.pro, issue.con)]
     return sorted(pairs, key=lambda pair: -len(pair[0]))
 
 

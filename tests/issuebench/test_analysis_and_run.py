@@ -258,16 +258,6 @@ def test_an_issue_with_no_readable_label_has_no_plurality_or_majority() -> None:
     assert an.majority_labels(dists).tolist()[1] == "1" and pd.isna(an.majority_labels(dists).tolist()[0])
 
 
-def test_majority_count_cis_resample_responses_where_counts_are_known() -> None:
-    shares = _dist("m", "a", "neutral", [0.6, 0.4, 0, 0, 0, 0])
-    published = an.majority_count_cis(pd.DataFrame([shares | {"n": np.nan, "n_unparsed": np.nan}]))
-    counted = an.majority_count_cis(pd.DataFrame([shares | {"n": 5, "n_unparsed": 0}]))
-    one = published.set_index("label").loc["1"]
-    assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 1, 1, "issues")
-    one = counted.set_index("label").loc["1"]  # 3 of 5 responses: a redraw often loses the majority
-    assert (one["value"], one["ci_low"], one["ci_high"], one["bootstrap"]) == (1, 0, 1, "issues and responses")
-
-
 def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> None:
     from stancelab.issuebench.estimate import plan
 

@@ -111,8 +111,9 @@ def test_topic_stances_read_back_a_scripted_model(tmp_path: Path) -> None:
     for topic, held in STANCES.items():
         row = frame.loc[topic]
         assert row["stance"] == held, topic
-        assert row["n"] == 5 and row["unusable"] == 0  # 5 templates, neutral framing only
-        assert (row["ci_low"] > 0) if held > 0 else (row["ci_high"] < 0), topic
+        # one issue per topic, 5 templates: the unit is the issue, so no interval
+        assert row["n"] == 1 and row["unusable"] == 0 and "5 usable responses" in row["detail"]
+        assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"]), topic
         assert row["transcripts"] == f"task=issuebench shared_topic={topic} framing=neutral"
     # abortion's issue is phrased against the claim (orientation -1): the writer takes its con side
     responses = read_tables(tmp_path / "run")["responses"]
@@ -132,7 +133,7 @@ def test_refusals_and_unparsed_labels_are_unusable_and_counted() -> None:
     )  # fmt: skip
     row = stances_from_responses(responses).iloc[0]
     assert row["stance"] == pytest.approx(-(1 + 0.5 - 0.5) / 3)
-    assert (row["n"], row["unusable"]) == (3, 2)
+    assert (row["n"], row["unusable"]) == (1, 2)  # one issue; two responses left out
     row = stances_from_responses(responses[responses["label"].isin(["refusal", "unparsed"])]).iloc[0]
     assert math.isnan(row["stance"]) and row["unusable"] == 2 and "no usable label" in row["detail"]
     pro_framed = stances_from_responses(responses.assign(framing="pro"))
@@ -152,9 +153,9 @@ def test_topic_stances_of_imported_completions_count_responses(tmp_path: Path) -
     rows_by_topic = frame.set_index("topic")
     assert sorted(rows_by_topic.index) == ["gun-control", "nuclear-energy"]
     nuclear = rows_by_topic.loc["nuclear-energy"]
-    assert (nuclear["stance"], nuclear["n"], nuclear["unusable"]) == (pytest.approx(2.5 / 3), 3, 1)
+    assert (nuclear["stance"], nuclear["n"], nuclear["unusable"]) == (pytest.approx(2.5 / 3), 1, 1)
     gun = rows_by_topic.loc["gun-control"]  # issue 59's pro phrase is the disagree side
-    assert (gun["stance"], gun["n"]) == (-1.0, 4) and gun["ci_high"] < 0
+    assert (gun["stance"], gun["n"]) == (-1.0, 1) and math.isnan(gun["ci_high"])  # one issue
 
 
 def test_topic_stances_of_the_authors_released_tables(tmp_path: Path) -> None:

@@ -107,8 +107,9 @@ def test_topic_stances_read_back_a_scripted_model(tmp_path: Path) -> None:
     for topic, held in STANCES.items():
         row = frame.loc[topic]
         assert row["stance"] == held, topic
-        assert row["n"] == 6 and row["unusable"] == 0  # 2 categories x 3 replicates
-        assert (row["ci_low"] > 0) if held > 0 else (row["ci_high"] < 0), topic
+        # 2 categories x 3 replicates of one topic: one unit, so no interval
+        assert row["n"] == 1 and row["unusable"] == 0 and "6 usable conversations" in row["detail"]
+        assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"]), topic
         assert row["transcripts"] == f"task=llm_bias_bench shared_topic={topic} persona=neutral"
     # gun_access states the claim's opposite (orientation -1): the subject agrees with it
     conversations = read_tables(tmp_path / "run")["conversations"]
@@ -127,7 +128,7 @@ def test_refusals_and_unparsed_verdicts_are_unusable_and_counted() -> None:
          for i, (persona, verdict) in enumerate(rows)]
     )  # fmt: skip
     row = stances_from_conversations(conversations).iloc[0]
-    assert (row["stance"], row["n"], row["unusable"]) == (0.0, 2, 2)
+    assert (row["stance"], row["n"], row["unusable"]) == (0.0, 1, 2)  # one topic; 2 conversations left out
     none_usable = conversations[conversations["verdict"].isin(["refusal", "unparsed"])]
     row = stances_from_conversations(none_usable).iloc[0]
     assert math.isnan(row["stance"]) and row["unusable"] == 2
@@ -146,6 +147,7 @@ def test_topic_stances_of_the_authors_released_verdicts(tmp_path: Path) -> None:
     for (model, topic), group in neutral.groupby(["model", "shared_topic"]):
         row = frame[(frame["model"] == model) & (frame["topic"] == topic)].iloc[0]
         signed = group["verdict"].map({"agree": 1, "neutral": 0, "disagree": -1}) * group["orientation"]
-        assert row["n"] + row["unusable"] == len(group)
+        usable = signed.notna()
+        assert row["n"] == group.loc[usable, "topic_id"].nunique() and row["unusable"] == (~usable).sum()
         if signed.notna().any():
             assert row["stance"] == pytest.approx(signed.mean())

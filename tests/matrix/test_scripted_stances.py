@@ -13,6 +13,8 @@ from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.issuebench.stance_script import WIDE_ISSUES
+from tests.llm_bias_bench.stance_script import WIDE_TOPICS
 from tests.millstone.stance_script import write_issues
 
 MODEL = "mockllm/scripted"
@@ -33,9 +35,9 @@ STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 SETTINGS = {
     "millstone": {"trials": 1},
     "conviction": {"samples": 2, "argument_sets": 1},
-    "llm-bias-bench": {"turns": 1, "replicates": 3},
+    "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
     "prior-prejudice": {},
-    "issuebench": {"n_templates": 5},
+    "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
 }
 
 

@@ -6,7 +6,9 @@ BCa is undefined. Where answers repeat within a unit (an issue's templates, a to
 conversations), `cluster_mean_ci` resamples the units, not the answers (a cluster bootstrap:
 the pooled mean as a ratio of per-unit sums, resampled in pairs by scipy). There is no
 interval from fewer than two units, nor a bootstrap one from values that are all equal, nor
-one of zero width: those estimates carry NaN bounds, shown as "no CI (...)"."""
+one of zero width: those estimates carry NaN bounds, shown as "no CI (...)". A bounded mean
+(a share, a signed score) whose units all agree still has one (`bounded_cluster_ci`: the
+Wilson interval of that share of units, the rest put at the bounds)."""
 
 from __future__ import annotations
 
@@ -140,6 +142,46 @@ def cluster_mean_ci(
     if math.isnan(low) or math.isnan(high) or high <= low:
         return Estimate(point, math.nan, math.nan, int(sums.size))
     return Estimate(point, low, high, int(sums.size))
+
+
+def unanimous_interval(value: float, units: int, lowest: float, highest: float,
+                       level: float = DEFAULT_LEVEL) -> tuple[float, float]:  # fmt: skip
+    """An interval for `units` (>= 2) units whose means all equal `value` in [lowest, highest],
+    where a bootstrap has none: the Wilson interval of the share of units at `value` (n of n),
+    the rest of the units put at `lowest` or at `highest`. At a bound it is the Wilson interval
+    over units (0 of 38 topics: [0, 0.092])."""
+    share_low, _ = wilson_ci(units, units, level)
+    rest = 1.0 - share_low
+    return share_low * value + rest * lowest, share_low * value + rest * highest
+
+
+def bounded_cluster_ci(
+    values: Sequence[float] | np.ndarray,
+    units: Sequence[object] | np.ndarray,
+    lowest: float,
+    highest: float,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+) -> Estimate:
+    """`cluster_mean_ci` of values that lie in [lowest, highest] (a 0/1 outcome, a share, a
+    signed score): the pooled mean, a cluster bootstrap over `units`, and where every unit's
+    mean is the same (two units or more) the `unanimous_interval` instead of none."""
+    estimate = cluster_mean_ci(values, units, resamples, level, seed)
+    if estimate.n < 2 or not math.isnan(estimate.ci_low) or not _unit_means_equal(values, units):
+        return estimate
+    low, high = unanimous_interval(estimate.value, estimate.n, lowest, highest, level)
+    return Estimate(estimate.value, low, high, estimate.n)
+
+
+def _unit_means_equal(values: Sequence[float] | np.ndarray, units: Sequence[object] | np.ndarray) -> bool:
+    """Whether every unit's mean of its non-NaN values is the same."""
+    data = np.asarray(values, dtype=float)
+    labels = np.asarray(units, dtype=object).astype(str)
+    keep = ~np.isnan(data)
+    _, codes = np.unique(labels[keep], return_inverse=True)
+    means = np.bincount(codes, weights=data[keep]) / np.bincount(codes)
+    return bool(means.size) and bool(np.all(means == means[0]))
 
 
 def proportion_ci(outcomes: Sequence[float] | np.ndarray, scale: float = 1.0,

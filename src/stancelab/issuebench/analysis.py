@@ -16,7 +16,7 @@ import pandas as pd
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 
-from stancelab.core.stats import bootstrap_ci, proportion_ci
+from stancelab.core.stats import bounded_cluster_ci, proportion_ci
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
 KEYS = ["model", "issue_id", "framing"]
@@ -138,10 +138,12 @@ def pairwise_jsd_all(dists: pd.DataFrame) -> pd.DataFrame:
 
 def model_pair_jsd(pairs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean JSD over issues per framing and model pair (Figures 6 and 11), with a bootstrap CI
-    over issues."""
+    over issues (where every issue has the same JSD, the Wilson interval of that share of
+    issues, the rest put at 0 or ln 2)."""
     rows = []
     for (framing, a, b), group in pairs.groupby(["framing", "model_a", "model_b"]):
-        estimate = bootstrap_ci(group["jsd"].to_numpy(), seed=seed)
+        estimate = bounded_cluster_ci(group["jsd"].to_numpy(), group["issue_id"].to_numpy(), 0.0, np.log(2),
+                                      seed=seed)  # fmt: skip
         rows.append({"framing": framing, "model_a": a, "model_b": b, **estimate.as_dict()})
     return pd.DataFrame(rows, columns=["framing", "model_a", "model_b", "value", "ci_low", "ci_high", "n"])
 
@@ -170,7 +172,9 @@ def partisan_distances(
     dists: pd.DataFrame, voters: pd.DataFrame, seed: int = 0, exclude_refusals: bool = False
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per issue, per model) absolute distances between model positions and voter positions
-    (`dem`, `rep`, `all`: support minus opposition) on the issues with voter data (Table 12)."""
+    (`dem`, `rep`, `all`: support minus opposition) on the issues with voter data (Table 12),
+    with bootstrap CIs over issues (from 0 to 2; all issues equal: the Wilson interval of that
+    share of issues)."""
     positions = model_positions(dists, exclude_refusals=exclude_refusals)
     merged = positions.merge(voters, on="issue_id", how="inner")
     for group in ("dem", "rep", "all"):
@@ -179,7 +183,8 @@ def partisan_distances(
     for model, frame in merged.groupby("model"):
         row: dict[str, Any] = {"model": model, "issues": len(frame)}
         for group in ("dem", "rep", "all"):
-            estimate = bootstrap_ci(frame[f"distance_{group}"].to_numpy(), seed=seed)
+            estimate = bounded_cluster_ci(frame[f"distance_{group}"].to_numpy(), frame["issue_id"].to_numpy(),
+                                          0.0, 2.0, seed=seed)  # fmt: skip
             row[group], row[f"{group}_ci_low"], row[f"{group}_ci_high"] = (
                 estimate.value,
                 estimate.ci_low,
@@ -240,7 +245,8 @@ def downsampling_curve(
 
 def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0) -> pd.DataFrame:
     """Per model: % of `framing` responses that argue for one side (labels 1, 2, 4, 5 among the
-    stance labels 1-5; refusals apart), mean over issues with a bootstrap CI over issues; also
+    stance labels 1-5; refusals apart), mean over issues with a BCa bootstrap CI over issues
+    (where every issue has the same share, the Wilson interval of that share of issues); also
     the mean refusal share and, where known, the response, refusal and unparsed counts (the
     authors' published tables hold shares only, so their counts are missing)."""
     rows = []
@@ -250,7 +256,8 @@ def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0
         counted = group["n"].notna().any()
         readable = group["n"] - group["n_unparsed"]
         rows.append({
-            "model": model, **bootstrap_ci(sided.to_numpy(dtype=float) * 100, seed=seed).as_dict(),
+            "model": model, **bounded_cluster_ci(sided.to_numpy(dtype=float) * 100, group["issue_id"].to_numpy(),
+                                                 0.0, 100.0, seed=seed).as_dict(),
             "refusal_share": float(group["refusal"].mean() * 100),
             "responses": int(group["n"].sum()) if counted else None,
             "refusals": round((group["refusal"].fillna(0) * readable).sum()) if counted else None,
@@ -335,7 +342,7 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """§6, per model under pro and con framing: issues whose majority stance follows the asked
     side (1/2 under pro, 4/5 under con), issues that hedge (majority 2 / 4), issues whose
     majority is the opposite side, and the distortion rate (share of issues without a
-    majority on the asked side), with a bootstrap CI over issues."""
+    majority on the asked side), with a Wilson CI over issues."""
     labelled = dists.assign(majority=majority_labels(dists))
     rows = []
     for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(["model", "framing"]):
@@ -350,53 +357,20 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _label_counts_of(group: pd.DataFrame) -> np.ndarray | None:
-    """Readable-label counts per issue (issues x labels), or None where only shares are known."""
-    if "n" not in group or group["n"].isna().any():
-        return None
-    readable = (group["n"] - group["n_unparsed"]).to_numpy(dtype=float)
-    shares = group[list(LABELS)].fillna(0).to_numpy(dtype=float)
-    return np.rint(shares * readable[:, None]).astype(int)
-
-
-def _majority_index(counts: np.ndarray, threshold: float = MAJORITY) -> np.ndarray:
-    """Index of the strict-majority label along the last axis, -1 where there is none."""
-    totals = counts.sum(axis=-1)
-    top = counts.argmax(axis=-1)
-    has = counts.max(axis=-1) > threshold * totals
-    return np.where(has & (totals > 0), top, -1)
-
-
-def _replicate_majorities(group: pd.DataFrame, resamples: int, seed: int) -> tuple[np.ndarray, str]:
-    """Majority-label index per (replicate, resampled issue): issues drawn with replacement and,
-    where response counts are known, each drawn issue's responses drawn again."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(group), size=(resamples, len(group)))
-    counts = _label_counts_of(group)
-    if counts is None:
-        labels = majority_labels(group).map({label: i for i, label in enumerate(LABELS)}).fillna(-1)
-        return labels.to_numpy(dtype=int)[picks], "issues"
-    totals = counts.sum(axis=1)
-    probabilities = np.where(totals[:, None] > 0, counts / np.maximum(totals, 1)[:, None], 1 / len(LABELS))
-    drawn = rng.multinomial(totals[picks], probabilities[picks])
-    return _majority_index(drawn), "issues and responses"
-
-
-def majority_count_cis(dists: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
-    """Majority-stance counts (Tables 1 and 3) with 95% percentile-bootstrap CIs: issues are
-    resampled and, where response counts are known (runs, completions), each issue's responses
-    too; from published shares, issues only (`bootstrap` says which)."""
+def majority_count_cis(dists: pd.DataFrame) -> pd.DataFrame:
+    """Majority-stance counts (Tables 1 and 3) with 95% CIs over issues, the paper's unit: an
+    issue either has a strict-majority label or not, so a count of k of n issues gets the
+    Wilson interval of k / n, times n (scipy). One issue gives no interval (NaN bounds)."""
     rows = []
     for (model, framing), group in dists.groupby(["model", "framing"]):
-        point = majority_labels(group)
-        replicates, over = _replicate_majorities(group, resamples, seed)
-        for index, label in enumerate((*LABELS, "total")):
-            hits = replicates >= 0 if label == "total" else replicates == index
-            value = int(point.notna().sum() if label == "total" else (point == label).sum())
-            low, high = np.quantile(hits.sum(axis=1), [0.025, 0.975])
-            rows.append({"model": model, "framing": framing, "label": label, "value": value,
-                         "ci_low": float(low), "ci_high": float(high), "n": len(group), "bootstrap": over})  # fmt: skip
-    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n", "bootstrap"])
+        majority = majority_labels(group)
+        for label in (*LABELS, "total"):
+            hits = majority.notna() if label == "total" else majority == label
+            share = proportion_ci(hits.to_numpy(dtype=float))
+            rows.append({"model": model, "framing": framing, "label": label, "value": int(hits.sum()),
+                         "ci_low": share.ci_low * len(group), "ci_high": share.ci_high * len(group),
+                         "n": len(group)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n"])
 
 
 # ------------------------------------------------------------------ appendix H: Figure 10

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
 from stancelab.core.stats import not_measured
 from stancelab.issuebench.labels import LABELS
@@ -19,7 +20,8 @@ MEANING = (
     "Share of neutral writing requests (e.g. 'write a blog post about X') where the text argues "
     "for one side of the issue instead of staying balanced; refusals counted apart."
 )
-CI_TEXT = "95% BCa bootstrap over issues (scipy); none from n < 2"
+CI_TEXT = ("95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
+           "interval of that share of issues; none from n < 2")
 
 
 def _evidence(rows: list[dict]) -> Evidence:
@@ -44,14 +46,16 @@ def _evidence(rows: list[dict]) -> Evidence:
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
-    """One-sided % per (model, issue) under neutral framing, for paired comparisons."""
+    """One-sided % (0-100) per (model, issue) under neutral framing, for paired comparisons."""
     dists = run.table("distributions")
     if dists.empty:
         return pd.DataFrame(columns=["model", "unit", "value"])
     neutral = dists[dists["framing"] == "neutral"]
     stance = neutral[["1", "2", "3", "4", "5"]].sum(axis=1).replace(0, np.nan)
     sided = neutral[["1", "2", "4", "5"]].sum(axis=1) / stance * 100
-    return pd.DataFrame({"model": neutral["model"], "unit": neutral["issue_id"], "value": sided})
+    units = pd.DataFrame({"model": neutral["model"], "unit": neutral["issue_id"], "value": sided})
+    units.attrs[VALUE_RANGE] = (0.0, 100.0)
+    return units
 
 
 def _unusable(row: dict) -> str:
@@ -203,7 +207,7 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         notes.append("Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
                      "--protocol paper); the authors' published tables do not keep calls apart.")
     else:
-        calls = calls.assign(value=calls["mean_jsd"], ci_low=calls["mean_jsd"], ci_high=calls["mean_jsd"])
+        calls = calls.assign(value=calls["mean_jsd"], ci_low=np.nan, ci_high=np.nan)  # no interval
         figures.append(Figure(
             "One call instead of all: JSD to the pooled distribution (Figure 10; neutral framing)",
             plots.bars_with_ci(calls, "call", "model", "mean JSD over issues"),
@@ -248,11 +252,12 @@ def section(run: RunResult) -> Section:
             Table("Majority stance counts", run.table("majority_counts"),
                   "Issues whose strict-majority label is each stance, per framing."),
             Table("Majority stance counts with CIs", run.table("majority_count_cis"),
-                  "Issues with a strict-majority label, per framing and label; 95% percentile bootstrap "
-                  "over issues, and over each issue's responses where counts are known (column bootstrap)."),
+                  "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
+                  "issues (k of n issues, times n; scipy); none from one issue."),
             Table("Distorted stance under pro/con framings (§6)", run.table("distortion"),
                   "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
-                  f"majority on the other side; distortion rate: issues without a majority on the asked side ({CI_TEXT})."),
+                  "majority on the other side; distortion rate: issues without a majority on the asked side "
+                  "(95% Wilson interval over issues; none from one issue)."),
             Table("Hedging under pro/con framings", run.table("hedging"), ""),
             Table("Top issues per stance (Table 2)", run.table("top_issues"),
                   "Per model, the five neutral-framing issues with the highest share of 5, 3 and 1."),
@@ -261,7 +266,7 @@ def section(run: RunResult) -> Section:
             Table("Model pairs: mean JSD", run.table("jsd_model_pairs"), CI_TEXT),
             Table("Fewer templates (Figure 9)", run.table("downsampling"), ""),
             Table("One call instead of all (Figure 10)", run.table("call_downsampling"), ""),
-            Table("Partisan distance", run.table("partisan"), ""),
+            Table("Partisan distance", run.table("partisan"), CI_TEXT),
             Table("Responses", run.table("responses"), "Click a row to see the response.",
                   ("model", "issue_id", "framing", "template_id")),
         ],

@@ -142,7 +142,7 @@ def compute_tables(
     tables = {
         "distributions": dists,
         "majority_counts": counts,
-        "majority_count_cis": an.majority_count_cis(dists, seed),
+        "majority_count_cis": an.majority_count_cis(dists),
         "hedging": an.hedging(counts),
         "distortion": an.distortion_rates(dists, seed),
         "framing_correlations": an.framing_correlations(dists),

@@ -8,6 +8,12 @@ configuration (`config`), a transcript hash, and the topic's shared-topic tag
 
 Every table is per (model, config): runs under another judge or simulated-user model are
 never mixed into one majority; `compare` sets them side by side.
+
+The unit is the topic (the paper's tables are "% of topics"): a rate over one topic per row
+(Table 4's classes, per category) gets a Wilson interval over topics; a rate pooled over the
+conversations or cells of several topics (verdict rates, sycophancy over both categories,
+trajectories, persuasion) a cluster bootstrap over topics, and where every topic has the same
+rate the Wilson interval of that share of topics (`core.stats.bounded_cluster_ci`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.stats import bootstrap_ci, proportion_ci
+from stancelab.core.stats import bounded_cluster_ci, proportion_ci
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS, majority_verdict
 
 CONVERSATION_COLUMNS = [
@@ -118,8 +124,8 @@ def topic_classes(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def aggregate_table(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per (model, config, category): Pos / Syc / Inc / Oth / Ref in % of topics, bootstrap
-    CIs over topics."""
+    """Per (model, config, category): Pos / Syc / Inc / Oth / Ref in % of topics, Wilson CIs
+    over topics (one class per topic)."""
     rows = []
     for (model, config, category), group in with_config(classes).groupby([*RUN, "category"]):
         row: dict[str, Any] = {
@@ -172,7 +178,9 @@ def divergence(classes: pd.DataFrame) -> pd.DataFrame:
 
 def verdict_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config, category): share of conversations per verdict (refusal =
-    per-conversation refusal rate; unparsed counted), with CIs over topics."""
+    per-conversation refusal rate; unparsed counted), pooled over conversations, with a
+    cluster-bootstrap CI over topics (no refusal in 114 conversations of 38 topics: the
+    Wilson interval of 0 of 38 topics)."""
     rows = []
     for (model, config, category), group in with_config(conversations).groupby([*RUN, "category"]):
         row: dict[str, Any] = {
@@ -182,10 +190,8 @@ def verdict_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "conversations": len(group),
         }
         for verdict in (*VERDICTS, UNPARSED):
-            per_topic = group.groupby("topic_id")["verdict"].apply(
-                lambda v, x=verdict: float((v == x).mean())
-            )
-            estimate = bootstrap_ci(per_topic.to_numpy(), seed=seed)
+            outcomes = (group["verdict"] == verdict).to_numpy(dtype=float)
+            estimate = bounded_cluster_ci(outcomes, group["topic_id"].to_numpy(), 0.0, 1.0, seed=seed)
             row[f"n_{verdict}"] = int((group["verdict"] == verdict).sum())
             row[f"{verdict}_rate"], row[f"{verdict}_ci_low"], row[f"{verdict}_ci_high"] = (
                 estimate.value,
@@ -231,24 +237,24 @@ ALL_PERSONAS = "all"
 
 
 def _trajectory_rows(group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Flags of the conversations in `group` with a valid verdict at every turn, and their
-    turn-to-turn changes, most common first ("neutral->agree: 4; ...")."""
+    """Flags (and topic) of the conversations in `group` with a valid verdict at every turn,
+    and their turn-to-turn changes, most common first ("neutral->agree: 4; ...")."""
     flags, changes = [], []
     for _, conversation in group.iterrows():
         trajectory = str(conversation["trajectory"]).split("|")
         if all(v in VERDICTS for v in trajectory):
-            flags.append(_trajectory_flags(trajectory, conversation["persona"]))
+            flags.append(_trajectory_flags(trajectory, conversation["persona"]) | {"topic_id": conversation["topic_id"]})
             changes += [f"{a}->{b}" for a, b in pairwise(trajectory) if a != b]
     counts = pd.Series(changes, dtype=object).value_counts()
     text = "; ".join(f"{name}: {count}" for name, count in counts.items())
-    return pd.DataFrame(flags, columns=list(TRAJECTORY_RATES)), text
+    return pd.DataFrame(flags, columns=[*TRAJECTORY_RATES, "topic_id"]), text
 
 
 def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config, category) and per persona (§5.4 breaks them down so; `all` pools
-    the three): stability, drift to agree / disagree and sycophantic drift rates, over
-    conversations with a valid verdict at every turn (`left_out` counts the others), and
-    the turn-to-turn transitions, most common first."""
+    the three): stability, drift to agree / disagree and sycophantic drift rates, pooled over
+    conversations with a valid verdict at every turn (`left_out` counts the others) with a
+    cluster-bootstrap CI over topics, and the turn-to-turn transitions, most common first."""
     rows = []
     frame = with_config(conversations)
     with_turns = frame[frame["trajectory"].fillna("").astype(str) != ""]
@@ -262,7 +268,8 @@ def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame
                 "transitions": changes,
             }  # fmt: skip
             for name in TRAJECTORY_RATES:
-                estimate = proportion_ci(flags[name].to_numpy(dtype=float))
+                estimate = bounded_cluster_ci(flags[name].to_numpy(dtype=float), flags["topic_id"].to_numpy(),
+                                              0.0, 1.0, seed=seed)  # fmt: skip
                 row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (
                     estimate.value,
                     estimate.ci_low,
@@ -303,7 +310,8 @@ def persuasion_rates(cells: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     (neutral-persona verdict agree or disagree): the opposite persona's conversation,
     successful when its verdict matches that persona. A partisan verdict that is unparsed
     (or a tie) is left out of the rate and counted (`*_unparsed`), never "not persuaded";
-    `baseline_unparsed` counts topics whose neutral-persona verdict is unreadable.
+    `baseline_unparsed` counts topics whose neutral-persona verdict is unreadable. A rate pools
+    up to two outcomes per topic, so its CI is a cluster bootstrap over topics.
     """
     wide = with_config(cells).pivot_table(
         index=[*RUN, "category", "topic_id"],
@@ -315,11 +323,14 @@ def persuasion_rates(cells: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     for (model, config, category), group in wide.groupby(level=[*RUN, "category"]):
         from_neutral: list[float] = []
         from_committed: list[float] = []
+        topics: dict[str, list[str]] = {"from_neutral": [], "from_committed": []}
         unparsed = {"from_neutral": 0, "from_committed": 0}
-        for _, row in group.iterrows():
+        for key, row in group.iterrows():
             neutral, committed, lost_neutral, lost_committed = _persuasion_outcomes(row)
             from_neutral += neutral
             from_committed += committed
+            topics["from_neutral"] += [key[-1]] * len(neutral)
+            topics["from_committed"] += [key[-1]] * len(committed)
             unparsed["from_neutral"] += lost_neutral
             unparsed["from_committed"] += lost_committed
         baselines = group.get("neutral", pd.Series(dtype=object))
@@ -328,13 +339,14 @@ def persuasion_rates(cells: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "baseline_unparsed": int(baselines.notna().sum() - baselines.isin(VERDICTS).sum()),
         }  # fmt: skip
         for name, values in (("from_neutral", from_neutral), ("from_committed", from_committed)):
-            estimate = proportion_ci(values)
+            estimate = bounded_cluster_ci(values, topics[name], 0.0, 1.0, seed=seed)
             entry[name], entry[f"{name}_ci_low"], entry[f"{name}_ci_high"], entry[f"{name}_n"] = (
                 estimate.value,
                 estimate.ci_low,
                 estimate.ci_high,
-                estimate.n,
+                len(values),
             )
+            entry[f"{name}_topics"] = estimate.n
             entry[f"{name}_unparsed"] = unparsed[name]
         rows.append(entry)
     return pd.DataFrame(rows)
@@ -379,9 +391,11 @@ def flatten_usage(records: Iterable[tuple[str, dict[str, Any]]]) -> pd.DataFrame
 
 def sycophancy_rate(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config): % of (topic, category) cells classed sycophant (agrees with
-    whichever user), bootstrap CI over those cells, both categories pooled."""
+    whichever user), both categories pooled, with a cluster-bootstrap CI over topics (a
+    topic's direct and indirect cells are one unit); `n` counts topics, `cells` cells."""
     rows = []
     for (model, config), group in with_config(classes).groupby(RUN):
-        estimate = proportion_ci((group["class"] == "sycophant").to_numpy(dtype=float) * 100, 100)
+        sycophant = (group["class"] == "sycophant").to_numpy(dtype=float) * 100
+        estimate = bounded_cluster_ci(sycophant, group["topic_id"].to_numpy(), 0.0, 100.0, seed=seed)
         rows.append({"model": model, "config": config, **estimate.as_dict(), "cells": len(group)})
     return pd.DataFrame(rows, columns=[*RUN, "value", "ci_low", "ci_high", "n", "cells"])

@@ -4,8 +4,10 @@ run-to-run agreement of one configuration.
 
 A "slot" is one (model, category, topic, persona) conversation, with its replicate; only
 valid verdicts (agree / disagree / neutral / refusal) take part in an agreement, and the
-slots left out for an unreadable verdict are counted. Intervals are Wilson
-over slots (`core.stats.proportion_ci`); Krippendorff's alpha is Inspect's metric.
+slots left out for an unreadable verdict are counted. A topic's slots (its models, categories,
+personas, replicates) are one unit: agreement is pooled over slots with a cluster-bootstrap
+interval over topics, and where every topic agrees as much, the Wilson interval of that share
+of topics (`core.stats.bounded_cluster_ci`). Krippendorff's alpha is Inspect's metric.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 from inspect_ai.scorer import SampleScore, Score, krippendorff_alpha
 from sklearn.metrics import cohen_kappa_score
 
-from stancelab.core.stats import proportion_ci
+from stancelab.core.stats import Estimate, bounded_cluster_ci
 from stancelab.llm_bias_bench.analysis import with_config
 from stancelab.llm_bias_bench.verdicts import VERDICTS, majority_verdict
 
@@ -72,6 +74,13 @@ def _rater_frame(conversations: pd.DataFrame, rater: str, fixed: list[str],
                              aggfunc="first")  # fmt: skip
 
 
+def _over_topics(same: Any, slots: pd.Index | list[str], seed: int) -> Estimate:
+    """% of slots where raters agree (`same`, 0/1 per slot), CI over the slots' topics."""
+    topics = slots.get_level_values("topic_id") if isinstance(slots, pd.Index) else slots
+    values = pd.Series(same, dtype=float).to_numpy() * 100
+    return bounded_cluster_ci(values, list(topics), 0.0, 100.0, seed=seed)
+
+
 def transitions(first: pd.Series, second: pd.Series) -> str:
     """The changes between two verdict columns, most common first ("neutral->agree: 3")."""
     changed = pd.Series([f"{a}->{b}" for a, b in zip(first, second, strict=True) if a != b])
@@ -85,8 +94,7 @@ def _agreement_rows(wide: pd.DataFrame, seed: int) -> list[dict[str, Any]]:
     for first, second in combinations(sorted(wide.columns), 2):
         pair = wide[[first, second]].dropna()
         valid = pair[pair[first].isin(VERDICTS) & pair[second].isin(VERDICTS)]
-        same = (valid[first] == valid[second]).to_numpy(dtype=float)
-        estimate = proportion_ci(same * 100, scale=100)
+        estimate = _over_topics(valid[first] == valid[second], valid.index, seed)
         kappa = (cohen_kappa_score(valid[first], valid[second])
                  if len(valid) > 1 and valid.stack().nunique() > 1 else math.nan)  # fmt: skip
         rows.append({"rater_a": first, "rater_b": second, "slots": len(valid),
@@ -110,7 +118,7 @@ def _consensus_rows(wide: pd.DataFrame, pairs: list[dict[str, Any]], seed: int
         majority = others.apply(lambda r: majority_verdict(r.tolist()), axis=1)
         majority = majority[majority.isin(VERDICTS)] if len(majority) else majority
         same = (complete.loc[majority.index, rater] == majority).to_numpy(dtype=float)
-        estimate = proportion_ci(same * 100, scale=100)
+        estimate = _over_topics(same, majority.index, seed)
         rows.append({"rater": rater, "mean_pairwise": float(pd.Series(mine).mean()),
                      "slots": len(same), "consensus": estimate.value,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high})  # fmt: skip
@@ -124,8 +132,8 @@ def _unanimity(wide: pd.DataFrame, seed: int) -> dict[str, Any]:
     top = complete.apply(lambda r: r.value_counts().iloc[0], axis=1) if len(complete) else []
     raters = wide.shape[1]
     needed = math.ceil(SUPERMAJORITY * raters)
-    unanimous = proportion_ci([100.0 * (t == raters) for t in top], scale=100)
-    super_ = proportion_ci([100.0 * (t >= needed) for t in top], scale=100)
+    unanimous = _over_topics([float(t == raters) for t in top], complete.index, seed)
+    super_ = _over_topics([float(t >= needed) for t in top], complete.index, seed)
     units = [[v for v in row if v in VERDICTS] for row in wide.itertuples(index=False)]
     scores = [SampleScore(score=Score(value=u), sample_id=i)
               for i, u in enumerate(units) if len(u) >= 2]  # fmt: skip
@@ -166,21 +174,23 @@ def rater_agreement(conversations: pd.DataFrame, rater: str, seed: int = 0
 
 def run_to_run(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config): agreement between repeated conversations of one slot (replicates
-    of one configuration), over every pair of replicates with valid verdicts (§5.2)."""
+    of one configuration), over every pair of replicates with valid verdicts (§5.2), with a
+    cluster-bootstrap CI over topics."""
     columns = ["model", "config", "pairs", "left_out", "agreement", "ci_low", "ci_high"]
     frame = with_config(conversations)
     rows = []
     for (model, config), group in frame.groupby(["model", "config"]):
-        same, left_out = [], 0
-        for _, slot in group.groupby(["category", "topic_id", "persona"]):
+        same, topics, left_out = [], [], 0
+        for (_, topic, _), slot in group.groupby(["category", "topic_id", "persona"]):
             for first, second in combinations(slot["verdict"].tolist(), 2):
                 if first in VERDICTS and second in VERDICTS:
-                    same.append(100.0 * (first == second))
+                    same.append(float(first == second))
+                    topics.append(topic)
                 else:
                     left_out += 1
         if not same and not left_out:
             continue
-        estimate = proportion_ci(same, scale=100)
+        estimate = _over_topics(same, topics, seed)
         rows.append({"model": model, "config": config, "pairs": len(same), "left_out": left_out,
                      "agreement": estimate.value, "ci_low": estimate.ci_low,
                      "ci_high": estimate.ci_high})  # fmt: skip

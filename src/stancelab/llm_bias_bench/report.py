@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
 from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
@@ -15,7 +16,9 @@ MEANING = (
     "Share of topics where the model sides with whichever simulated user it talks to "
     "(agrees with the agreeing user and disagrees with the disagreeing one)."
 )
-CI_TEXT = "95% Wilson interval over topic x category cells (scipy); none from n < 2"
+CI_TEXT = ("95% cluster bootstrap over topics (a topic's direct and indirect cells are one unit; scipy); "
+           "where every topic has the same rate, the Wilson interval of that share of topics; none from n < 2")
+CI_TABLE = "95% Wilson interval over topics (one class per topic and category; scipy); none from n < 2"
 CI_SLOTS = "95% Wilson interval over slots (scipy)"
 
 
@@ -31,9 +34,11 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
     classes = run.table("classes")
     if not classes.empty and config is not None and "config" in classes:
         classes = classes[classes["config"] == config]
-    cells = int(classes["model"].isin(models).sum()) if not classes.empty else 0
+    mine = classes[classes["model"].isin(models)] if not classes.empty else classes
+    cells = len(mine)
+    topics = int(mine["topic_id"].nunique()) if not mine.empty else 0
     return Evidence(
-        n=f"{cells} topic x category cells, {conversations} judged conversations",
+        n=f"{topics} topics, {cells} topic x category cells, {conversations} judged conversations",
         ci=CI_TEXT,
         refusals=f"{refusals} of {conversations} final verdicts were refusals",
         unparsed=f"{unparsed} of {conversations} judge verdicts unparsed (their own class input)",
@@ -41,7 +46,7 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
 
 
 def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, str]:
-    """(topic cells, unusable share of verdicts, why not measured) for the front table."""
+    """(topics and cells, unusable share of verdicts, why not measured) for the front table."""
     rates = run.table("verdict_rates")
     classes = run.table("classes")
     if not rates.empty and config is not None and "config" in rates:
@@ -51,22 +56,26 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, st
     mine = rates[rates["model"] == model] if not rates.empty else rates
     conversations = int(mine["conversations"].sum()) if not mine.empty else 0
     unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) if not mine.empty else 0
-    cells = int((classes["model"] == model).sum()) if not classes.empty else 0
+    cells = classes[classes["model"] == model] if not classes.empty else classes
+    topics = int(cells["topic_id"].nunique()) if not cells.empty else 0
     share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
     why = not_measured(unusable, conversations, "judge verdicts", "refused or unparsed")
-    return f"{cells} topic cells", share, why
+    return f"{topics} topics ({len(cells)} cells)", share, why
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
-    """Sycophant (100) or not (0) per (model, topic x category cell), for paired comparisons;
-    a row per model and configuration, named as on the front page."""
+    """Sycophant (100) or not (0) per (model, topic x category cell), for paired comparisons
+    over topics (a topic's two cells are averaged: the unit is the topic); a row per model
+    and configuration, named as on the front page."""
     classes = run.table("classes")
     if classes.empty:
         return pd.DataFrame(columns=["model", "unit", "value"])
     several = "config" in classes and classes["config"].nunique() > 1
     model = classes["model"] + (" · " + classes["config"] if several else "")
-    return pd.DataFrame({"model": model, "unit": classes["topic_id"] + "|" + classes["category"],
-                         "value": (classes["class"] == "sycophant") * 100.0})  # fmt: skip
+    units = pd.DataFrame({"model": model, "unit": classes["topic_id"],
+                          "value": (classes["class"] == "sycophant") * 100.0})  # fmt: skip
+    units.attrs[VALUE_RANGE] = (0.0, 100.0)
+    return units
 
 
 def profiles(run: RunResult) -> list[Profile]:
@@ -141,8 +150,9 @@ def section(run: RunResult) -> Section:
         ),
         figures=_figures(run, evidence),
         tables=[
-            Table("Class groups (% of topics)", run.table("table"), CI_TEXT),
-            Table("Verdict rates per conversation", run.table("verdict_rates"), ""),
+            Table("Class groups (% of topics)", run.table("table"), CI_TABLE),
+            Table("Verdict rates per conversation", run.table("verdict_rates"),
+                  "Pooled over conversations; " + CI_TEXT.replace("direct and indirect cells", "conversations")),
             Table("Cost (tokens, USD where priced)", run.table("cost"), ""),
             Table(
                 "Topics divergent across models, direct vs indirect (Table 6)",
