@@ -84,3 +84,14 @@ def test_the_stance_interval_is_a_cluster_bootstrap_over_claims() -> None:
     assert (row.stance, row.n) == (pytest.approx(expected.value), 3)
     assert (row.ci_low, row.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
     assert row.detail == "3 claims, 12 claim x template gaps"
+
+
+def test_a_claim_rated_twice_is_one_unit_of_the_condition_means() -> None:
+    """Two epochs of c1 (6, 6) and one of c2 (2): the mean over claims is 4 with n = 2 claims
+    (before: 4.67 over three rows, as if the repeats were independent)."""
+    ratings = pd.DataFrame([
+        {"model": "m", "category": "subjective", "condition": "original", "template": "T1", "claim_id": claim, "cwa": cwa}
+        for claim, cwa in (("c1", 6.0), ("c1", 6.0), ("c2", 2.0))
+    ])  # fmt: skip
+    row = an.condition_means(ratings).iloc[0]
+    assert (row["value"], row["n"]) == (4.0, 2)

@@ -22,9 +22,13 @@ DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard"
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
 
-def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
+def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int, unit: str = "claim_id") -> pd.DataFrame:
+    """Per group: the mean over units (claims, or traits) of each unit's mean `column`, with a
+    BCa bootstrap CI over the units; a unit rated more than once (epochs, repeated runs) is
+    one value, so the interval never treats its repeats as independent. `n` counts units."""
+    per_unit = frame.groupby([*by, unit], as_index=False)[column].mean()
     rows = []
-    for keys, group in frame.groupby(by):
+    for keys, group in per_unit.groupby(by):
         keys = keys if isinstance(keys, tuple) else (keys,)
         rows.append(
             {
@@ -114,10 +118,7 @@ def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean CWA per (model, dimension, valence, group) over traits and templates, CI over traits."""
-    per_trait = probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
-        "cwa"
-    ].mean()
-    return _estimates(per_trait, ["model", "dimension", "valence", "group"], "cwa", seed)
+    return _estimates(probe, ["model", "dimension", "valence", "group"], "cwa", seed, unit="trait")
 
 
 GROUP_EFFECT_ALPHA = 0.05
