@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
@@ -15,13 +16,16 @@ from stancelab.core.topics import TopicTag
 from tests.helpers import ChatReply
 
 ARGUMENT = "How can anyone still hold that view when the evidence points the other way?"
+WIDE_STATEMENTS = Path(__file__).with_name("statements_wide.jsonl")
+"""Five statements on each of abortion, minimum-wage and gun-control (the `topics` set's two
+and three more), enough units for a unanimous stance's CI to exclude 0."""
 
 
 @cache
 def statement_tags() -> dict[str, TopicTag]:
-    """Every tagged bundled statement's text -> its tag."""
+    """Every tagged bundled statement's text (and WIDE_STATEMENTS') -> its tag."""
     return {s.text: TopicTag(shared_topic=s.shared_topic, orientation=s.orientation)
-            for name in BUNDLED for s in load_statements(name) if s.shared_topic}  # fmt: skip
+            for source in (*BUNDLED, WIDE_STATEMENTS) for s in load_statements(source) if s.shared_topic}  # fmt: skip
 
 
 def _line(prompt: str, name: str) -> str:

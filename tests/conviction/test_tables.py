@@ -100,8 +100,9 @@ def test_auroc_hand_computed() -> None:
     assert auroc([0.2, 0.2, 0.7, 0.2], [True, False, True, False]) == 0.75  # a tie counts half
     assert auroc([0.9, float("nan"), 0.1], [True, True, False]) == 1.0
     assert math.isnan(auroc([0.3, 0.4], [True, True]))
-    value, low, high = auroc_ci([0.1, 0.4, 0.35, 0.8], [False, False, True, True])
-    assert value == 0.75 and 0.0 <= low < value < high <= 1.0
+    estimate, note = auroc_ci([0.1, 0.4, 0.35, 0.8], [False, False, True, True])
+    assert estimate.value == 0.75 and 0.0 <= estimate.ci_low < 0.75 < estimate.ci_high <= 1.0
+    assert note == "" and estimate.n == 4
 
 
 PERFORMATIVE = [1, 1, 1, 0, 0, 0, 1, 0]
@@ -120,7 +121,7 @@ def test_pooled_auroc_ci_resamples_statements_not_rows() -> None:
                                 for m in ("m1", "m2") for s, v in zip(statements, SE, strict=True)])  # fmt: skip
     table = an.auroc_table(depth, uncertainty).query("measure == 'se'").set_index("model")
     assert table.loc["all", "value"] == table.loc["m1", "value"] == pytest.approx(13 / 16)
-    assert table.loc["all", "n"] == 16
+    assert table.loc["all", "n"] == 8 and table.loc["all", "rows"] == 16  # n: statements
     pooled, single = table.loc["all"], table.loc["m1"]
     assert (pooled["ci_low"], pooled["ci_high"]) == (single["ci_low"], single["ci_high"])
     assert single["ci_low"] < 13 / 16 < single["ci_high"]

@@ -13,7 +13,7 @@ from stancelab.conviction.dataset import load_statements, shared_topic_statement
 from stancelab.conviction.run import ConvictionRun, run_conviction
 from stancelab.conviction.stances import topic_stances
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids
+from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
 from stancelab.report.runs import load_run
 from tests.conviction.stance_script import reply_for
 from tests.helpers import scripted_chat_model
@@ -73,9 +73,12 @@ def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
     for row in frame.itertuples():
         expected = stances[row.topic]
         assert row.stance == expected
-        assert row.n == 2 * 3 and row.unusable == 0  # two statements, greedy + 2 sampled answers
-        assert (row.ci_low > 0) if expected > 0 else (row.ci_high < 0)
-        assert "holds under pressure 1.00" in row.detail and "over 2 counter-argument rounds" in row.detail
+        assert row.n == 2 and row.unusable == 0  # two statements (greedy + 2 sampled answers each)
+        # two unanimous statements: the Wilson interval over 2 units, which cannot exclude 0
+        assert (row.ci_low, row.ci_high) == pytest.approx(unanimous_ci(expected, 2))
+        assert row.ci_low < 0 < row.ci_high
+        assert "2 statements, 6 readable answers" in row.detail
+        assert "holds under pressure 1.00 [0.34, 1.00] over 2 statements (2 counter-argument rounds" in row.detail
         assert f"shared_topic={row.topic}" in row.transcripts
 
 

@@ -12,10 +12,12 @@ import pytest
 from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
+from tests.conviction.stance_script import WIDE_STATEMENTS
 from tests.helpers import own_cache, scripted_chat_model
 from tests.issuebench.stance_script import WIDE_ISSUES
 from tests.llm_bias_bench.stance_script import WIDE_TOPICS
 from tests.millstone.stance_script import write_issues
+from tests.prior_prejudice.stance_script import WIDE_CLAIMS
 
 MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
@@ -34,9 +36,9 @@ STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 # Enough units per topic for a CI that excludes 0 when the script is unanimous.
 SETTINGS = {
     "millstone": {"trials": 1},
-    "conviction": {"samples": 2, "argument_sets": 1},
+    "conviction": {"samples": 2, "argument_sets": 1, "statements_file": WIDE_STATEMENTS},
     "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
-    "prior-prejudice": {},
+    "prior-prejudice": {"claims_file": WIDE_CLAIMS},
     "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
 }
 

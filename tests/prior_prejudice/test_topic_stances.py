@@ -13,7 +13,7 @@ import pytest
 
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.core.results import RunResult
-from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids
+from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
 from stancelab.prior_prejudice.analysis import failure_modes
 from stancelab.prior_prejudice.dataset import load_claims, run_claims
 from stancelab.prior_prejudice.report import profiles
@@ -96,8 +96,10 @@ def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
     for row in frame.itertuples():
         expected = stances[row.topic]
         assert row.stance == expected  # rated 7 vs 1 under every template: gap 6 / 6
-        assert row.n == 2 * 4 and row.unusable == 0  # two claims x four templates
-        assert (row.ci_low > 0) if expected > 0 else (row.ci_high < 0)
+        assert row.n == 2 and row.unusable == 0  # two claims (x four templates)
+        assert row.detail == "2 claims, 8 claim x template gaps"
+        # two unanimous claims: the Wilson interval over 2 units, which cannot exclude 0
+        assert (row.ci_low, row.ci_high) == pytest.approx(unanimous_ci(expected, 2))
         assert f"shared_topic={row.topic}" in row.transcripts
 
 
@@ -114,7 +116,8 @@ def test_unparsed_ratings_are_unusable_and_a_topic_without_any_is_not_measured(t
     frame = topic_stances(RunResult("prior-prejudice", Path("."), {}, {"ratings": ratings})).set_index("topic")
     assert math.isnan(frame.loc["abortion", "stance"]) and frame.loc["abortion", "unusable"] == 1
     assert frame.loc["abortion", "detail"].startswith("not measured")
-    assert frame.loc["free-trade", "stance"] == pytest.approx(-0.5) and frame.loc["free-trade", "n"] == 2
+    assert frame.loc["free-trade", "stance"] == pytest.approx(-0.5) and frame.loc["free-trade", "n"] == 1
+    assert math.isnan(frame.loc["free-trade", "ci_low"])  # one claim (two templates): no CI
 
 
 def test_tags_travel_into_the_ratings_table(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from stancelab.conviction.labels import LABELS, UNCLEAR, consistency, transition
 from stancelab.core.stats import bootstrap_ci
 
 ENTROPIES = ("pe", "pe_normalised", "se", "dse")
+AUROC_COLUMNS = ["model", "measure", "value", "ci_low", "ci_high", "n", "ci_note", "rows", "performative"]
 
 
 def label_shares(labels: pd.DataFrame) -> pd.DataFrame:
@@ -162,8 +163,9 @@ def lean_transition_summary(matrices: pd.DataFrame, leans: pd.DataFrame) -> pd.D
 
 def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """AUROC of each entropy for telling performative from true original-scenario stances,
-    per model and pooled, with bootstrap CIs that resample statements (pooled: a drawn
-    statement brings every model's row on it)."""
+    per model and pooled, with stratified bootstrap CIs that resample statements (pooled: a
+    drawn statement brings every model's row on it); `n` counts statements, `rows` the rows,
+    `ci_note` says why a CI is missing."""
     original = depth[depth["scenario"] == "original"].dropna(subset=["performative"])
     merged = original.merge(uncertainty, on=["model", "statement_id"], how="inner")
     rows = []
@@ -172,13 +174,11 @@ def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -
         if measure not in frame or frame[measure].isna().all():
             continue
         scores = frame[measure].astype(float).tolist()
-        value, low, high = auroc_ci(scores, frame["performative"].astype(bool).tolist(),
-                                    groups=frame["statement_id"].tolist(), seed=seed)  # fmt: skip
-        rows.append({"model": model, "measure": measure, "value": value, "ci_low": low, "ci_high": high,
-                     "n": len(frame), "performative": int(frame["performative"].sum())})  # fmt: skip
-    return pd.DataFrame(
-        rows, columns=["model", "measure", "value", "ci_low", "ci_high", "n", "performative"]
-    )
+        estimate, note = auroc_ci(scores, frame["performative"].astype(bool).tolist(),
+                                  groups=frame["statement_id"].tolist(), seed=seed)  # fmt: skip
+        rows.append({"model": model, "measure": measure, **estimate.as_dict(), "ci_note": note,
+                     "rows": len(frame), "performative": int(frame["performative"].sum())})  # fmt: skip
+    return pd.DataFrame(rows, columns=AUROC_COLUMNS)
 
 
 def true_stance_share(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

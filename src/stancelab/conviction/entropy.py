@@ -1,15 +1,16 @@
 """Predictive and semantic entropy (Kadavath et al. 2022; Kuhn et al. 2023; Farquhar et al.
-2024), and AUROC with a bootstrap over statements."""
+2024), and AUROC with a stratified bootstrap over statements."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import DegenerateDataWarning, bootstrap, entropy
+from scipy.stats import entropy, rankdata
 from sklearn.metrics import roc_auc_score
+
+from stancelab.core.stats import DEFAULT_RESAMPLES, Estimate, stratified_bootstrap_ci
 
 Entails = Callable[[int, int], Awaitable[bool]]
 
@@ -79,34 +80,59 @@ def auroc(scores: Sequence[float] | np.ndarray, positives: Sequence[bool] | np.n
     return float(roc_auc_score(classes[keep], values[keep]))
 
 
+def _auroc_by_ranks(values: np.ndarray, classes: np.ndarray) -> float:
+    """AUROC as the Mann-Whitney statistic over ranks (ties count half): sklearn's value,
+    cheap enough for every bootstrap replicate."""
+    positives = int(classes.sum())
+    negatives = classes.size - positives
+    if not positives or not negatives:
+        return float("nan")
+    ranks = rankdata(values)
+    return float((ranks[classes].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+
+
+STRATUM_NAMES = {"performative": "performative statement", "true": "true-stance statement",
+                 "mixed": "statement performative for some models only"}
+
+
+def _strata(classes: np.ndarray, labels: np.ndarray) -> dict[str, list[str]]:
+    """Statements by the classes of their rows: performative only, true only, both."""
+    strata: dict[str, list[str]] = {"performative": [], "true": [], "mixed": []}
+    for name in np.unique(labels):
+        mine = classes[labels == name]
+        strata["mixed" if mine.any() and not mine.all() else "performative" if mine.all() else "true"].append(name)
+    return {kind: names for kind, names in strata.items() if names}
+
+
 def auroc_ci(
     scores: Sequence[float],
     positives: Sequence[bool],
     groups: Sequence[str] | None = None,
-    resamples: int = 1000,
+    resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
-) -> tuple[float, float, float]:
-    """AUROC with a 95% percentile bootstrap CI that resamples groups (statements): a drawn
-    group brings all its rows, so rows of several models on one statement move together.
-    Without groups every row is its own group. Replicates with a single class are dropped."""
+) -> tuple[Estimate, str]:
+    """AUROC with a 95% BCa bootstrap CI over groups (statements), stratified (scipy, through
+    `core.stats.stratified_bootstrap_ci`): performative statements, true ones and those whose
+    rows hold both (pooled over models) are resampled apart, so no replicate lacks a class; a
+    drawn statement brings all its rows. Without groups every row is its own group. Returns the
+    estimate (`n`: statements) and, when it has no CI, why; NaN scores are dropped."""
     values, classes = np.asarray(scores, dtype=float), np.asarray(positives, dtype=bool)
+    labels = np.asarray(groups if groups is not None else np.arange(len(values))).astype(str)
+    keep = ~np.isnan(values)
+    values, classes, labels = values[keep], classes[keep], labels[keep]
     point = auroc(values, classes)
-    labels = np.asarray(groups if groups is not None else np.arange(len(values)))
-    names = np.unique(labels)
-    if len(names) < 2 or np.isnan(point):
-        return point, float("nan"), float("nan")
-    rows = [np.flatnonzero(labels == name) for name in names]
+    statements = len(np.unique(labels))
+    if np.isnan(point):
+        return Estimate(point, float("nan"), float("nan"), statements), "no CI (no AUROC: one class only)"
+    strata = _strata(classes, labels)
+    rows = {name: np.flatnonzero(labels == name) for name in np.unique(labels)}
+    lone = [kind for kind, names in strata.items() if len(names) < 2]
+    if lone:
+        return Estimate(point, float("nan"), float("nan"), statements), f"no CI (1 {STRATUM_NAMES[lone[0]]})"
 
-    def statistic(drawn: np.ndarray) -> float:
-        picked = np.concatenate([rows[int(i)] for i in drawn])
-        return auroc(values[picked], classes[picked])
+    def statistic(*drawn: np.ndarray) -> float:
+        picked = np.concatenate([rows[name] for names in drawn for name in names])
+        return _auroc_by_ranks(values[picked], classes[picked])
 
-    with warnings.catch_warnings():  # degenerate (single-class) replicates are dropped below
-        warnings.simplefilter("ignore", DegenerateDataWarning)
-        result = bootstrap((np.arange(len(names)),), statistic, n_resamples=resamples,
-                           vectorized=False, method="percentile", random_state=seed)  # fmt: skip
-    replicates = result.bootstrap_distribution[~np.isnan(result.bootstrap_distribution)]
-    if not replicates.size:
-        return point, float("nan"), float("nan")
-    low, high = np.quantile(replicates, [0.025, 0.975])
-    return point, float(low), float(high)
+    estimate = stratified_bootstrap_ci(statistic, list(strata.values()), resamples, seed=seed)
+    return estimate, "" if not np.isnan(estimate.ci_low) else "no CI (every resample gives the same AUROC)"

@@ -118,7 +118,9 @@ def section(run: RunResult) -> Section:
             Table("Transitions by lean (Table 11)", run.table("lean_transition_summary"),
                   "P(persona label | original label): mean and sd over the models of each lean."),
             Table("AUROC of uncertainty against performative labels", run.table("auroc"),
-                  "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE."),
+                  "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE; 95% BCa "
+                  "bootstrap over statements stratified by class (scipy; n: statements, ci_note: why "
+                  "there is none)."),
             Table("Labels per statement", run.table("labels"), "Click a row to see its answers.",
                   ("model", "statement_id", "scenario")),
         ],

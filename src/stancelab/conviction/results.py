@@ -96,7 +96,7 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "labels_by_lean": {r["lean"]: {k: json_safe(r[k]) for k in ("models", "labels", "unclear", "TL", "PL", "TR", "PR")} for _, r in tables["lean_label_shares"].iterrows()},
         "true_stance_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers")}
                               for _, r in tables["true_stance"].iterrows()},
-        "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "performative")} for _, r in g.iterrows()}
+        "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "ci_note", "rows", "performative")} for _, r in g.iterrows()}
                   for model, g in tables["auroc"].groupby("model")},
     }  # fmt: skip
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -7,45 +7,60 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
 from stancelab.core.results import RunResult
-from stancelab.core.stats import proportion_ci
-from stancelab.core.topics import signed_mean, stance_frame
+from stancelab.core.stats import Estimate, cluster_mean_ci, no_ci_reason, proportion_ci
+from stancelab.core.topics import signed_cluster_mean, stance_frame
 
 LENS = "conviction"
 MEASURE = (
     "original-scenario opinion before any argument (greedy and sampled answers, read by nli): "
-    "agree +1, disagree -1, times the statement's orientation; unclear readings unusable"
+    "agree +1, disagree -1, times the statement's orientation, pooled, CI over statements; "
+    "unclear readings unusable"
 )
 TRUE_LABELS = ("TL", "TR")
 
 
 
+def held_share(outcomes: np.ndarray, statements: np.ndarray) -> Estimate:
+    """Share of counter-argument rounds where the opinion held, pooled, with a cluster-bootstrap
+    CI over statements (rounds of one statement are not independent); when every statement
+    held in all its rounds, or in none, the Wilson interval over statements."""
+    estimate = cluster_mean_ci(outcomes, statements)
+    if estimate.n >= 2 and math.isnan(estimate.ci_low) and estimate.value in (0.0, 1.0):
+        return proportion_ci(np.full(estimate.n, estimate.value))
+    return estimate
+
+
 def pressure_detail(labels: pd.DataFrame) -> str:
     """How often the original-scenario opinion held against a counter-argument (T labels
-    among the clear labels), with its Wilson interval; unclear rounds counted."""
+    among the clear labels), with its CI over statements; unclear rounds counted."""
     if "label" not in labels:
-        labels = pd.DataFrame({"label": []})
+        labels = pd.DataFrame({"label": [], "statement_id": []})
     clear = labels[labels["label"].isin(LABELS)]
     unclear = len(labels) - len(clear)
     if clear.empty:
         return f"holds under pressure: not measured (0 clear rounds, {unclear} unclear)"
-    held = proportion_ci(clear["label"].isin(TRUE_LABELS).to_numpy(dtype=float))
-    interval = "no CI (n < 2)" if math.isnan(held.ci_low) else f"[{held.ci_low:.2f}, {held.ci_high:.2f}]"
-    return (f"holds under pressure {held.value:.2f} {interval} over {held.n} counter-argument "
-            f"rounds ({unclear} unclear)")  # fmt: skip
+    held = held_share(clear["label"].isin(TRUE_LABELS).to_numpy(dtype=float),
+                      clear["statement_id"].to_numpy())  # fmt: skip
+    interval = no_ci_reason(held.n, held.value) if math.isnan(held.ci_low) else f"[{held.ci_low:.2f}, {held.ci_high:.2f}]"
+    return (f"holds under pressure {held.value:.2f} {interval} over {held.n} statements "
+            f"({len(clear)} counter-argument rounds, {unclear} unclear)")  # fmt: skip
 
 
 def _cell(model: str, topic: str, opinions: pd.DataFrame, labels: pd.DataFrame, task: str) -> dict[str, Any]:
     readable = opinions[opinions["o"].notna()]
     signed = readable["o"].to_numpy(dtype=float) * readable["orientation"].to_numpy(dtype=float)
-    estimate = signed_mean(signed)
+    estimate = signed_cluster_mean(signed, readable["statement_id"].to_numpy())
     unusable = len(opinions) - len(readable)
     detail = pressure_detail(labels)
     if estimate.n == 0:
         detail = f"not measured: {unusable} of {len(opinions)} opinions unclear; {detail}"
+    else:
+        detail = f"{estimate.n} statements, {len(readable)} readable answers; {detail}"
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
             "unusable": unusable, "measure": MEASURE, "detail": detail,

@@ -208,3 +208,38 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
     if a.size < 3 or np.std(a) == 0 or np.std(b) == 0:
         return float("nan")
     return float(pearsonr(a, b).statistic)
+
+
+def stratified_bootstrap_ci(
+    statistic: Callable[..., float],
+    strata: Sequence[Sequence[object]],
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+) -> Estimate:
+    """`statistic(*strata)` with a BCa bootstrap CI (percentile where BCa is undefined) from
+    `scipy.stats.bootstrap`, which resamples the units of each stratum apart, so every
+    replicate keeps each stratum's size (an AUROC's performative and true statements: no
+    replicate lacks a class). The statistic gets each stratum's drawn units as an array; `n`
+    counts the units. NaN bounds when a stratum has fewer than two units (scipy's minimum) or
+    the replicates give no interval of positive width."""
+    groups = [np.asarray(list(stratum), dtype=object) for stratum in strata]
+    point = float(statistic(*groups))
+    units = sum(len(group) for group in groups)
+    if math.isnan(point) or any(len(group) < 2 for group in groups):
+        return Estimate(point, math.nan, math.nan, units)
+
+    def drawn(*indices: np.ndarray) -> float:
+        return statistic(*(group[index.astype(int)] for group, index in zip(groups, indices, strict=True)))
+
+    positions = tuple(np.arange(len(group)) for group in groups)
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateDataWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = bootstrap(positions, drawn, vectorized=False, n_resamples=resamples,
+                               confidence_level=level, method=method, rng=seed)  # fmt: skip
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if not (math.isnan(low) or math.isnan(high)):
+            return Estimate(point, low, high, units) if high > low else Estimate(point, math.nan, math.nan, units)
+    return Estimate(point, math.nan, math.nan, units)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.stats import Estimate, bootstrap_ci, wilson_ci
+from stancelab.core.stats import Estimate, bootstrap_ci, cluster_mean_ci, wilson_ci
 
 Orientation = Literal[1, -1]
 
@@ -236,6 +236,22 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
         low, high = unanimous_ci(estimate.value, estimate.n)
         return Estimate(estimate.value, low, high, estimate.n)
     return estimate
+
+
+def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int = 0) -> Estimate:
+    """Mean of signed scores in [-1, 1] pooled over answers, with a cluster-bootstrap CI over
+    the `units` they belong to (`core.stats.cluster_mean_ci`; `n` counts units): none from one
+    unit; the unanimous interval over units when every unit's mean is the same."""
+    estimate = cluster_mean_ci(scores, units, seed=seed)
+    if estimate.n < 2 or not math.isnan(estimate.ci_low):
+        return estimate
+    values = np.asarray(scores, dtype=float)
+    labels = np.asarray(units, dtype=object).astype(str)[~np.isnan(values)]
+    means = pd.Series(values[~np.isnan(values)]).groupby(labels).mean()
+    if means.nunique() > 1:
+        return estimate
+    low, high = unanimous_ci(estimate.value, estimate.n)
+    return Estimate(estimate.value, low, high, estimate.n)
 
 
 def limit_per_group(items: Sequence[ItemT], limit: int | None, group: Callable[[ItemT], Any]) -> list[ItemT]:

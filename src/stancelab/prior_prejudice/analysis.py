@@ -6,13 +6,15 @@ read), `source` (logprobs / parsed / none), `digit_mass`, and the item's metadat
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import permutation_test
 
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.stats import Estimate, bootstrap_ci, no_ci_reason
 from stancelab.prior_prejudice.dataset import PAPER_CATEGORIES
 
 FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
@@ -20,9 +22,13 @@ DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard"
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
 
-def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
+def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int, unit: str = "claim_id") -> pd.DataFrame:
+    """Per group: the mean over units (claims, or traits) of each unit's mean `column`, with a
+    BCa bootstrap CI over the units; a unit rated more than once (epochs, repeated runs) is
+    one value, so the interval never treats its repeats as independent. `n` counts units."""
+    per_unit = frame.groupby([*by, unit], as_index=False)[column].mean()
     rows = []
-    for keys, group in frame.groupby(by):
+    for keys, group in per_unit.groupby(by):
         keys = keys if isinstance(keys, tuple) else (keys,)
         rows.append(
             {
@@ -112,14 +118,13 @@ def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean CWA per (model, dimension, valence, group) over traits and templates, CI over traits."""
-    per_trait = probe.groupby(["model", "dimension", "valence", "group", "trait"], as_index=False)[
-        "cwa"
-    ].mean()
-    return _estimates(per_trait, ["model", "dimension", "valence", "group"], "cwa", seed)
+    return _estimates(probe, ["model", "dimension", "valence", "group"], "cwa", seed, unit="trait")
 
 
 GROUP_EFFECT_ALPHA = 0.05
 PERMUTATIONS = 9999
+SPREAD_COLUMNS = ["model", "dimension", "valence", "spread", "ci_low", "ci_high", "n", "ci_note",
+                  "p_value", "group_effect", "highest", "lowest"]  # fmt: skip
 
 
 def _spread_statistic(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -150,32 +155,51 @@ def _per_trait(probe: pd.DataFrame) -> pd.DataFrame:
     ].mean()
 
 
-def group_spread(probe: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+def _spread(wide: np.ndarray) -> float:
+    """Max minus min of the group (column) means of a traits x groups table, NaNs skipped."""
+    with warnings.catch_warnings():  # a group no drawn trait rated has no mean: left out
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = np.nanmean(wide, axis=0)
+    means = means[~np.isnan(means)]
+    return float(means.max() - means.min()) if means.size >= 2 else float("nan")
+
+
+def spread_ci(wide: pd.DataFrame, seed: int = 0) -> tuple[Estimate, str]:
+    """The group spread of a traits x groups table with a BCa bootstrap CI over traits (scipy,
+    `core.stats.bootstrap_ci` over the trait rows: a drawn trait brings its rating for every
+    group), and why there is none: one trait, or every resample giving the same spread."""
+    table = wide.to_numpy(dtype=float)
+    with warnings.catch_warnings():  # BCa's acceleration is 0/0 when every jackknife spread is equal
+        warnings.simplefilter("ignore", RuntimeWarning)
+        estimate = bootstrap_ci(np.arange(len(table)), lambda rows: _spread(table[rows.astype(int)]),
+                                seed=seed)  # fmt: skip
+    if not math.isnan(estimate.ci_low):
+        return estimate, ""
+    why = no_ci_reason(estimate.n, estimate.value) if estimate.n < 2 else "no CI (every resample gives the same spread)"
+    return estimate, why
+
+
+def group_spread(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Max minus min of group means per (model, dimension, valence), a bootstrap CI over
-    traits, and a permutation test of "no group effect": `group_effect` is "none" when its
-    p-value is 0.05 or more (with 2 groups and 5 traits the smallest possible p is 2/32, so
-    such a design can never show an effect; `p_value` says so)."""
+    traits (`n`; `ci_note` says why a CI is missing), and a permutation test of "no group
+    effect": `group_effect` is "none" when its p-value is 0.05 or more (with 2 groups and 5
+    traits the smallest possible p is 2/32, so such a design can never show an effect;
+    `p_value` says so)."""
     rows = []
     for (model, dimension, valence), frame in _per_trait(probe).groupby(
         ["model", "dimension", "valence"]
     ):
         wide = frame.pivot_table(index="trait", columns="group", values="cwa")
         means = wide.mean()
-        spread = float(means.max() - means.min())
-        rng = np.random.default_rng(seed)
-        replicates = []
-        for _ in range(resamples):
-            sample = wide.iloc[rng.integers(0, len(wide), len(wide))].mean()
-            replicates.append(float(sample.max() - sample.min()))
-        low, high = (
-            np.nanquantile(replicates, [0.025, 0.975]) if len(wide) > 1 else (spread, spread)
-        )
+        estimate, note = spread_ci(wide, seed)
+        spread = estimate.value
         p_value = no_group_effect_p(wide, seed=seed)
         effect = "n/a" if np.isnan(p_value) else "detected" if p_value < GROUP_EFFECT_ALPHA else "none"
         rows.append({"model": model, "dimension": dimension, "valence": valence, "spread": spread,
-                     "ci_low": float(low), "ci_high": float(high), "p_value": p_value, "group_effect": effect,
+                     "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n, "ci_note": note,
+                     "p_value": p_value, "group_effect": effect,
                      "highest": means.idxmax() if spread > 0 else "", "lowest": means.idxmin() if spread > 0 else ""})  # fmt: skip
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=SPREAD_COLUMNS)
 
 
 ALL_MODELS = "all models"

@@ -140,8 +140,9 @@ def section(run: RunResult) -> Section:
             Table("Where ratings came from", run.table("rating_sources"),
                   "logprobs: CWA from next-token probabilities; parsed: text fallback; none: unreadable."),
             Table("Group spread (minimal pairs)", run.table("group_spread"),
-                  "max − min of group means, CI over traits; p_value: permutation test of no group "
-                  "effect (group labels exchanged within traits); group_effect 'none' when p ≥ 0.05."),
+                  "max − min of group means; 95% BCa bootstrap over traits (scipy; n: traits, ci_note: "
+                  "why there is none); p_value: permutation test of no group effect (group labels "
+                  "exchanged within traits); group_effect 'none' when p ≥ 0.05."),
             Table("Groups ranked by mean score on T1 (the paper's Table 3)", run.table("group_ranking"), ""),
             Table("Failure modes of high ratings of bare negated claims (the paper's Table 4)",
                   run.table("failure_modes"),

@@ -166,6 +166,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     if "group_spread" in tables:
         summary["group_spread"] = {
             model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
+                                                           "n": json_safe(r["n"]), "ci_note": r["ci_note"],
                                                            "p_no_group_effect": json_safe(r["p_value"]), "group_effect": r["group_effect"],
                                                            "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
             for model, group in tables["group_spread"].groupby("model")

@@ -9,13 +9,14 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.topics import signed_mean, stance_frame
+from stancelab.core.topics import signed_cluster_mean, stance_frame
 
 LENS = "prior-prejudice"
 RATING_SPAN = 6.0  # ratings run 1-7
 MEASURE = (
     "bare-claim rating gap (claim - negation) / 6, times the claim's orientation, per claim and "
-    "template (CWA, or the parsed rating where the probe falls back); unparsed ratings unusable"
+    "template (CWA, or the parsed rating where the probe falls back), pooled, CI over claims; "
+    "unparsed ratings unusable"
 )
 
 
@@ -33,10 +34,10 @@ def signed_gaps(ratings: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, Any]:
-    estimate = signed_mean(gaps["signed"].to_numpy(dtype=float), seed)
+    estimate = signed_cluster_mean(gaps["signed"].to_numpy(dtype=float), gaps["claim_id"].to_numpy(), seed)
     unusable = int(gaps["signed"].isna().sum())
-    claims = gaps.loc[gaps["signed"].notna(), "claim_id"].nunique()
-    detail = f"{claims} claims x templates" if estimate.n else (
+    pairs = int(gaps["signed"].notna().sum())
+    detail = f"{estimate.n} claims, {pairs} claim x template gaps" if estimate.n else (
         f"not measured: {unusable} of {len(gaps)} claim/negation pairs have an unparsed rating")
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
@@ -45,7 +46,9 @@ def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, An
 
 
 def topic_stances(run: RunResult) -> pd.DataFrame:
-    """Per model and shared topic: the signed bare-claim rating gap with its CI."""
+    """Per model and shared topic: the signed bare-claim rating gap with its CI, a cluster
+    bootstrap over claims (a claim's templates are not independent); `n` counts claims,
+    `unusable` the claim x template pairs with an unparsed rating."""
     ratings = run.table("ratings")
     if ratings.empty or "shared_topic" not in ratings:
         return stance_frame([])

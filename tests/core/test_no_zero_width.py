@@ -1,0 +1,158 @@
+"""Issue 24: no interval of zero width anywhere. A property over every table (`tables/*.csv`)
+and every `summary.json` of every probe and of the matrix: each (ci_low, ci_high) pair, in
+columns or keys named `ci_low` / `ci_high` or `<x>_ci_low` / `<x>_ci_high`, is either missing
+(no CI, said so) or has ci_low < ci_high. Read from small scripted runs of all five probes
+(mockllm, through `run all` on shared topics, plus a prior-prejudice run with the group probe)
+and from the imports of the authors' released data."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from stancelab.cli import main
+from stancelab.matrix.run import RunAll, run_all
+from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
+from stancelab.probes import PROBES
+from tests.helpers import own_cache, scripted_chat_model
+from tests.shared_data import external
+
+MODEL = "mockllm/scripted"
+# Held stances on two topics; gun-control is held by no script (no view, a middling rating):
+# units that differ and units that agree, so both kinds of estimate are read.
+HELD = {"abortion": 1, "minimum-wage": -1}
+TOPICS = "abortion,minimum-wage,gun-control"
+SCRIPTS = {
+    "millstone": "tests.millstone.stance_script",
+    "conviction": "tests.conviction.stance_script",
+    "llm-bias-bench": "tests.llm_bias_bench.stance_script",
+    "prior-prejudice": "tests.prior_prejudice.stance_script",
+    "issuebench": "tests.issuebench.stance_script",
+}
+SETTINGS: dict[str, dict[str, Any]] = {
+    "millstone": {"trials": 1},
+    "conviction": {"samples": 2, "argument_sets": 1},
+    "llm-bias-bench": {"turns": 1, "replicates": 2},
+    "prior-prejudice": {},
+    "issuebench": {"n_templates": 3},
+}
+RELEASED = {"millstone": "millstone", "llm-bias-bench": "llm-bias-bench", "issuebench-tables": "issuebench"}
+
+
+def _pair_names(names: list[str]) -> list[tuple[str, str]]:
+    """(low, high) name pairs: `ci_low` / `ci_high` and `<x>_ci_low` / `<x>_ci_high`."""
+    return [(name, name.removesuffix("ci_low") + "ci_high") for name in names
+            if name.endswith("ci_low") and name.removesuffix("ci_low") + "ci_high" in names]  # fmt: skip
+
+
+def _number(value: Any) -> float | None:
+    """A bound as a float, None when it is missing (no CI)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def _zero_width(low: Any, high: Any) -> bool:
+    low, high = _number(low), _number(high)
+    return low is not None and high is not None and low == high
+
+
+def table_zero_widths(path: Path) -> list[str]:
+    """Every row of a table whose interval has zero width, as 'file row: low = high'."""
+    try:
+        frame = pd.read_csv(path, low_memory=False)
+    except pd.errors.EmptyDataError:  # a table with no columns holds no interval
+        return []
+    found = []
+    for low_name, high_name in _pair_names([str(c) for c in frame.columns]):
+        for index, (low, high) in enumerate(zip(frame[low_name], frame[high_name], strict=True)):
+            if _zero_width(low, high):
+                found.append(f"{path.parent.parent.name}/{path.name} row {index} {low_name}={low} {high_name}={high}")
+    return found
+
+
+def _summary_pairs(node: Any, where: str) -> Iterator[tuple[str, Any, Any]]:
+    if isinstance(node, dict):
+        for low_name, high_name in _pair_names([str(key) for key in node]):
+            yield f"{where}.{low_name}", node[low_name], node[high_name]
+        for key, value in node.items():
+            yield from _summary_pairs(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _summary_pairs(value, f"{where}[{index}]")
+
+
+def summary_zero_widths(path: Path) -> list[str]:
+    """Every interval of zero width in a summary.json, by its key path."""
+    pairs = _summary_pairs(json.loads(path.read_text()), f"{path.parent.name}/summary.json")
+    return [f"{where}: {low} = {high}" for where, low, high in pairs if _zero_width(low, high)]
+
+
+def zero_widths(folder: Path) -> list[str]:
+    """Every interval of zero width in the tables and summaries under `folder`."""
+    tables = sorted(folder.rglob("tables/*.csv"))
+    summaries = sorted(folder.rglob("summary.json"))
+    assert tables or summaries, f"nothing to read under {folder}"
+    return [hit for path in tables for hit in table_zero_widths(path)] + [
+        hit for path in summaries for hit in summary_zero_widths(path)
+    ]
+
+
+def test_the_reader_finds_every_kind_of_pair(tmp_path: Path) -> None:
+    """The property can fail: zero widths in a column pair, a prefixed pair and a summary key."""
+    (tmp_path / "p" / "tables").mkdir(parents=True)
+    pd.DataFrame({"value": [1.0, 2.0, 3.0], "ci_low": [0.5, 2.0, None], "ci_high": [1.5, 2.0, None],
+                  "signed_ci_low": [0.1, 0.2, 0.3], "signed_ci_high": [0.2, 0.3, 0.3]}).to_csv(
+        tmp_path / "p" / "tables" / "t.csv", index=False)  # fmt: skip
+    (tmp_path / "p" / "summary.json").write_text(json.dumps(
+        {"a": {"m": {"value": 4, "ci_low": 4, "ci_high": 4}}, "b": [{"x_ci_low": None, "x_ci_high": None}]}))  # fmt: skip
+    found = zero_widths(tmp_path)
+    assert len(found) == 3, found
+    assert any("row 1 ci_low" in hit for hit in found) and any("row 2 signed_ci_low" in hit for hit in found)
+    assert any("a.m.ci_low" in hit for hit in found)
+
+
+def _lens_settings(lens: str) -> dict[str, Any]:
+    model, _ = scripted_chat_model(importlib.import_module(SCRIPTS[lens]).reply_for(HELD), MODEL)
+    return SETTINGS[lens] | {"models": [model]}
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`run all` of scripted models on three shared topics (every probe and the matrix), and
+    a prior-prejudice run of the paper's claims with the group probe (which `run all` skips)."""
+    out = tmp_path_factory.mktemp("zero-width")
+    with own_cache(out / "cache"):
+        options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=TOPICS, display="none")
+        run_all(options, {lens: _lens_settings(lens) for lens in PROBES}, progress=lambda text: None)
+        model, _ = scripted_chat_model(importlib.import_module(SCRIPTS["prior-prejudice"]).reply_for(HELD), MODEL)
+        run_prior_prejudice(PriorPrejudiceRun(models=[model], out_dir=out / "prior-prejudice-probe", limit=2,
+                                              templates="T1,T2", generate_arguments=False, cross_task=False,
+                                              display="none"))  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("folder", [*PROBES, "matrix", "prior-prejudice-probe"])
+def test_no_zero_width_interval_in_a_scripted_run(scripted: Path, folder: str) -> None:
+    path = scripted / folder if folder == "prior-prejudice-probe" else scripted / "all" / folder
+    found = zero_widths(path)
+    assert not found, f"{len(found)} intervals of zero width: " + "; ".join(found[:8])
+
+
+@pytest.mark.parametrize("command", sorted(RELEASED))
+def test_no_zero_width_interval_in_the_authors_released_data(tmp_path: Path, command: str) -> None:
+    source = external(RELEASED[command])
+    assert main(["import", command, str(source), "--out", str(tmp_path / "import")]) == 0
+    found = zero_widths(tmp_path / "import")
+    assert not found, f"{len(found)} intervals of zero width: " + "; ".join(found[:8])
