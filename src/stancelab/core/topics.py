@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.stats import Estimate, bootstrap_ci, cluster_mean_ci, wilson_ci
+from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci, unanimous_interval
 
 Orientation = Literal[1, -1]
 
@@ -221,11 +221,8 @@ def select_shared(
 
 def unanimous_ci(value: float, n: int) -> tuple[float, float]:
     """An interval for `n` (>= 2) equal signed scores `value` in [-1, 1], where a bootstrap has
-    none: the Wilson interval of the share of units at `value` (n of n), the rest put at -1 or
-    +1."""
-    low_share, _ = wilson_ci(n, n)
-    rest = 1.0 - low_share
-    return max(-1.0, low_share * value - rest), min(1.0, low_share * value + rest)
+    none (`core.stats.unanimous_interval` on the signed scale)."""
+    return unanimous_interval(value, n, -1.0, 1.0)
 
 
 def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
@@ -240,18 +237,9 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
 
 def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int = 0) -> Estimate:
     """Mean of signed scores in [-1, 1] pooled over answers, with a cluster-bootstrap CI over
-    the `units` they belong to (`core.stats.cluster_mean_ci`; `n` counts units): none from one
-    unit; the unanimous interval over units when every unit's mean is the same."""
-    estimate = cluster_mean_ci(scores, units, seed=seed)
-    if estimate.n < 2 or not math.isnan(estimate.ci_low):
-        return estimate
-    values = np.asarray(scores, dtype=float)
-    labels = np.asarray(units, dtype=object).astype(str)[~np.isnan(values)]
-    means = pd.Series(values[~np.isnan(values)]).groupby(labels).mean()
-    if means.nunique() > 1:
-        return estimate
-    low, high = unanimous_ci(estimate.value, estimate.n)
-    return Estimate(estimate.value, low, high, estimate.n)
+    the `units` they belong to (`n` counts units): none from one unit; the unanimous interval
+    over units when every unit's mean is the same (`core.stats.bounded_cluster_ci`)."""
+    return bounded_cluster_ci(scores, units, -1.0, 1.0, seed=seed)
 
 
 def limit_per_group(items: Sequence[ItemT], limit: int | None, group: Callable[[ItemT], Any]) -> list[ItemT]:
