@@ -267,12 +267,13 @@ def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> 
     sample = run_identity(kept, selection_args, shard=False) + "#" + kept["id"].astype(str) + "#" + kept[
         "epoch"].astype(str)  # fmt: skip
     kept = kept[~sample.duplicated(keep="last")]
-    _record_interrupted(kept)
+    record_interrupted_reads(kept)
     return kept.sort_index()
 
 
-def _record_interrupted(kept: pd.DataFrame) -> None:
-    """The samples read from interrupted logs; their models' results are partial."""
+def record_interrupted_reads(kept: pd.DataFrame) -> None:
+    """Record the samples of `kept` (the rows an analysis reads) that come from interrupted
+    logs; their models' results are partial."""
     evidence = _RECORDING.get()
     if evidence is None:
         return
