@@ -92,7 +92,6 @@ def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bo
 class LogEvidence:
     """What an analysis read from a folder's logs, and what it left out."""
 
-    complete_logs: set[str] = field(default_factory=set)
     ignored_logs: set[str] = field(default_factory=set)
     """interrupted logs left out: a complete log of their run is in the folder"""
     interrupted_samples: dict[str, set[str]] = field(default_factory=dict)
@@ -133,7 +132,6 @@ class LogEvidence:
         return {
             "partial": self.partial,
             "partial_models": sorted(self.partial_models),
-            "complete_logs": len(self.complete_logs),
             "interrupted_logs_ignored": sorted(Path(log).name for log in self.ignored_logs),
             "interrupted_logs_read": {Path(log).name: len(ids) for log, ids in
                                       sorted(self.interrupted_samples.items()) if ids},
@@ -220,7 +218,6 @@ def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.
     counted = frame[complete | ~has_complete]
     evidence = _RECORDING.get()
     if evidence is not None:
-        evidence.complete_logs.update(frame.loc[complete, "log"].astype(str))
         evidence.ignored_logs.update(frame.loc[~complete & has_complete, "log"].astype(str))
         _record_shards(evidence, counted, complete[counted.index], run[counted.index])
     return counted
