@@ -75,11 +75,13 @@ def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bo
     """Each row's run identity: task, subject model, helper models, task arguments (less
     `ignore_args`) and, with `shard`, the shard, as one string. Needs samples_df's
     `task_name`, `model`, `model_roles` and `task_arg_*` columns (and eval `metadata`)."""
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=str)
     ignored = {f"task_arg_{name}" for name in ignore_args}
     args = sorted(c for c in frame.columns if c.startswith("task_arg_") and c not in ignored)
     roles = frame["model_roles"] if "model_roles" in frame else pd.Series("", index=frame.index)
     parts = [frame["task_name"].astype(str), frame["model"].astype(str), roles.map(_roles_key)]
-    parts += [frame[column].map(_arg_key).radd(f"{column}=") for column in args]
+    parts += [frame[column].astype(object).map(_arg_key).radd(f"{column}=") for column in args]
     if shard and "metadata" in frame:
         parts.append(frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard="))
     return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
@@ -212,40 +214,43 @@ def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.
     left out (`recording_evidence`). Keeps the frame's order."""
     if frame.empty:
         return frame
-    complete = _statuses(frame) == COMPLETE
-    run = run_identity(frame, selection_args, shard=False)
-    has_complete = run.isin(set(run[complete]))
-    counted = frame[complete | ~has_complete]
+    complete = (_statuses(frame) == COMPLETE).to_numpy()
+    run = run_identity(frame, selection_args, shard=False).to_numpy()
+    has_complete = pd.Series(run).isin(set(run[complete])).to_numpy()
+    counts = complete | ~has_complete
     evidence = _RECORDING.get()
     if evidence is not None:
-        evidence.ignored_logs.update(frame.loc[~complete & has_complete, "log"].astype(str))
-        _record_shards(evidence, counted, complete[counted.index], run[counted.index])
-    return counted
+        evidence.ignored_logs.update(frame["log"].astype(str).to_numpy()[~counts])
+        _record_shards(evidence, frame[counts], complete[counts], run[counts])
+    return frame[counts]
 
 
-def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: pd.Series,
-                   run: pd.Series) -> None:  # fmt: skip
+def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: Any, run: Any) -> None:
     """Shards of each run without a complete log (none where an unsharded complete log
     covers the run); their model's results are partial."""
     if "metadata" not in frame:
         return
-    shards = frame["metadata"].map(lambda value: shard_of_log(as_dict(value)))
-    logs = pd.DataFrame({"run": run, "model": frame["model"].astype(str), "shard": shards,
-                         "complete": complete}).drop_duplicates()  # fmt: skip
-    for _, group in logs.groupby("run"):
-        if ((group["shard"] == "") & group["complete"]).any():
+    models = frame["model"].astype(str).to_numpy()
+    shards = [shard_of_log(as_dict(value)) for value in frame["metadata"]]
+    done: dict[tuple[str, str], dict[int, set[int]]] = {}  # (run, model) -> {N: complete shards}
+    whole: set[tuple[str, str]] = set()  # runs with an unsharded complete log
+    for key, shard, finished in zip(zip(run, models, strict=True), shards, complete, strict=True):
+        if not shard:
+            if finished:
+                whole.add(key)
             continue
-        sharded = group[group["shard"] != ""]
-        parts = sharded["shard"].str.split("/", expand=True).astype(int) if len(sharded) else None
-        if parts is None:
+        index, count = (int(part) for part in shard.split("/"))
+        complete_shards = done.setdefault(key, {}).setdefault(count, set())
+        if finished:
+            complete_shards.add(index)
+    for key, by_count in done.items():
+        if key in whole:
             continue
-        for count, indices in parts.groupby(1)[0]:
-            done = set(indices[sharded.loc[indices.index, "complete"].to_numpy()])
-            missing = set(range(1, int(count) + 1)) - done
+        for count, complete_shards in by_count.items():
+            missing = set(range(1, count + 1)) - complete_shards
             if missing:
-                model = str(group["model"].iloc[0])
-                evidence.missing_shards.setdefault((model, int(count)), set()).update(missing)
-                evidence.partial_models.add(model)
+                evidence.missing_shards.setdefault((key[1], count), set()).update(missing)
+                evidence.partial_models.add(key[1])
 
 
 def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.DataFrame:
