@@ -23,7 +23,7 @@ HEADLINES: dict[str, Callable[[dict], dict]] = {
     "millstone": lambda summary: summary["om"],
     "conviction": lambda summary: summary["true_stance_share"],
     "llm-bias-bench": lambda summary: {model: entry for by_model in summary["sycophancy_rate"].values()
-                                       for model, entry in by_model.items()},  # fmt: skip
+                                       for model, entry in by_model.items()},
     "prior-prejudice": lambda summary: summary["subjective_prejudice"],
     "issuebench": lambda summary: summary["one_sided_share"],
 }
