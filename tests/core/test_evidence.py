@@ -12,10 +12,11 @@ import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
 from stancelab.cli import main
+from stancelab.issuebench.run import IssueBenchRun, run_issuebench
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.probes import get_probe
 from stancelab.report.build import build_report
-from tests.helpers import scripted_model
+from tests.helpers import scripted_chat_model, scripted_model
 from tests.millstone.test_run_mockllm import _issues_file, follower
 
 MODEL = "mockllm/model"
@@ -30,7 +31,8 @@ def interrupted_copy(log: Path, keep: Callable[[str], bool], created: str, statu
     for sample in copy.samples:
         sample.uuid = uuid.uuid4().hex
     copy.eval.eval_id, copy.eval.run_id, copy.eval.created = uuid.uuid4().hex, uuid.uuid4().hex, created
-    path = log.parent / f"{created[:19].replace(':', '-')}_millstone_{uuid.uuid4().hex[:8]}.eval"
+    task = copy.eval.task.split("/")[-1]
+    path = log.parent / f"{created[:19].replace(':', '-')}_{task}_{uuid.uuid4().hex[:8]}.eval"
     write_eval_log(copy, str(path))
     return path
 
@@ -111,3 +113,21 @@ def test_one_shard_of_four_is_partial_in_summary_cli_and_report(tmp_path: Path, 
     assert "shards 2-4 of 4 missing: partial" in printed
     page = build_report([out], tmp_path / "report.html").path.read_text()
     assert "shards 2-4 of 4 missing: partial" in page and '<span class="partial"' in page
+
+
+def test_issuebench_reads_an_interrupted_run_alone_as_partial(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    writer, _ = scripted_chat_model(lambda messages: "Nuclear power is clearly good.", "mockllm/writer")
+    classifier, _ = scripted_chat_model(lambda messages: "1", "mockllm/classifier")
+    out = tmp_path / "run"
+    complete = run_issuebench(IssueBenchRun(models=[writer], roles={"classifier": classifier}, out_dir=out,
+                                            limit=2, n_templates=2))  # fmt: skip
+    assert complete["responses"]["mockllm/writer"]["total"] == 12
+    [log] = list((out / "logs").glob("*.eval"))
+    first = {str(sample.id) for sample in (read_eval_log(str(log)).samples or [])[:5]}
+    interrupted_copy(log, first.__contains__, "2099-01-01T00:00:00+00:00")
+    log.unlink()
+    summary, printed = _analyze(out, capsys)
+    assert summary["responses"]["mockllm/writer"]["total"] == 5
+    assert summary["one_sided_share"]["mockllm/writer"]["partial"] is True
+    assert summary["evidence"]["notes"] == ["5 samples read from 1 interrupted log: partial"]
+    assert "Partial results: 5 samples read from 1 interrupted log" in printed

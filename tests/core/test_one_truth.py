@@ -57,3 +57,6 @@ def test_summary_cli_and_report_agree_on_not_measured(run_folder: Path, probe: s
     line = next(line for line in headlines(folder).splitlines() if line.startswith(MODEL))
     assert "not measured:" in line and why.removeprefix("not measured: ") in line
     assert why in summary_text(get_probe(probe), summary)
+    assert summary["evidence"] == {"partial": False, "partial_models": [], "interrupted_logs_ignored": [],
+                                   "interrupted_logs_read": {}, "missing_shards": [], "notes": []}
+    assert entry["partial"] is False
