@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.logs import evidence_text
+from stancelab.core.logs import evidence_record, evidence_text
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
 from stancelab.matrix.results import matrix_of_runs, matrix_summary
@@ -160,7 +160,7 @@ def _left_out(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace
     for run, anchor in zip(runs, anchors, strict=True):
         text = evidence_text(run.summary)
         if text:
-            partial = bool(run.summary.get("evidence", {}).get("partial"))
+            partial = bool(evidence_record(run.summary).get("partial"))
             notes.append(SimpleNamespace(folder=run.folder, probe=run.probe, anchor=anchor, text=text,
                                          partial=partial))  # fmt: skip
     return notes
