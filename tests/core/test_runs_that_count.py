@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from stancelab.core.logs import run_identity, runs_that_count
+from stancelab.core.logs import recording_evidence, run_identity, runs_that_count
 
 
 def _rows(log: str, created: str, judge: str = "j", limit: int | None = 2, seed: int = 0,
@@ -45,3 +45,59 @@ def test_identity_reads_roles_and_arguments() -> None:
     first, second = run_identity(frame)
     assert "judge=j" in first and "judge=k" in second and "task_arg_seed=0" in first
     assert run_identity(frame, ignore_args=("seed",)).str.contains("seed").sum() == 0
+
+
+def _status(rows: list[dict], status: str, shard: str = "") -> list[dict]:
+    return [row | {"status": status, "metadata": json.dumps({"stancelab_shard": shard} if shard else {})}
+            for row in rows]  # fmt: skip
+
+
+SIX = ("a", "b", "c", "d", "e", "f")
+
+
+def test_a_killed_rerun_never_replaces_the_complete_run() -> None:
+    frame = pd.DataFrame(_status(_rows("complete", "2026-01-01", ids=SIX), "success")
+                         + _status(_rows("killed", "2026-01-02", ids=SIX[:4]), "started"))  # fmt: skip
+    with recording_evidence() as evidence:
+        kept = runs_that_count(frame, selection_args=("limit",))
+    assert set(kept["log"]) == {"complete"} and len(kept) == 6
+    assert evidence.notes() == ["1 interrupted log ignored (a complete run of the same settings is in the folder)"]
+    assert not evidence.partial
+
+
+def test_killed_runs_of_another_selection_add_nothing_to_a_complete_run() -> None:
+    frame = pd.DataFrame(_status(_rows("killed-1", "2026-01-01", limit=2, ids=SIX[:5]), "started")
+                         + _status(_rows("killed-2", "2026-01-02", limit=2, ids=SIX[:3]), "error")
+                         + _status(_rows("complete", "2026-01-03", limit=1, ids=SIX[:1]), "success"))  # fmt: skip
+    with recording_evidence() as evidence:
+        kept = runs_that_count(frame, selection_args=("limit",))
+    assert kept["id"].tolist() == ["a"] and set(kept["log"]) == {"complete"}
+    assert evidence.notes()[0].startswith("2 interrupted logs ignored") and not evidence.partial
+
+
+def test_an_interrupted_run_alone_is_read_and_partial() -> None:
+    frame = pd.DataFrame(_status(_rows("killed-1", "2026-01-01", ids=SIX[:2]), "started")
+                         + _status(_rows("killed-2", "2026-01-02", ids=SIX[1:4]), "cancelled")
+                         + _status(_rows("other-judge", "2026-01-02", judge="k", ids=SIX), "success"))  # fmt: skip
+    with recording_evidence() as evidence:
+        kept = runs_that_count(frame, selection_args=("limit",))
+    judged_by_j = kept[kept["log"] != "other-judge"]
+    assert sorted(judged_by_j["id"]) == ["a", "b", "c", "d"]  # each sample once, the newest copy
+    assert judged_by_j.set_index("id").loc["b", "log"] == "killed-2"
+    assert evidence.notes() == ["4 samples read from 2 interrupted logs: partial"]
+    assert evidence.partial_models == {"m"}
+
+
+def test_missing_shards_make_a_run_partial() -> None:
+    frame = pd.DataFrame(_status(_rows("shard-1", "2026-01-01", ids=("a",)), "success", "1/4")
+                         + _status(_rows("shard-3", "2026-01-01", ids=("c",)), "started", "3/4"))  # fmt: skip
+    with recording_evidence() as evidence:
+        kept = runs_that_count(frame)
+    assert set(kept["log"]) == {"shard-1"}
+    assert evidence.notes() == ["1 interrupted log ignored (a complete run of the same settings is in the folder)",
+                                "shards 2-4 of 4 missing: partial"]  # fmt: skip
+    assert evidence.is_partial("m")
+    whole = pd.DataFrame(_status(_rows("whole", "2026-01-02", ids=("a", "c")), "success"))
+    with recording_evidence() as evidence:
+        runs_that_count(pd.concat([frame, whole], ignore_index=True))
+    assert evidence.notes()[-1:] != ["shards 2-4 of 4 missing: partial"] and not evidence.partial

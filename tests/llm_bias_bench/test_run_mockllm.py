@@ -70,6 +70,7 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
         "oth": 0.0,
         "ref": 0.0,
         "n_topics": 3,
+        "not_measured": None,
     }
     assert row["indirect"]["syc"] == 100.0
     assert summary["divergence"][CONFIG]["mockllm/subject"] == {

@@ -6,7 +6,6 @@ import pandas as pd
 
 from stancelab.conviction.labels import LABELS
 from stancelab.core.results import RunResult
-from stancelab.core.stats import not_measured
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -53,7 +52,6 @@ def profiles(run: RunResult) -> list[Profile]:
             unit="% of stances", meaning=MEANING, evidence=_evidence([row]),
             n_short=f"{int(row.get('n') or 0)} statements",
             unusable_short=f"{unclear / answers:.0%} unclear" if answers else "no answers",
-            not_measured=not_measured(unclear, answers, "answers", "unclear"),
         ))  # fmt: skip
     return result
 

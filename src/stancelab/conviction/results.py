@@ -11,7 +11,9 @@ import pandas as pd
 from stancelab.conviction import analysis as an
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import scored_samples
+from stancelab.core.logs import LogEvidence, recording_evidence, scored_samples
+from stancelab.core.results import is_partial, settle_headline, with_evidence
+from stancelab.core.stats import not_measured
 
 SUMMARY_FILE = "summary.json"
 
@@ -62,9 +64,22 @@ def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(labels), pd.DataFrame(uncertainty, columns=[*columns, "clusters"])
 
 
+def _true_stance_share(table: pd.DataFrame, evidence: LogEvidence | None) -> dict[str, Any]:
+    """The headline per model: not measured when most answers are unclear (what the CLI and
+    the report show)."""
+    shares = {}
+    for _, row in table.iterrows():
+        entry = {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers")}
+        why = not_measured(int(entry["unclear"] or 0), int(entry["answers"] or 0), "answers", "unclear")
+        shares[row["model"]] = settle_headline(entry, why, is_partial(evidence, row["model"]))
+    return shares
+
+
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     out_dir = Path(out_dir)
-    labels, uncertainty = read_frames(out_dir / "logs")
+    with recording_evidence() as evidence:
+        labels, uncertainty = read_frames(out_dir / "logs")
+        opinions = read_opinions(out_dir / "logs")
     if labels.empty:
         raise StancelabError(f"No conviction logs with labels under {out_dir / 'logs'}")
     depth = an.statement_labels(labels)
@@ -79,7 +94,7 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "lean_transition_summary": an.lean_transition_summary(matrices, leans),
         "auroc": an.auroc_table(depth, uncertainty, seed),
         "true_stance": an.true_stance_share(labels, seed),
-        "opinions": read_opinions(out_dir / "logs"),
+        "opinions": opinions,
     }  # fmt: skip
     (out_dir / "tables").mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
@@ -94,17 +109,29 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
                                   for model, g in tables["consistency_arguments"].groupby("model")},
         "lean": {r["model"]: {"lean": r["lean"], "right_share": json_safe(r["right_share"]), "statements": json_safe(r["statements"])} for _, r in leans.iterrows()},
         "labels_by_lean": {r["lean"]: {k: json_safe(r[k]) for k in ("models", "labels", "unclear", "TL", "PL", "TR", "PR")} for _, r in tables["lean_label_shares"].iterrows()},
-        "true_stance_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers")}
-                              for _, r in tables["true_stance"].iterrows()},
+        "true_stance_share": _true_stance_share(tables["true_stance"], evidence),
         "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "ci_note", "rows", "performative")} for _, r in g.iterrows()}
                   for model, g in tables["auroc"].groupby("model")},
     }  # fmt: skip
+    with_evidence(summary, evidence)
     (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
+def _headline_line(model: str, entry: dict[str, Any]) -> str:
+    """A model's true-stance share (% of labelled answers), as the report gives it."""
+    if entry.get("not_measured") or entry.get("value") is None:
+        return f"  {model:<34} {entry.get('not_measured') or 'n/a'}"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    interval = f"[{low * 100:.1f}, {high * 100:.1f}]" if low is not None and high is not None else "(no CI)"
+    partial = " (partial)" if entry.get("partial") else ""
+    return f"  {model:<34} {entry['value'] * 100:.1f}% {interval} over {entry.get('n')} statements{partial}"
+
+
 def format_summary(summary: dict[str, Any]) -> str:
-    lines = ["Testing Conviction: label shares per scenario (TL / PL / TR / PR / unclear)"]
+    lines = ["Testing Conviction: true-stance share (stances kept under a counter-argument)"]
+    lines += [_headline_line(model, entry) for model, entry in summary.get("true_stance_share", {}).items()]
+    lines.append("label shares per scenario (TL / PL / TR / PR / unclear)")
     for model, scenarios in summary["labels"].items():
         for scenario, shares in scenarios.items():
             lines.append(

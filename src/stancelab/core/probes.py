@@ -13,6 +13,7 @@ from typing import Any
 from stancelab.core.compare import difference_records
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
+from stancelab.core.logs import evidence_text
 from stancelab.core.options import RUN_CONFIG, write_config
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
 from stancelab.core.shards import follow_parent, parse_shard, run_workers
@@ -122,8 +123,10 @@ def format_differences(summary: dict[str, Any]) -> str:
 
 
 def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
-    """A probe's CLI summary, then the models' paired differences."""
-    return "\n\n".join(part for part in (probe.format_summary(summary), format_differences(summary)) if part)
+    """A probe's CLI summary, what its read of the logs left out ("2 interrupted logs
+    ignored", "shards 2-4 of 4 missing: partial"), then the models' paired differences."""
+    parts = (probe.format_summary(summary), evidence_text(summary), format_differences(summary))
+    return "\n\n".join(part for part in parts if part)
 
 
 def run_probe(probe: Probe, options: ProbeRun) -> str:

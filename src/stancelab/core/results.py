@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.logs import LogEvidence
+
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
 
@@ -51,3 +53,29 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> Path:
     path = folder / SUMMARY_FILE
     path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def settle_headline(entry: dict[str, Any] | None, not_measured: str = "", partial: bool = False) -> dict[str, Any]:
+    """A headline estimate as summary.json holds it, and as the CLI and the report read it:
+    `not_measured` is the reason it is not measured (None when it is), and then `value` and
+    its CI are null (the figure kept as `value_if_measured`, `ci_if_measured`); `partial`:
+    read from fewer samples than the run selects (`core.logs.LogEvidence`)."""
+    entry = dict(entry or {})
+    if not_measured:
+        entry["value_if_measured"] = entry.get("value")
+        entry["ci_if_measured"] = [entry.get("ci_low"), entry.get("ci_high")]
+        entry |= {"value": None, "ci_low": None, "ci_high": None}
+    return entry | {"not_measured": not_measured or None, "partial": partial}
+
+
+def with_evidence(summary: dict[str, Any], evidence: LogEvidence | None) -> dict[str, Any]:
+    """`summary` with the record of what its read of the logs left out (`core.logs.LogEvidence`),
+    under `evidence`; unchanged without one (imports of released data)."""
+    if evidence is not None:
+        summary["evidence"] = evidence.as_dict()
+    return summary
+
+
+def is_partial(evidence: LogEvidence | None, model: str) -> bool:
+    """Whether a model's results are partial by `evidence` (none: an import, complete)."""
+    return evidence is not None and evidence.is_partial(model)

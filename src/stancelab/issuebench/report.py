@@ -10,7 +10,6 @@ import pandas as pd
 
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
-from stancelab.core.stats import not_measured
 from stancelab.issuebench.labels import LABELS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -70,16 +69,6 @@ def _unusable(row: dict) -> str:
     return f"{unusable / responses:.0%} refused or unparsed"
 
 
-def _not_measured(row: dict) -> str:
-    """Not measured when most neutral-framing responses are refused or unparsed (published
-    tables hold shares only: those are taken as measured)."""
-    responses = row.get("responses")
-    if responses is None:
-        return ""
-    unusable = int(row.get("refusals") or 0) + int(row.get("unparsed") or 0)
-    return not_measured(unusable, int(responses), "responses", "refused or unparsed")
-
-
 def profiles(run: RunResult) -> list[Profile]:
     shares = run.summary.get("one_sided_share", {})
     return [
@@ -89,7 +78,6 @@ def profiles(run: RunResult) -> list[Profile]:
             meaning=MEANING, evidence=_evidence([shares.get(model) or {}]),
             n_short=f"{int((shares.get(model) or {}).get('n') or 0)} issues",
             unusable_short=_unusable(shares.get(model) or {}),
-            not_measured=_not_measured(shares.get(model) or {}),
         )
         for model in run.models
     ]  # fmt: skip

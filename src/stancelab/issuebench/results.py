@@ -11,7 +11,15 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import samples_frame
+from stancelab.core.logs import (
+    LogEvidence,
+    counted_rows,
+    record_interrupted_reads,
+    recording_evidence,
+    samples_frame,
+)
+from stancelab.core.results import is_partial, settle_headline, with_evidence
+from stancelab.core.stats import not_measured
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
@@ -86,7 +94,8 @@ def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.D
 def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per classified response (every call of a prompt): of the given run per subject
     model (`keys`: model -> `run_key`), or of every run in the folder, configurations kept
-    apart. A prompt and call answered in several logs counts once, the newest."""
+    apart. A prompt and call answered in several logs counts once, the newest; an interrupted
+    log counts only where its run has no complete log (`core.logs.counted_rows`)."""
     from inspect_ai.analysis import SampleColumn
 
     frame = samples_frame(logs, [
@@ -94,7 +103,7 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
                      if (s.scores or {}).get("stance_classifier") else None)])  # fmt: skip
     if frame.empty or "task_name" not in frame:
         return pd.DataFrame(columns=RESPONSE_COLUMNS)
-    frame = frame[frame["task_name"] == TASK_NAME]
+    frame = counted_rows(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     logs = sorted(set(frame["log"]))
     # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
     finished = {log: Path(log).stat().st_mtime_ns for log in logs}
@@ -105,6 +114,7 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
                          finished=frame["log"].map(finished))  # fmt: skip
     frame = _one_run_per_model(frame, keys).sort_values(["created", "finished"])
     frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
+    record_interrupted_reads(frame)
     return pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
@@ -165,8 +175,28 @@ def compute_tables(
     return tables
 
 
+def _not_measured(row: dict[str, Any]) -> str:
+    """Not measured when most neutral-framing responses are refused or unparsed (published
+    tables hold shares only: those are taken as measured)."""
+    responses = row.get("responses")
+    if responses is None:
+        return ""
+    unusable = int(row.get("refusals") or 0) + int(row.get("unparsed") or 0)
+    return not_measured(unusable, int(responses), "responses", "refused or unparsed")
+
+
+def _one_sided(table: pd.DataFrame, evidence: LogEvidence | None) -> dict[str, Any]:
+    """The headline per model, as the CLI and the report show it."""
+    shares = {}
+    for _, r in table.iterrows():
+        entry = {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
+        shares[r["model"]] = settle_headline(entry, _not_measured(entry), is_partial(evidence, r["model"]))
+    return shares
+
+
 def build_summary(
-    tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None
+    tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None,
+    evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
     counts = tables["majority_counts"]
     summary: dict[str, Any] = {
@@ -179,8 +209,7 @@ def build_summary(
             for model, group in counts.groupby("model")
         },
         "hedging": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["hedging"].iterrows()},
-        "one_sided_share": {r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
-                            for _, r in tables["one_sided"].iterrows()},
+        "one_sided_share": _one_sided(tables["one_sided"], evidence),
         "jsd": _jsd_entries(tables["jsd_model_pairs"], "neutral"),
         "jsd_by_framing": {f: _jsd_entries(tables["jsd_model_pairs"], f) for f in ("neutral", "pro", "con")},
         "majority_count_ci": {
@@ -205,7 +234,7 @@ def build_summary(
             model: {label: int((group["label"] == label).sum()) for label in (*LABELS, UNPARSED)} | {"total": len(group)}
             for model, group in responses.groupby("model")
         }  # fmt: skip
-    return summary
+    return with_evidence(summary, evidence)
 
 
 def _jsd_entries(pairs: pd.DataFrame, framing: str) -> list[dict[str, Any]]:
@@ -221,7 +250,8 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
 
 
 def results_from_responses(
-    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0
+    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0,
+    evidence: LogEvidence | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """Tables and summary from one row per classified response (a run's, or the authors')."""
     dists = an.label_distributions(responses)
@@ -231,7 +261,7 @@ def results_from_responses(
         tags = responses.drop_duplicates("issue_id").set_index("issue_id")[TAG_COLUMNS]
         dists = dists.join(tags, on="issue_id")
     tables = compute_tables(dists, voters, responses, seed)
-    return tables, build_summary(tables, responses)
+    return tables, build_summary(tables, responses, evidence)
 
 
 def analyze(
@@ -243,15 +273,25 @@ def analyze(
     from stancelab.issuebench.tables import load_voters
 
     out_dir = Path(out_dir)
-    responses = read_responses(out_dir / "logs", keys)
+    with recording_evidence() as evidence:
+        responses = read_responses(out_dir / "logs", keys)
     if responses.empty:
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
-    tables, summary = results_from_responses(responses, voters, seed)
+    tables, summary = results_from_responses(responses, voters, seed, evidence)
     tables["responses"] = responses
     write_results(out_dir, tables, summary)
     return summary
+
+
+def _headline_text(entry: dict[str, Any]) -> str:
+    """A one-sided share as the report gives it: value [CI], or why it is not measured."""
+    if entry.get("not_measured") or entry.get("value") is None:
+        return entry.get("not_measured") or "n/a"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
+    return f"{entry['value']:.1f}% {interval}" + (" (partial)" if entry.get("partial") else "")
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -268,6 +308,9 @@ def format_summary(summary: dict[str, Any]) -> str:
             if row:
                 lines.append(f"{model:<36} {framing:<8} " + " ".join(f"{row[label]:>7}" for label in LABELS)
                              + f" {row['total']:>6} {row['issues']:>6}")  # fmt: skip
+    lines += ["", "one-sided writing (% of neutral-framing responses):"]
+    for model, entry in summary.get("one_sided_share", {}).items():
+        lines.append(f"  {model:<34} {_headline_text(entry)}")
     if "responses" in summary:
         lines.append("")
         for model, counts in summary["responses"].items():

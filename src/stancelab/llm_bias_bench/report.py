@@ -6,7 +6,6 @@ import pandas as pd
 
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
-from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -45,8 +44,8 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
     )
 
 
-def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, str]:
-    """(topics and cells, unusable share of verdicts, why not measured) for the front table."""
+def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
+    """(topics and cells, unusable share of verdicts) for the front table."""
     rates = run.table("verdict_rates")
     classes = run.table("classes")
     if not rates.empty and config is not None and "config" in rates:
@@ -59,8 +58,7 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str, st
     cells = classes[classes["model"] == model] if not classes.empty else classes
     topics = int(cells["topic_id"].nunique()) if not cells.empty else 0
     share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
-    why = not_measured(unusable, conversations, "judge verdicts", "refused or unparsed")
-    return f"{topics} topics ({len(cells)} cells)", share, why
+    return f"{topics} topics ({len(cells)} cells)", share
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
@@ -90,8 +88,7 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
             label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
             meaning=MEANING, evidence=_evidence(run, [model], config),
-            **dict(zip(("n_short", "unusable_short", "not_measured"), _short(run, model, config),
-                       strict=True)),
+            **dict(zip(("n_short", "unusable_short"), _short(run, model, config), strict=True)),
         )
         for config, by_model in sorted(rates.items())
         for model in run.models

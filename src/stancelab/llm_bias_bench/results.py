@@ -10,6 +10,8 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
+from stancelab.core.logs import LogEvidence, recording_evidence
+from stancelab.core.results import is_partial, settle_headline, with_evidence
 from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
@@ -108,11 +110,46 @@ def _comparisons(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     return result
 
 
-def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    """Machine-readable summary: percentages with bootstrap CIs over topics."""
+def _verdicts(rates: pd.DataFrame, config: str, model: str, category: str | None = None) -> tuple[int, int, int]:
+    """(judged conversations, refusals, unparsed verdicts) of a model under a configuration
+    (and category)."""
+    mine = rates[(rates["config"] == config) & (rates["model"] == model)]
+    if category is not None:
+        mine = mine[mine["category"] == category]
+    return int(mine["conversations"].sum()), int(mine["n_refusal"].sum()), int(mine["n_unparsed"].sum())
+
+
+def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -> dict[str, Any]:
+    """The headline per configuration and model: not measured when most final verdicts are
+    refused or unparsed (what the CLI and the report show)."""
+    rates = tables["verdict_rates"]
+
+    def headline(row: pd.Series) -> dict[str, Any]:
+        conversations, refusals, unparsed = _verdicts(rates, row["config"], row["model"])
+        why = not_measured(refusals + unparsed, conversations, "judge verdicts", "refused or unparsed")
+        entry = {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
+        return settle_headline(entry, why, is_partial(evidence, row["model"]))
+
+    return _nested(tables["sycophancy"], headline, ("config", "model"))
+
+
+def _table_row(rates: pd.DataFrame, row: pd.Series) -> dict[str, Any]:
+    """A Table 4 row (% of topics per class group): not measured when most of its judge
+    verdicts are unparsed, its figures then kept as `values_if_measured`."""
+    values = {g: round(float(row[g]), 1) for g in an.GROUPS}
+    conversations, _, unparsed = _verdicts(rates, row["config"], row["model"], row["category"])
+    why = not_measured(unparsed, conversations, "judge verdicts", "unparsed")
+    if why:
+        values = dict.fromkeys(an.GROUPS) | {"values_if_measured": values}
+    return values | {"n_topics": int(row["n_topics"]), "not_measured": why or None}
+
+
+def build_summary(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None) -> dict[str, Any]:
+    """Machine-readable summary: percentages with bootstrap CIs over topics, and what the read
+    of the logs left out (`evidence`)."""
     groups = list(an.GROUPS)
     rates = tables["verdict_rates"]
-    return {
+    return with_evidence({
         "probe": "llm-bias-bench",
         "models": sorted(tables["conversations"]["model"].unique().tolist()),
         "configs": {
@@ -123,17 +160,10 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             }
             for _, r in tables["configs"].iterrows()
         },
-        "table": _nested(
-            tables["table"],
-            lambda r: {g: round(float(r[g]), 1) for g in groups} | {"n_topics": int(r["n_topics"])},
-        ),
+        "table": _nested(tables["table"], lambda r: _table_row(rates, r)),
         "table_ci": _nested(tables["table"], lambda r: {g: _ci(r, g) for g in groups}),
         "classes": _nested(tables["table"], lambda r: {c: int(r[f"n_{c}"]) for c in an.CLASSES}),
-        "sycophancy_rate": _nested(
-            tables["sycophancy"],
-            lambda r: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")},
-            ("config", "model"),
-        ),
+        "sycophancy_rate": _sycophancy(tables, evidence),
         "divergence": _nested(
             tables["divergence"],
             lambda r: {
@@ -177,7 +207,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
         ),
         "cost": _records(tables["cost"]),
         "comparisons": _comparisons(tables),
-    }
+    }, evidence)
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
@@ -198,10 +228,11 @@ def load_prices(out_dir: Path) -> dict[str, tuple[float, float]]:
 
 
 def analyze_conversations(
-    out_dir: Path, conversations: pd.DataFrame, usage: pd.DataFrame, seed: int = 0
+    out_dir: Path, conversations: pd.DataFrame, usage: pd.DataFrame, seed: int = 0,
+    evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
     tables = compute_tables(conversations, usage, load_prices(out_dir), seed)
-    summary = build_summary(tables)
+    summary = build_summary(tables, evidence)
     write_results(out_dir, tables, summary)
     return summary
 
@@ -209,10 +240,11 @@ def analyze_conversations(
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     """Recompute every table and the summary from the logs under `out_dir/logs`."""
     out_dir = Path(out_dir)
-    conversations, usage = read_log_conversations(out_dir / "logs")
+    with recording_evidence() as evidence:
+        conversations, usage = read_log_conversations(out_dir / "logs")
     if conversations.empty:
         raise StancelabError(f"No llm-bias-bench logs with samples under {out_dir / 'logs'}")
-    return analyze_conversations(out_dir, conversations, usage, seed)
+    return analyze_conversations(out_dir, conversations, usage, seed, evidence)
 
 
 def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
@@ -235,6 +267,15 @@ def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _headline_text(entry: dict[str, Any]) -> str:
+    """A sycophancy headline as the report gives it: value [CI], or why it is not measured."""
+    if entry.get("not_measured") or entry.get("value") is None:
+        return entry.get("not_measured") or "n/a"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
+    return f"{entry['value']:.1f} {interval}" + (" (partial)" if entry.get("partial") else "")
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """Table 4 layout per run configuration: per model and category, Pos / Syc / Inc / Oth /
     Ref in % of topics; then divergence and the comparisons of runs."""
@@ -245,8 +286,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         for model, by_category in sorted(by_model.items()):
             for category, row in sorted(by_category.items()):
                 unparsed = summary["unparsed"].get(config, {}).get(model, {}).get(category, {})
-                why = not_measured(unparsed.get("count", 0), unparsed.get("conversations", 0),
-                                   "judge verdicts", "unparsed") if unparsed else ""  # fmt: skip
+                why = row.get("not_measured")
                 if why:
                     lines.append(f"{model:<40} {category:<9} {row['n_topics']:>6} {why}")
                     continue
@@ -255,6 +295,8 @@ def format_summary(summary: dict[str, Any]) -> str:
                     + " ".join(f"{row[g]:>6.1f}" for g in an.GROUPS)
                     + f" {unparsed.get('count', 0):>4}/{unparsed.get('conversations', 0):<4}"
                 )
+        for model, entry in sorted(summary.get("sycophancy_rate", {}).get(config, {}).items()):
+            lines.append(f"sycophancy (% of topics), {model}: {_headline_text(entry)}")
         divergence = summary["divergence"].get(config, {})
         if divergence:
             lines.append("divergence (direct vs indirect class): " + ", ".join(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.stats import not_measured
 from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -55,12 +54,6 @@ def _unusable(run: RunResult, model: str) -> str:
     return f"{(counts.get('other', 0) + counts.get('error', 0)) / total:.0%} other or failed"
 
 
-def _not_measured(run: RunResult, model: str) -> str:
-    counts = _counts(run, model)
-    unusable = counts.get("other", 0) + counts.get("error", 0)
-    return not_measured(unusable, counts.get("total", 0), "answers", "other or failed")
-
-
 def profiles(run: RunResult) -> list[Profile]:
     result = []
     for model in run.models:
@@ -71,7 +64,6 @@ def profiles(run: RunResult) -> list[Profile]:
             probe="millstone", model=model, label="open-mindedness (OM)", **estimate(om),
             unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
             n_short=n_short, unusable_short=_unusable(run, model),
-            not_measured=_not_measured(run, model),
         ))  # fmt: skip
     return result
 

@@ -11,6 +11,8 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
+from stancelab.core.logs import LogEvidence, recording_evidence
+from stancelab.core.results import is_partial, settle_headline, with_evidence
 from stancelab.core.stats import not_measured
 from stancelab.millstone import analysis as an
 from stancelab.millstone import om
@@ -231,9 +233,31 @@ def _shift_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     }
 
 
+def _not_measured(trials: dict[str, int] | None) -> str:
+    """Why a model's OM is not measured (most answers other or failed); empty when it is or
+    when the trial counts are unknown."""
+    if not trials or "total" not in trials:
+        return ""
+    unusable = trials.get("other", 0) + trials.get("error", 0)
+    return not_measured(unusable, trials["total"], "answers", "other or failed")
+
+
+def _settle_om(summary: dict[str, Any], evidence: LogEvidence | None) -> None:
+    """Each model's OM, in every reading and subset, as a headline: not measured when most of
+    its answers are other or failed (`_not_measured`, what the CLI and the report show)."""
+    sections = [summary["om_variants"], summary["om_full_run"], summary.get("om_subset", {})]
+    for variants in sections:
+        for by_model in variants.values():
+            for model, entry in by_model.items():
+                by_model[model] = settle_headline(entry, _not_measured(summary["trials"].get(model)),
+                                                  is_partial(evidence, model))  # fmt: skip
+    summary["om"] = summary["om_variants"].get(om.PUBLISHED.name, {})
+
+
 def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
-                  source: str = "stancelab run") -> dict[str, Any]:  # fmt: skip
-    """The machine-readable summary; every figure with its 95% bootstrap CI over issues."""
+                  source: str = "stancelab run", evidence: LogEvidence | None = None) -> dict[str, Any]:  # fmt: skip
+    """The machine-readable summary; every figure with its 95% bootstrap CI over issues, and
+    what the read of the logs left out (`evidence`)."""
     summary: dict[str, Any] = {
         "probe": "millstone",
         "source": source,
@@ -254,7 +278,8 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
             {k: json_safe(v) for k, v in r.items()}
             for _, r in tables["argument_correlation"].iterrows()
         ]
-    return summary
+    _settle_om(summary, evidence)
+    return with_evidence(summary, evidence)
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
@@ -271,11 +296,12 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     """Recompute every table and the summary from the logs under `out_dir/logs`."""
     out_dir = Path(out_dir)
-    trials = an.read_trials(out_dir / "logs")
+    with recording_evidence() as evidence:
+        trials = an.read_trials(out_dir / "logs")
     if trials.empty:
         raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
-    summary = build_summary(tables["counts"], tables)
+    summary = build_summary(tables["counts"], tables, evidence=evidence)
     write_results(out_dir, tables, summary)
     return summary
 
@@ -293,24 +319,14 @@ def _fmt(estimate: dict[str, Any] | None, scale: float = 1.0, digits: int = 1) -
     return f"{value:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
 
 
-def _not_measured(trials: dict[str, int] | None) -> str:
-    """Why a model's OM is not measured (most answers other or failed); empty when it is or
-    when the trial counts are unknown."""
-    if not trials or "total" not in trials:
-        return ""
-    unusable = trials.get("other", 0) + trials.get("error", 0)
-    return not_measured(unusable, trials["total"], "answers", "other or failed")
-
-
-def _om_lines(title: str, section: dict[str, dict[str, Any]],
-              trials: dict[str, dict[str, int]]) -> list[str]:  # fmt: skip
+def _om_lines(title: str, section: dict[str, dict[str, Any]]) -> list[str]:
     published = section.get(om.PUBLISHED.name, {})
     lines = [title, f"  {'model':<34} {'OM (95% CI)':<24} {'pro-share reading':<18} "
                     f"{'equal weights':<14} issues"]  # fmt: skip
     for model, estimate in sorted(published.items(), key=lambda item: -(item[1]["value"] or 0)):
         undefined = estimate.get("n_undefined", 0)
         note = f" ({undefined} undefined)" if undefined else ""
-        why = _not_measured(trials.get(model))
+        why = estimate.get("not_measured") or ""
         if why:
             lines.append(f"  {model:<34} {why}")
             continue
@@ -318,7 +334,7 @@ def _om_lines(title: str, section: dict[str, dict[str, Any]],
             f"  {model:<34} {_fmt(estimate, digits=3):<24} "
             f"{_fmt(section.get('pro_share', {}).get(model), digits=3).split(' ')[0]:<18} "
             f"{_fmt(section.get('equal_weights', {}).get(model), digits=3).split(' ')[0]:<14} "
-            f"{estimate.get('n')}{note}"
+            f"{estimate.get('n')}{note}{' (partial)' if estimate.get('partial') else ''}"
         )
     return lines
 
@@ -363,8 +379,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
              f"{len(summary['models'])} model(s)"]  # fmt: skip
     lines += _om_lines("OM, every issue each model ran (Table 4 for full-run models):",
-                       summary["om_variants"], summary.get("trials", {}))  # fmt: skip
+                       summary["om_variants"])
     if "om_subset" in summary:
         lines += _om_lines("OM on the subset the partial-run models ran (Table 5):",
-                           summary["om_subset"], summary.get("trials", {}))  # fmt: skip
+                           summary["om_subset"])
     return "\n".join([*lines, *_text_numbers(summary)])

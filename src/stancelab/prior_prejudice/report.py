@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 
 from stancelab.core.results import RunResult
-from stancelab.core.stats import not_measured
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -63,14 +62,6 @@ def _unusable(run: RunResult, model: str) -> str:
     return f"{int(mine['none'].sum()) / total:.0%} unreadable, {int(mine['parsed'].sum()) / total:.0%} parsed" if total else ""
 
 
-def _not_measured(run: RunResult, model: str) -> str:
-    sources = run.table("rating_sources")
-    mine = sources[sources["model"] == model] if not sources.empty else sources
-    total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum()) if not mine.empty else 0
-    unreadable = int(mine["none"].sum()) if not mine.empty else 0
-    return not_measured(unreadable, total, "ratings", "unreadable")
-
-
 def profiles(run: RunResult) -> list[Profile]:
     gaps = run.summary.get("subjective_prejudice", {})
     signed = run.summary.get("subjective_delta_signed", {})
@@ -82,8 +73,6 @@ def profiles(run: RunResult) -> list[Profile]:
             **estimate(gap), unit="|Δ CWA|, 1-7 scale", meaning=MEANING + _signed_text(signed.get(model)), digits=2,
             evidence=_evidence(run, [model], f"{gap.get('n') or 0} subjective claims"),
             n_short=f"{gap.get('n') or 0} subjective claims", unusable_short=_unusable(run, model),
-            not_measured=_not_measured(run, model) if gap.get("n") else
-            "not measured: no subjective claim rated (a --shared-topics run rates contested claims only)",
         ))  # fmt: skip
     return result
 

@@ -11,7 +11,9 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
-from stancelab.core.logs import log_files, scored_samples
+from stancelab.core.logs import COMPLETE, LogEvidence, log_files, recording_evidence, scored_samples
+from stancelab.core.results import is_partial, settle_headline, with_evidence
+from stancelab.core.stats import not_measured
 from stancelab.prior_prejudice import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -58,11 +60,11 @@ def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
 
 
 def writer_losses(logs: Path) -> pd.DataFrame:
-    """Per model and category: claims lost to writer refusals, from the newest rating log's
-    header (the rating task counts them when it loads the claims)."""
+    """Per model and category: claims lost to writer refusals, from the newest complete (else
+    newest) rating log's header (the rating task counts them when it loads the claims)."""
     from inspect_ai.log import read_eval_log
 
-    newest: dict[str, tuple[str, dict[str, dict[str, int]]]] = {}
+    newest: dict[str, tuple[tuple[bool, str], dict[str, dict[str, int]]]] = {}
     for path in log_files(logs):
         try:
             header = read_eval_log(str(path), header_only=True)
@@ -71,8 +73,9 @@ def writer_losses(logs: Path) -> pd.DataFrame:
         if header.eval.task.split("/")[-1] != "prior_prejudice":
             continue
         losses = (header.eval.metadata or {}).get("writer_losses") or {}
-        if header.eval.model not in newest or header.eval.created > newest[header.eval.model][0]:
-            newest[header.eval.model] = (header.eval.created, losses)
+        order = (header.status == COMPLETE, header.eval.created)  # a complete log before any interrupted one
+        if header.eval.model not in newest or order > newest[header.eval.model][0]:
+            newest[header.eval.model] = (order, losses)
     rows = [{"model": model, "category": category, **counts}
             for model, (_, losses) in sorted(newest.items()) for category, counts in losses.items()]  # fmt: skip
     return pd.DataFrame(rows)
@@ -130,7 +133,30 @@ def _estimate(row: pd.Series) -> dict[str, Any]:
     return {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
 
 
-def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+NO_SUBJECTIVE_CLAIM = ("not measured: no subjective claim rated (a --shared-topics run rates "
+                       "contested claims only)")  # fmt: skip
+
+
+def _subjective_prejudice(tables: dict[str, pd.DataFrame], models: list[str],
+                          evidence: LogEvidence | None) -> dict[str, Any]:  # fmt: skip
+    """The headline per model: not measured when most of its ratings are unreadable, or when
+    it rated no subjective claim (what the CLI and the report show)."""
+    table = tables["subjective_prejudice"]
+    gaps = table.set_index("model") if "model" in table else pd.DataFrame()
+    sources = tables["rating_sources"]
+    headlines = {}
+    for model in models:
+        mine = sources[sources["model"] == model] if not sources.empty else sources
+        total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum()) if not mine.empty else 0
+        why = not_measured(int(mine["none"].sum()) if not mine.empty else 0, total, "ratings", "unreadable")
+        entry = _estimate(gaps.loc[model]) if model in gaps.index else {}
+        if not entry.get("n"):
+            why = NO_SUBJECTIVE_CLAIM
+        headlines[model] = settle_headline(entry, why, is_partial(evidence, model))
+    return headlines
+
+
+def build_summary(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None) -> dict[str, Any]:
     ratings = tables["ratings"]
     summary: dict[str, Any] = {
         "probe": "prior-prejudice",
@@ -142,10 +168,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             row["template"], {}
         )[row["kind"]] = _estimate(row)
     summary["deltas"] = deltas
-    summary["subjective_prejudice"] = {
-        r["model"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n")}
-        for _, r in tables["subjective_prejudice"].iterrows()
-    }
+    summary["subjective_prejudice"] = _subjective_prejudice(tables, summary["models"], evidence)
     summary["subjective_delta_signed"] = {
         r["model"]: {"value": json_safe(r["signed_value"]), "ci_low": json_safe(r["signed_ci_low"]),
                      "ci_high": json_safe(r["signed_ci_high"]), "n": json_safe(r["n"])}
@@ -195,7 +218,7 @@ def build_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             model: {f"{r['task']}|{r['measure']}": _estimate(r) for _, r in group.iterrows()}
             for model, group in tables["cross_task"].groupby("model")
         }
-    return summary
+    return with_evidence(summary, evidence)
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
@@ -209,11 +232,12 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
 
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     out_dir = Path(out_dir)
-    frames = read_frames(out_dir / "logs")
+    with recording_evidence() as evidence:
+        frames = read_frames(out_dir / "logs")
     if frames["ratings"].empty:
         raise StancelabError(f"No prior-prejudice rating logs under {out_dir / 'logs'}")
     tables = compute_tables(frames, seed)
-    summary = build_summary(tables)
+    summary = build_summary(tables, evidence)
     write_results(out_dir, tables, summary)
     return summary
 
@@ -251,8 +275,12 @@ def format_summary(summary: dict[str, Any]) -> str:
         )
     for model, gap in summary.get("subjective_prejudice", {}).items():
         signed = summary.get("subjective_delta_signed", {}).get(model, {})
-        if gap.get("value") is not None:
-            lines.append(f"{model}: subjective |delta| {gap['value']:.2f}, signed {signed.get('value', float('nan')):+.2f}")
+        if gap.get("not_measured"):
+            lines.append(f"{model}: subjective |delta| {gap['not_measured']}")
+        elif gap.get("value") is not None:
+            partial = " (partial)" if gap.get("partial") else ""
+            lines.append(f"{model}: subjective |delta| {gap['value']:.2f}, signed "
+                         f"{signed.get('value') if signed.get('value') is not None else float('nan'):+.2f}{partial}")  # fmt: skip
     rankings = summary.get("group_ranking", {}).get("rankings", {})
     if rankings:
         lines.append("Groups ranked by mean score on T1 (the paper's Table 3):")

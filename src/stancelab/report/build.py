@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.logs import evidence_record, evidence_text
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
 from stancelab.matrix.results import matrix_of_runs, matrix_summary
@@ -145,10 +146,24 @@ def _sections(runs: list[RunResult], anchors: list[str], seed: int = 0) -> list[
             tables.insert(0, SimpleNamespace(
                 title="Pairwise differences", caption="model_a minus model_b over shared units",
                 html=table_html(Table("Pairwise differences", compared[1]))))  # fmt: skip
+        left_out = evidence_text(run.summary)
         sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
-                                        figures=figures, tables=tables, notes=section.notes,
+                                        figures=figures, tables=tables,
+                                        notes=[left_out, *section.notes] if left_out else section.notes,
                                         cards=cards))  # fmt: skip
     return sections
+
+
+def _left_out(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace]:
+    """Per run whose read of the logs left something out: what, and whether it is partial."""
+    notes = []
+    for run, anchor in zip(runs, anchors, strict=True):
+        text = evidence_text(run.summary)
+        if text:
+            partial = bool(evidence_record(run.summary).get("partial"))
+            notes.append(SimpleNamespace(folder=run.folder, probe=run.probe, anchor=anchor, text=text,
+                                         partial=partial))  # fmt: skip
+    return notes
 
 
 def _run_prices(runs: list[RunResult]) -> dict[str, tuple[float, float]]:
@@ -192,7 +207,7 @@ def build_report(
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
         "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
-        "matrix": matrix_view(matrix),
+        "matrix": matrix_view(matrix), "left_out": _left_out(runs, anchors),
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(page, encoding="utf-8")
@@ -215,6 +230,7 @@ def format_profile_lines(profiles: Iterable[Profile]) -> str:
     order = list(PROBES)
     for profile in sorted(profiles, key=lambda p: (p.model, order.index(p.probe))):
         lens = PROBES[profile.probe].lens
+        partial = "  PARTIAL" if profile.partial else ""
         lines.append(f"{profile.model:<36} {lens:<18} {profile.label:<26} "
-                     f"{profile.value_text():>8}  {profile.ci_text().removeprefix('95% CI ')}  ({profile.unit})")  # fmt: skip
+                     f"{profile.value_text():>8}  {profile.ci_text().removeprefix('95% CI ')}  ({profile.unit}){partial}")  # fmt: skip
     return "\n".join(lines)

@@ -28,13 +28,17 @@ class Evidence:
 
 
 def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, Any]:
-    """value / ci_low / ci_high of a summary estimate (scaled), None where missing, and
-    `ci_note`: why there is no interval ("no CI (n = 1)"), empty when there is one."""
+    """value / ci_low / ci_high of a summary estimate (scaled), None where missing;
+    `ci_note`: why there is no interval ("no CI (n = 1)"), empty when there is one; and, as
+    summary.json decides them for a headline (`core.results.settle_headline`), why it is not
+    measured and whether it is partial."""
     entry = entry or {}
     fields = {key: entry[key] * scale if entry.get(key) is not None else None
               for key in ("value", "ci_low", "ci_high")}  # fmt: skip
     missing = fields["ci_low"] is None or fields["ci_high"] is None
-    return fields | {"ci_note": no_ci_reason(entry.get("n"), fields["value"]) if missing else ""}
+    return fields | {"ci_note": no_ci_reason(entry.get("n"), fields["value"]) if missing else "",
+                     "not_measured": entry.get("not_measured") or "",
+                     "partial": bool(entry.get("partial"))}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Profile:
     unusable_short: str = ""  # e.g. "12% other", for the front table
     ci_note: str = ""  # why there is no CI, e.g. "no CI (n = 1)"
     not_measured: str = ""  # e.g. "not measured: 6 of 6 judge verdicts unparsed"
+    partial: bool = False  # read from fewer samples than the run selects (interrupted, shards missing)
 
     def measured(self) -> bool:
         return not self.not_measured and self.value is not None and not math.isnan(self.value)

@@ -1,0 +1,71 @@
+"""`kill -9` of a re-run, then `stancelab analyze`: the same figures as before the re-run (the
+killed run's log, status `started`, holds some samples; a complete log of the run is there)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
+
+from stancelab.cli import main
+from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
+
+COMMAND = ["run", "millstone", "--model", "openai-api/fake/sampled", "--limit", "1", "--trials", "1",
+           "--max-tokens", "16", "--display", "none", "--max-connections", "2"]  # fmt: skip
+
+
+def _logged_samples(path: Path) -> int:
+    try:
+        return len(read_eval_log_sample_summaries(str(path)))
+    except Exception:  # the log is being written
+        return 0
+
+
+def _kill_once_samples_are_logged(process: subprocess.Popen, logs: Path, known: set[Path]) -> Path:
+    deadline = time.time() + 300
+    while True:
+        assert process.poll() is None and time.time() < deadline, "the re-run ended before the kill"
+        new = [path for path in logs.glob("*.eval") if path not in known]
+        if new and _logged_samples(new[0]) >= 4:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            return new[0]
+        time.sleep(0.1)
+
+
+def _figures(summary: dict) -> dict:
+    return {key: value for key, value in summary.items() if key not in ("evidence", "headline_differences")}
+
+
+def test_kill_9_of_a_rerun_then_analyze_gives_the_figures_of_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "run"
+    with FakeOpenAIServer(reply=random_ab_reply(0)) as server:
+        env = {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
+               "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        command = [sys.executable, "-m", "stancelab", *COMMAND, "--out", str(out)]
+        first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert first.returncode == 0, first.stderr[-2000:]
+        before = json.loads((out / "summary.json").read_text())
+        known = set((out / "logs").glob("*.eval"))
+        # the re-run is not served from the cache: fresh (random) answers, slowly, killed midway
+        server.latency = 0.25
+        rerun = subprocess.Popen(command, env=env | {"INSPECT_CACHE_DIR": str(tmp_path / "cache-2")},
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        killed = _kill_once_samples_are_logged(rerun, out / "logs", known)
+    assert read_eval_log(str(killed), header_only=True).status == "started"
+    assert 4 <= _logged_samples(killed) < before["trials"]["openai-api/fake/sampled"]["total"]
+    capsys.readouterr()
+    assert main(["analyze", str(out)]) == 0
+    after = json.loads((out / "summary.json").read_text())
+    assert _figures(after) == _figures(before)
+    assert after["evidence"]["interrupted_logs_ignored"] == [killed.name]
+    assert "1 interrupted log ignored" in capsys.readouterr().out
