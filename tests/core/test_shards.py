@@ -181,7 +181,7 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
                     os.kill(pid, signal.SIGKILL)
 
 
-ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--templates", "20",
+ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--n-templates", "20",
               "--shard-size", "40", "--max-tokens", "16", "--display", "none"]  # fmt: skip
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ ROLES = (NLI_ROLE, WRITER_ROLE)
 class ConvictionRun(ProbeRun):
     """Options of one `stancelab run conviction`."""
 
-    statements_file: Path | None = field(default=None, metadata={"flag": "--statements"})
+    statements_file: Path | None = None
     """statements (JSONL or CSV; default: bundled)"""
     samples: int = DEFAULT_SAMPLES
     """sampled answers per statement"""

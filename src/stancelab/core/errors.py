@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inspect_ai._util.error import PrerequisiteError
+
 
 class StancelabError(Exception):
     """Base class for errors a user can act on."""
@@ -27,3 +29,8 @@ class DataFileError(StancelabError):
 
 class NotImplementedInStancelab(StancelabError, NotImplementedError):
     """A documented feature that this version does not implement."""
+
+
+class TaskArgumentError(StancelabError, PrerequisiteError):
+    """A task argument (`-T NAME=VALUE` of `inspect eval`) the task does not take, or out of
+    range; Inspect prints it as one line, without a traceback."""
