@@ -206,7 +206,9 @@ def build_options(options: type[ProbeRun], roles: tuple[str, ...], default_out: 
         if unknown:
             raise StancelabError(f"Unknown option(s) for this probe: {', '.join(unknown)}.")
         values |= {k: _from_text(k, v, hints[k], roles, base_dir) for k, v in source.items()}
-    return check_options(options(**values))
+    built = check_options(options(**values))
+    check_providers([*built.models, *built.roles.values()])
+    return built
 
 
 def _toml_value(value: Any) -> str:
