@@ -5,8 +5,10 @@ runs it; two through a real `python -m stancelab` process."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from inspect_ai import eval as inspect_eval
 
 from stancelab.cli import main
 from stancelab.millstone.task import millstone
+from stancelab.testing.fake_openai import FakeOpenAIServer
 from tests.helpers import scripted_model
 from tests.millstone.test_run_mockllm import _issues_file
 
@@ -122,3 +125,24 @@ def test_the_command_itself_prints_one_line(tmp_path: Path) -> None:
                           env=os.environ | {"HF_HUB_OFFLINE": "1"})  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("error: ")
+
+
+def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
+    """SIGINT midway through a run: Inspect keeps what it wrote, the command stops (it once
+    went on to analyse the partial run and exit 0) with one line and status 130."""
+    with FakeOpenAIServer(latency=0.05) as server:
+        env = os.environ | {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local", "HF_HUB_OFFLINE": "1",
+                            "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
+                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
+        process = subprocess.Popen([sys.executable, "-m", "stancelab", *command], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.time() + 120
+        while server.stats.paid_calls < 10:
+            assert process.poll() is None and time.time() < deadline, "the run ended before Ctrl-C"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()] and err.strip().startswith("interrupted: logs written so far")
+    assert not (tmp_path / "run" / "summary.json").exists()

@@ -94,9 +94,12 @@ def run_eval(
             continue
         with (adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight(),
               frozen_heap()):
-            logs.extend(inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                     log_dir=str(log_dir), display=progress_display(display),
-                                     retry_on_error=SAMPLE_RETRIES, **settings))  # type: ignore[arg-type]  # fmt: skip
+            done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
+                                log_dir=str(log_dir), display=progress_display(display),
+                                retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
+        if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
+            raise KeyboardInterrupt  # Ctrl-C: Inspect wrote what it had and stopped
+        logs.extend(done)
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status
