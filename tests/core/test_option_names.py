@@ -12,7 +12,7 @@ from inspect_ai._eval.registry import task_create
 from inspect_ai._util.error import PrerequisiteError
 
 import stancelab._registry  # registers the tasks as Inspect's entry point does
-from stancelab.cli import build_parser
+from stancelab.cli import build_parser, options_from_args
 from stancelab.core.options import _base_type, _flag
 from stancelab.core.task_args import accepted_arguments
 from stancelab.probes import PROBES
@@ -78,3 +78,9 @@ def test_flags_are_never_abbreviated_and_documented_flags_parse() -> None:
         parser.parse_args(["run", "millstone", "--tri", "2"])  # not --trials
     args = parser.parse_args(["estimate", "all", "--calibration", "runs/all", "--price", "openai/x=1,2"])
     assert args.estimate_calibration == Path("runs/all") and args.prices == ["openai/x=1,2"]
+
+
+def test_a_count_that_may_be_zero_says_so() -> None:
+    parser = build_parser()
+    assert options_from_args(parser.parse_args(["estimate", "conviction", "--samples", "0"]))[1].samples == 0
+    assert options_from_args(parser.parse_args(["estimate", "millstone", "--seed", "-5", "--max-retries", "0"]))[1].seed == -5

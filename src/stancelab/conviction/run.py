@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,8 @@ class ConvictionRun(ProbeRun):
 
     statements_file: Path | None = None
     """statements (JSONL or CSV; default: bundled)"""
-    samples: int = DEFAULT_SAMPLES
-    """sampled answers per statement"""
+    samples: int = field(default=DEFAULT_SAMPLES, metadata={"minimum": 0})
+    """sampled answers per statement for the entropies (0: none)"""
     argument_sets: int = DEFAULT_ARGUMENT_SETS
     """argument sets per statement"""
     shared_topics: str = ""
