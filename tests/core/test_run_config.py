@@ -23,7 +23,8 @@ def test_a_failed_run_leaves_the_complete_runs_config(tmp_path: Path, capsys: py
     folder = tmp_path / "run"
     complete = write_config("millstone", MillstoneRun(models=["mockllm/model"], out_dir=folder, limit=2, trials=3))
     before = complete.read_text()
-    for mistake in (["--model", "nosuch/model"], ["--trials", "0"], ["--limit", "0"]):
+    missing = ["--issues-file", str(tmp_path / "no-such-issues.jsonl")]
+    for mistake in (["--model", "nosuch/model"], ["--trials", "0"], ["--limit", "0"], missing):
         assert main(["run", "millstone", *mistake, "--out", str(folder), "--display", "none"]) == 2
         assert complete.read_text() == before, mistake
     assert sorted(path.name for path in folder.iterdir()) == [RUN_CONFIG]

@@ -237,11 +237,23 @@ def check_out_dir(out: Path) -> None:
         raise StancelabError(f"--out {out}: cannot write there ({error.strerror or error}).") from None
 
 
+def check_input_files(options: ProbeRun) -> None:
+    """Every input file given exists (a bare name such as "contested", with no folder and no
+    suffix, may name a bundled set instead)."""
+    for item in fields(options):
+        path = getattr(options, item.name)
+        if item.name == "out_dir" or not isinstance(path, Path) or path.exists():
+            continue
+        if path.suffix or len(path.parts) > 1:
+            raise StancelabError(f"{_flag(item)} {path}: no such file or folder.")
+
+
 def check_run(options: ProbeRun) -> None:
     """Everything that can be checked before a call: the values, that Inspect knows every
-    model's provider, and that the output folder is writable."""
+    model's provider, that the input files exist and that the output folder is writable."""
     check_options(options)
     check_providers([*options.models, *options.roles.values()])
+    check_input_files(options)
     check_out_dir(options.out_dir)
 
 
