@@ -3,6 +3,7 @@ flags; an unknown task argument or a count below 1 stops before any call."""
 
 from __future__ import annotations
 
+import re
 import typing
 from dataclasses import fields
 from pathlib import Path
@@ -84,3 +85,33 @@ def test_a_count_that_may_be_zero_says_so() -> None:
     parser = build_parser()
     assert options_from_args(parser.parse_args(["estimate", "conviction", "--samples", "0"]))[1].samples == 0
     assert options_from_args(parser.parse_args(["estimate", "millstone", "--seed", "-5", "--max-retries", "0"]))[1].seed == -5
+
+
+def _documented_commands() -> list[tuple[list[str], set[str]]]:
+    """(command words, flags) of every `stancelab ...` line of the README's command list,
+    continuation lines included; PROBE stands for any probe."""
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    block = text.split("## Running", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands: list[tuple[list[str], set[str]]] = []
+    for line in block.splitlines():
+        code = line.split("#", 1)[0]
+        if code.startswith("stancelab "):
+            words = [word for word in code.split()[1:3] if word[0].isalpha() and (word.islower() or word.startswith("PROBE"))]
+            commands.append((words, set()))
+        if commands:
+            commands[-1][1].update(re.findall(r"(?<![\w-])--[a-z][a-z-]*", code))
+    return commands
+
+
+def test_every_flag_of_the_readme_command_list_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = _documented_commands()
+    assert len(commands) > 15
+    for words, flags in commands:
+        if words == ["run"]:  # `run --config F`
+            words = ["run", "millstone"]
+        names = [*PROBES, "all"] if words[-1].startswith("PROBE") else [words[-1]]
+        for name in names:
+            with pytest.raises(SystemExit):
+                build_parser().parse_args([*words[:-1], name, "--help"])
+            shown = capsys.readouterr().out
+            assert not {flag for flag in flags if flag not in shown}, (words, name, flags)
