@@ -26,8 +26,8 @@ from _common import ServerProcess, machine
 
 SUBJECT = "openai-api/fake/subject"
 AUTHORS = Path(__file__).parents[1] / "../shared/external/issuebench"
-CALIBRATION = ("--limit", "3", "--templates", "20")  # 180 prompts, 360 calls
-TARGET = ("--limit", "6", "--templates", "40")  # 720 prompts, 1,440 calls
+CALIBRATION = ("--limit", "3", "--n-templates", "20")  # 180 prompts, 360 calls
+TARGET = ("--limit", "6", "--n-templates", "40")  # 720 prompts, 1,440 calls
 
 
 def run(out: Path, env: dict[str, str], concurrency: int, *args: str) -> None:

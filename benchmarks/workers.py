@@ -39,7 +39,7 @@ def run_once(server: ServerProcess, topics: Path, workers: int, concurrency: int
     env = {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
            "INSPECT_CACHE_DIR": str(scratch / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
     command = [sys.executable, "-m", "stancelab", "run", "llm-bias-bench", "--model", SUBJECT,
-               "--topics", str(topics), "--max-connections", str(concurrency), "--display", "none",
+               "--topics-file", str(topics), "--max-connections", str(concurrency), "--display", "none",
                "--out", str(scratch / "run"), "--workers", str(workers)]  # fmt: skip
     server.reset()
     cpu_before, started = children_cpu(), time.perf_counter()

@@ -82,7 +82,7 @@ def test_cli_run_then_rerun_costs_nothing(tmp_path: Path, env: dict[str, str]) -
 def test_inspect_eval_runs_the_registered_task(tmp_path: Path, env: dict[str, str]) -> None:
     result = subprocess.run(
         [str(Path(sys.executable).parent / "inspect"), "eval", "stancelab/millstone", "--model", EMBEDDED_MODEL,
-         "-T", "limit_issues=1", "-T", "trials=1", "-T", "max_tokens=4", "--limit", "6",
+         "-T", "limit=1", "-T", "trials=1", "-T", "max_tokens=4", "--limit", "6",
          "--log-dir", str(tmp_path / "logs"), "--display", "none"],
         capture_output=True, text=True, env=env, timeout=900, check=False,
     )  # fmt: skip
@@ -122,7 +122,7 @@ def test_issuebench_runs_with_the_embedded_model_as_writer_and_classifier(
 ) -> None:
     out = tmp_path / "issuebench"
     result = _stancelab(
-        "run", "issuebench", "--limit", "1", "--templates", "2", "--framings", "neutral,con",
+        "run", "issuebench", "--limit", "1", "--n-templates", "2", "--framings", "neutral,con",
         "--max-tokens", "16", "--out", str(out), "--display", "none", env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr

@@ -47,7 +47,7 @@ def server() -> Iterator[str]:
 def _run(model: str, out: Path, env: dict[str, str]) -> dict:
     result = subprocess.run(
         [sys.executable, "-m", "stancelab", "run", "issuebench", "--model", model, "--limit", "1",
-         "--templates", "2", "--framings", "neutral", "--max-tokens", "8", "--out", str(out),
+         "--n-templates", "2", "--framings", "neutral", "--max-tokens", "8", "--out", str(out),
          "--display", "none"],
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, get_args
 
-from stancelab.core.errors import StancelabError
+from inspect_ai.util import DisplayType
+
+from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.models import parse_roles, resolve_model, resolve_models
 from stancelab.core.options import add_option_arguments, build_options, parse_prices, read_config
 from stancelab.core.probes import Probe, run_probe, summary_text, with_results_path
@@ -17,6 +20,42 @@ from stancelab.core.startup import PrerequisiteError, startup_message
 from stancelab.probes import ALIASES, PROBES, get_probe, probes_in
 
 __all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_probe"]
+
+# Flags renamed for one name per idea across the probes: a hint when the old one is given.
+RENAMED = {"--issues": "--issues-file", "--statements": "--statements-file", "--topics": "--topics-file",
+           "--claims": "--claims-file", "--voters": "--voters-file", "--gold": "--gold-file", "--claims-topic-map": "--topic-map-file",
+           "--templates": "--n-templates (issuebench's count of templates)"}  # fmt: skip
+INTERRUPTED = 130  # the shell's exit status for a command stopped by Ctrl-C (SIGINT)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (`--issues` is never read as `--issues-file`), whose
+    errors are one line (the command and the problem) with exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        hints = [f"{old} is now {new}" for old, new in RENAMED.items() if re.search(rf"{old}(=|\s|$)", message)]
+        hint = f" ({'; '.join(hints)})" if hints and "unrecognized" in message else ""
+        self.exit(2, f"error: {self.prog}: {message}{hint} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer of at least 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
 
 
 def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None:
@@ -32,17 +71,18 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
         sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
                          help="TOML file of options (e.g. an earlier run's run.toml); "
                               "flags given here override it")  # fmt: skip
-        if estimate and "prices" not in {item.name for item in fields(probe.options)}:
-            sub.add_argument("--price", dest="estimate_prices", action="append",
-                             help="MODEL=IN,OUT: USD per million input and output tokens")  # fmt: skip
         if estimate:
-            sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
-                             help="a run folder (or logs) whose measured calls predict wall time "
-                                  "and cost at --max-connections and --workers")  # fmt: skip
-    _add_run_all(commands)
+            _add_calibration(sub)
+    _add_run_all(commands, estimate)
 
 
-def _add_run_all(commands: argparse._SubParsersAction) -> None:
+def _add_calibration(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
+                     help="a run folder (or logs) whose measured calls predict wall time "
+                          "and cost at --max-connections and --workers")  # fmt: skip
+
+
+def _add_run_all(commands: argparse._SubParsersAction, estimate: bool = False) -> None:
     """`run all`: every probe on the shared topics, then the topic x lens matrix."""
     from stancelab.matrix.run import DESCRIPTION, RunAll, all_roles
 
@@ -51,6 +91,8 @@ def _add_run_all(commands: argparse._SubParsersAction) -> None:
     add_option_arguments(sub, RunAll, all_roles())
     sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
                      help="TOML file of options (e.g. an earlier run all's run.toml); flags given here override it")  # fmt: skip
+    if estimate:
+        _add_calibration(sub)
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
@@ -66,7 +108,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("folders", nargs="+", type=Path, help="run folders (or folders of runs)")
     report.add_argument("-o", "--output", type=Path, default=Path("report.html"))
     report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    report.add_argument("--max-transcripts", type=int, default=300,
+    report.add_argument("--max-transcripts", type=non_negative_int, default=300,
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
     demo = subparsers.add_parser(
@@ -75,7 +117,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     )
     demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
     demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
-    demo.add_argument("--display", help="Inspect display (default: Inspect's, progress in a terminal)")
+    demo.add_argument("--display", choices=get_args(DisplayType),
+                      help="Inspect display (default: Inspect's, progress in a terminal)")
     demo.add_argument("--open", action="store_true", help="open the report in a browser")
 
 
@@ -96,7 +139,7 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    imported.add_argument("--voters", type=Path, help="issuebench: iSideWith voter file")
+    imported.add_argument("--voters-file", dest="voters", type=Path, help="issuebench: iSideWith voter file")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -117,11 +160,11 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate-classifier", help="score a stance classifier against gold labels"
     )
-    validate.add_argument("--gold", type=Path, required=True, help="gold annotations (CSV)")
+    validate.add_argument("--gold-file", dest="gold", type=Path, required=True, help="gold annotations (CSV)")
     validate.add_argument("--role", action="append", help="classifier=MODEL (default: embedded)")
-    validate.add_argument("--limit", type=int, help="use the first N gold responses")
+    validate.add_argument("--limit", type=positive_int, help="use the first N gold responses")
     validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
-    validate.add_argument("--display", help="Inspect display")
+    validate.add_argument("--display", choices=get_args(DisplayType), help="Inspect display")
 
 
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
@@ -132,12 +175,12 @@ def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
     serve = subparsers.add_parser(
         "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
     )
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=positive_int, default=8000)
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default loopback)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="stancelab",
         description="Probe what language models believe on contested questions.",
     )
@@ -165,12 +208,13 @@ def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[st
     """Run options of `options` from the parsed flags over `--config FILE` (a `name` run)."""
     names = {item.name for item in fields(options)}
     given = {key: value for key, value in vars(args).items() if key in names}
-    config = None
+    config, config_dir = None, None
     if getattr(args, "config", None):
         named, config = read_config(args.config)
+        config_dir = args.config.parent
         if named is not None and named != name and (named == "all" or get_probe(named).name != name):
             raise StancelabError(f"--config {args.config} is a {named} run, not {name}.")
-    return build_options(options, roles, out, given, config)
+    return build_options(options, roles, out, given, config, config_dir)
 
 
 def run_all_options(args: argparse.Namespace) -> Any:
@@ -206,8 +250,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if args.probe_name == "all":
         return _estimate_all(args)
     probe, options = options_from_args(args)
-    prices = getattr(options, "prices", None) or parse_prices(getattr(args, "estimate_prices", None))
-    print(_plan_text(probe, options, prices, getattr(args, "estimate_calibration", None)))
+    print(_plan_text(probe, options, options.prices, getattr(args, "estimate_calibration", None)))
     return 0
 
 
@@ -232,15 +275,27 @@ def _estimate_all(args: argparse.Namespace) -> int:
 
     options = run_all_options(args)
     options.shared_topics = check_shared_topics(options.shared_topics)
+    calibration = getattr(args, "estimate_calibration", None)
     for probe in selected_probes(options.probes):
-        print(_plan_text(probe, probe_options(probe, options), options.prices) + "\n")
+        print(_plan_text(probe, probe_options(probe, options), options.prices,
+                         _probe_calibration(calibration, probe.name)) + "\n")  # fmt: skip
     return 0
+
+
+def _probe_calibration(calibration: Path | None, probe: str) -> Path | None:
+    """A probe's calibration run within `estimate all --calibration DIR`: DIR/<probe> when DIR
+    is a `run all` folder that has it, else DIR itself."""
+    if calibration is not None and (calibration / probe / "logs").is_dir():
+        return calibration / probe
+    return calibration
 
 
 def _report(args: argparse.Namespace) -> int:
     from stancelab.matrix.results import format_matrix
     from stancelab.report.build import build_report, format_profiles
 
+    if args.output.is_dir():
+        raise StancelabError(f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'}).")
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed)  # fmt: skip
     print(format_profiles(result))
@@ -273,7 +328,7 @@ def _analyze_all(out: Path, seed: int) -> int:
     folders = run_folders(out)
     for folder in folders:
         for name in probes_in(folder / "logs"):
-            print(summary_text(get_probe(name), get_probe(name).analyse(folder, seed=seed)))
+            print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed)))
     print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
     print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
     return 0
@@ -289,9 +344,45 @@ def _analyze(args: argparse.Namespace) -> int:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
     for name in probes:
         probe = get_probe(name)
-        print(summary_text(probe, probe.analyse(args.out, seed=args.seed)))
+        print(summary_text(probe, _analysed(probe, args.out, args.seed)))
     print(headlines(args.out))
     return 0
+
+
+def _analysed(probe: Probe, out: Path, seed: int) -> dict[str, Any]:
+    """A probe's analysis of `out`; logs that ran only some of a task's samples (Inspect's
+    `--limit` or `--sample-id`) named as the reason when it fails."""
+    try:
+        return probe.analyse(out, seed=seed)
+    except StancelabError:
+        raise
+    except Exception as error:
+        partial = partial_logs(out / "logs")
+        if not partial:
+            raise
+        raise StancelabError(
+            f"cannot analyse {out}: {len(partial)} log(s) ran only some of their task's samples "
+            f"(Inspect's --limit or --sample-id, e.g. {partial[0]}), so the {probe.name} design is "
+            f"incomplete; run it with stancelab run {probe.name} --limit N (whole issues, topics or "
+            f"claims), or move those logs away ({type(error).__name__}: {error})."
+        ) from error
+
+
+def partial_logs(logs_dir: Path) -> list[str]:
+    """Logs in `logs_dir` whose eval ran a subset of its samples by Inspect's own `--limit` or
+    `--sample-id` (a stancelab `--shard` is a subset too, but its shards add up)."""
+    from inspect_ai.log import read_eval_log
+
+    from stancelab.core.logs import log_files
+    from stancelab.core.shards import SHARD_KEY
+
+    partial = []
+    for path in log_files(logs_dir):
+        spec = read_eval_log(str(path), header_only=True).eval
+        sampled = spec.config.sample_id is not None and SHARD_KEY not in (spec.metadata or {})
+        if spec.config.limit is not None or sampled:
+            partial.append(Path(path).name)
+    return partial
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -383,15 +474,39 @@ def _config_probe(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `stancelab` command."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    args = None
     try:
         args = build_parser().parse_args(_config_probe(list(sys.argv[1:] if argv is None else argv)))
         return COMMANDS[args.command](args)
+    except Interrupted as error:  # Ctrl-C that a run turned into what it kept
+        print(f"\n{error}", file=sys.stderr)
+        return INTERRUPTED
     except StancelabError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _fail(str(error))
     except PrerequisiteError as error:  # Inspect's own hook prints nothing with --display none
-        print(f"error: {startup_message(error)}", file=sys.stderr)
-        return 2
+        return _fail(startup_message(error))
+    except OSError as error:  # a path the user gave that cannot be read or written
+        where = f": {error.filename}" if error.filename else ""
+        return _fail(f"{error.strerror or error}{where}")
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {_kept(args)}", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _fail(message: str) -> int:
+    """Print a user's mistake as one line on stderr; exit status 2."""
+    print(f"error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def _kept(args: argparse.Namespace | None) -> str:
+    """What an interrupted command leaves: for a run, its logs (and how to resume)."""
+    if args is None or args.command not in ("run", "demo"):
+        return "stopped."
+    out = getattr(args, "out_dir", None) or getattr(args, "out", None)
+    where = f" in {out}/logs" if out else ""
+    return (f"logs written so far are kept{where}; run the same command again to resume "
+            "(answers already paid come from Inspect's cache).")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def test_cli_reports_user_errors_without_a_traceback(
     assert "No stancelab probe logs" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
-    assert main(["run", "millstone", "--issues", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert main(["run", "millstone", "--issues-file", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "bad.jsonl, line 1, field 'topic'" in capsys.readouterr().err
 
 

@@ -22,7 +22,7 @@ from tests.millstone.test_run_mockllm import _issues_file, follower
 
 SRC = Path(stancelab.__file__).parent
 PROBE_PACKAGES = {"millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench"}
-ISSUEBENCH_ONLY = ("--templates", "--framings", "--voters", "--templates-file", "--protocol")
+ISSUEBENCH_ONLY = ("--n-templates", "--framings", "--voters-file", "--templates-file", "--protocol")
 
 
 def _module_name(path: Path) -> str:
@@ -89,13 +89,13 @@ def test_millstone_help_lists_its_options_only(capsys: pytest.CaptureFixture[str
     with pytest.raises(SystemExit):
         main(["run", "millstone", "--help"])
     text = capsys.readouterr().out
-    assert "--trials" in text and "--issues PATH" in text and "--max-connections" in text
+    assert "--trials" in text and "--issues-file PATH" in text and "--max-connections" in text
     for option in ISSUEBENCH_ONLY:
         assert f"{option} " not in text and f"{option}\n" not in text, option
     with pytest.raises(SystemExit):
         main(["run", "issuebench", "--help"])
     text = capsys.readouterr().out
-    assert "--templates INT" in text and "--trials" not in text
+    assert "--n-templates INT" in text and "--trials" not in text
 
 
 def test_a_flag_of_another_probe_is_an_error() -> None:
@@ -172,9 +172,9 @@ def test_progress_shows_in_a_terminal_and_as_plain_lines_otherwise(
 @pytest.mark.parametrize("argv", [
     ["llm-bias-bench", "--price", "openai/gpt-4o=2.5,10", "--categories", "direct",
      "--judge-every-turn", "--role", "judge=openai/gpt-4o"],
-    ["issuebench", "--templates", "3", "--protocol", "paper", "--voters", "v.csv"],
+    ["issuebench", "--n-templates", "3", "--protocol", "paper", "--voters-file", "v.csv"],
     ["prior-prejudice", "--no-negations", "--no-probe", "--max-tokens", "64", "--templates", "T1"],
-    ["conviction", "--samples", "3", "--statements", "s.jsonl"],
+    ["conviction", "--samples", "3", "--statements-file", "s.jsonl"],
 ])  # fmt: skip
 def test_every_probe_config_round_trips(tmp_path: Path, argv: list[str]) -> None:
     from stancelab.cli import _config_probe

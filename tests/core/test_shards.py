@@ -181,7 +181,7 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
                     os.kill(pid, signal.SIGKILL)
 
 
-ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--templates", "20",
+ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--n-templates", "20",
               "--shard-size", "40", "--max-tokens", "16", "--display", "none"]  # fmt: skip
 
 
@@ -279,9 +279,9 @@ def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(tmp
             for pid in workers:
                 if _alive(pid):
                     os.kill(pid, signal.SIGKILL)
-        assert parent.returncode == 2
+        assert parent.returncode == 130
         assert "Traceback" not in errors and len(errors.strip().splitlines()) == 1, errors
-        assert errors.startswith("error: interrupted")
+        assert errors.strip().startswith("interrupted: workers stopped")
         assert list((tmp_path / "run" / "logs").glob("*.eval"))  # the workers' logs kept
         settle = time.time() + 10
         while server.stats.in_flight > 0 and time.time() < settle:
@@ -310,8 +310,8 @@ def test_ctrl_c_of_a_shard_stops_it_in_one_line_and_starts_no_further_eval(tmp_p
             time.sleep(0.05)
         shard.send_signal(signal.SIGINT)
         _, errors = shard.communicate(timeout=120)
-    assert shard.returncode == 2 and "Traceback" not in errors, errors
-    assert errors.strip().splitlines()[-1].startswith("error: interrupted"), errors
+    assert shard.returncode == 130 and "Traceback" not in errors, errors
+    assert errors.strip().splitlines()[-1].startswith("interrupted: "), errors
     from inspect_ai.log import list_eval_logs, read_eval_log
 
     statuses = [read_eval_log(info, header_only=True).status for info in list_eval_logs(str(out / "logs"))]

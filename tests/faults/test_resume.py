@@ -19,7 +19,7 @@ from stancelab.testing.fake_openai import FakeOpenAIServer
 # in-flight count does not bound: answers sent but not yet stored are no longer in flight.)
 MAX_CONNECTIONS = 10
 COMMAND = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2",
-           "--templates", "20", "--max-tokens", "16", "--display", "none",
+           "--n-templates", "20", "--max-tokens", "16", "--display", "none",
            "--max-connections", str(MAX_CONNECTIONS)]  # fmt: skip
 
 

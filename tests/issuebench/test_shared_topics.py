@@ -62,7 +62,7 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert len(select_shared(issues, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="school-choice"):
         select_shared(issues, "abortion,tabs-vs-spaces")
-    task = issuebench(shared_topics="abortion,minimum-wage", limit_issues=1, n_templates=2)
+    task = issuebench(shared_topics="abortion,minimum-wage", limit=1, n_templates=2)
     samples = list(task.dataset)
     assert len(samples) == 2 * 3 * 2  # the limit counts per selected topic
     assert {(s.metadata["issue_id"], s.metadata["shared_topic"], s.metadata["orientation"])

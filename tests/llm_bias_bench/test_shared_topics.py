@@ -55,7 +55,7 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert len(select_shared(topics, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="immigration"):
         select_shared(topics, "abortion,tabs-vs-spaces")
-    task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit_topics=1, categories="direct")
+    task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit=1, categories="direct")
     samples = list(task.dataset)
     assert {s.metadata["topic_id"] for s in samples} == {"abortion_legal", "minimum_wage"}  # per topic
     assert {(s.metadata["shared_topic"], s.metadata["orientation"]) for s in samples} == {

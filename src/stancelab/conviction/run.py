@@ -23,10 +23,10 @@ ROLES = (NLI_ROLE, WRITER_ROLE)
 class ConvictionRun(ProbeRun):
     """Options of one `stancelab run conviction`."""
 
-    statements_file: Path | None = field(default=None, metadata={"flag": "--statements"})
+    statements_file: Path | None = None
     """statements (JSONL or CSV; default: bundled)"""
-    samples: int = DEFAULT_SAMPLES
-    """sampled answers per statement"""
+    samples: int = field(default=DEFAULT_SAMPLES, metadata={"minimum": 0})
+    """sampled answers per statement for the entropies (0: none)"""
     argument_sets: int = DEFAULT_ARGUMENT_SETS
     """argument sets per statement"""
     shared_topics: str = ""

@@ -25,6 +25,7 @@ from stancelab.conviction.prompts import (
     SUPPORTING_ARGUMENT,
     scenario_prompt,
 )
+from stancelab.core.task_args import check_task_args
 
 NLI_ROLE, WRITER_ROLE = "nli", "writer"
 DEFAULT_SAMPLES, DEFAULT_ARGUMENT_SETS = 10, 3
@@ -175,7 +176,7 @@ def conviction_labels() -> Scorer:
 @task
 def conviction(statements_file: str | None = None, limit: int | None = None,
                argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES,
-               shared_topics: str = "") -> Task:  # fmt: skip
+               shared_topics: str = "", **unknown: Any) -> Task:  # fmt: skip
     """Testing Conviction: true vs performative stances across three scenarios.
 
     Args:
@@ -187,6 +188,8 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
         shared_topics: "" (off), "all" or "a,b": only statements tagged with those shared
             topics (with no statements file, from the "topics" set), before `limit`.
     """
+    check_task_args(conviction, unknown, {"limit": (limit, 1), "argument_sets": (argument_sets, 1),
+                                          "samples": (samples, 0)})  # fmt: skip
     statements = shared_topic_statements(statements_file, shared_topics, limit)
     return Task(dataset=scenario_samples(statements),
                 solver=conviction_solver(argument_sets, samples), scorer=conviction_labels(),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inspect_ai._util.error import PrerequisiteError
+
 
 class StancelabError(Exception):
     """Base class for errors a user can act on."""
@@ -31,4 +33,9 @@ class NotImplementedInStancelab(StancelabError, NotImplementedError):
 
 class Interrupted(StancelabError):
     """The user stopped the command (Ctrl-C): what ran is in its logs, and running the same
-    command again resumes (answers already stored come from the cache)."""
+    command again resumes (answers already stored come from the cache). Exit status 130."""
+
+
+class TaskArgumentError(StancelabError, PrerequisiteError):
+    """A task argument (`-T NAME=VALUE` of `inspect eval`) the task does not take, or out of
+    range; Inspect prints it as one line, without a traceback."""

@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
+from inspect_ai.util import DisplayType
 
 from stancelab.core.attempts import adaptive_attempt_timeout
 from stancelab.core.backoff import RETRY_WAIT, apply_retry_wait
@@ -93,13 +94,15 @@ def run_eval(
             continue
         with (adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight(),
               frozen_heap()):
-            ran = inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                               log_dir=str(log_dir), display=progress_display(display),
-                               retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
-        if not ran:  # Inspect returns no log when Ctrl-C cancelled the eval (its log is written)
+            done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
+                                log_dir=str(log_dir), display=progress_display(display),
+                                retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
+        # Ctrl-C: Inspect writes what it had, then returns no log (or a cancelled one)
+        if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
             raise Interrupted(f"interrupted: the eval of {task.name} was cancelled; its log is "
-                              f"kept in {log_dir}; run the same command again to resume")  # fmt: skip
-        logs.extend(ran)
+                              f"kept in {log_dir}; run the same command again to resume "
+                              "(answers already paid come from Inspect's cache)")  # fmt: skip
+        logs.extend(done)
     for log in logs:
         if log.status != "success":
             reason = log.error.message if log.error else log.status
@@ -145,6 +148,8 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+# Inspect's log levels (`--log-level`), lower case as its command line takes them.
+LogLevel = Literal["debug", "trace", "http", "info", "warning", "error", "critical", "notset"]
 # ProbeRun fields handed to `inspect_ai.eval` unchanged (None: Inspect's own default).
 INSPECT_OPTIONS = ("max_connections", "max_samples", "max_retries", "timeout", "attempt_timeout",
                    "log_level")  # fmt: skip
@@ -162,20 +167,20 @@ class ProbeRun:
     """helper role ROLE=MODEL (unbound roles are played by each subject model)"""
     limit: int | None = None
     """use only the first N issues, topics, statements or claims"""
-    seed: int = 0
+    seed: int = field(default=0, metadata={"minimum": None})
     """seed for draws, order and bootstrap intervals"""
     max_connections: int | None = None
     """Inspect: concurrent connections per model"""
     max_samples: int | None = None
     """Inspect: samples run in parallel"""
-    max_retries: int | None = None
+    max_retries: int | None = field(default=None, metadata={"minimum": 0})
     """Inspect: retries of a failed model call"""
     timeout: int | None = None
     """Inspect: seconds before a model call times out"""
-    display: str | None = None
-    """Inspect display: full, rich, plain, log, none (default: full in a terminal, else plain)"""
-    log_level: str | None = None
-    """Inspect log level: debug, http, info, warning, error"""
+    display: DisplayType | None = None
+    """Inspect display (default: full in a terminal, else plain)"""
+    log_level: LogLevel | None = None
+    """Inspect log level"""
     attempt_timeout: int | None = None
     """Inspect: seconds before one attempt of a call is abandoned and retried (default: 10x the
     observed 95th-percentile latency, at least 2 s)"""
@@ -192,6 +197,9 @@ class ProbeRun:
     log_dir: str | None = None
     """Inspect log location of a --shard run (default OUT/logs): a shared folder, or an object
     store such as s3://bucket/prefix"""
+    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """MODEL=IN,OUT: USD per million input and output tokens (kept with the run in prices.json
+    for the report's cost; `estimate` prices its plan with them)"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""

@@ -31,6 +31,31 @@ def resolve_models(names: Iterable[str] | None) -> list[str]:
     return unique or [EMBEDDED_MODEL]
 
 
+def known_providers() -> set[str]:
+    """The model providers Inspect can start (its own, stancelab's and any installed package's)."""
+    import inspect_ai.model  # noqa: F401  (registers Inspect's providers)
+    from inspect_ai._util.entrypoints import ensure_entry_points
+    from inspect_ai._util.registry import registry_find, registry_unqualified_name
+
+    ensure_entry_points()
+    return {registry_unqualified_name(info) for info in registry_find(lambda info: info.type == "modelapi")}
+
+
+def check_providers(models: Iterable[object]) -> None:
+    """Every model named by a string has a provider Inspect knows (checked before any call);
+    else an error naming the model. Model objects are taken as they are."""
+    named = [model for model in models if isinstance(model, str)]
+    if not named:
+        return
+    providers = known_providers()
+    for model in named:
+        if model.split("/")[0] not in providers:
+            raise StancelabError(
+                f"Model '{model}': Inspect knows no provider '{model.split('/')[0]}' "
+                "(e.g. openai/..., anthropic/..., openai-api/<name>/..., vllm/..., ollama/..., embedded)."
+            )
+
+
 def parse_roles(assignments: Iterable[str] | None, allowed: Iterable[str]) -> dict[str, str]:
     """Parse `ROLE=MODEL` strings, checking each role is one the probe uses."""
     allowed_roles = set(allowed)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import inspect
 import json
+import math
+import os
 import tomllib
 import types
 import typing
@@ -16,9 +19,11 @@ from typing import Any, Literal
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
-from stancelab.core.models import parse_roles, resolve_model, resolve_models
+from stancelab.core.models import check_providers, parse_roles, resolve_model, resolve_models
 
 RUN_CONFIG = "run.toml"
+# An earlier configuration of a run folder, kept when another one replaces run.toml.
+EARLIER_CONFIG = "run-{digest}.toml"
 # ProbeRun fields whose flag is not the field name, and those given as repeated NAME=VALUE.
 FLAGS = {"models": "--model", "roles": "--role", "out_dir": "--out", "prices": "--price"}
 REPEATED = {"models": "MODEL", "roles": "ROLE=MODEL", "prices": "MODEL=IN,OUT"}
@@ -117,8 +122,18 @@ def parse_prices(assignments: list[str] | None) -> dict[str, tuple[float, float]
     return prices
 
 
-def _from_text(name: str, value: Any, hint: Any, roles: tuple[str, ...]) -> Any:
-    """A value given on the command line or in TOML, as the field's type."""
+def _from_text(name: str, value: Any, hint: Any, roles: tuple[str, ...], base_dir: Path | None = None) -> Any:
+    """A value given on the command line or in TOML, as the field's type; a clear error when it
+    is not one. A relative path read from a config file (`base_dir`, its folder) is taken from
+    that folder when it is there (`out_dir` always)."""
+    try:
+        return _typed(name, value, hint, roles, base_dir)
+    except (TypeError, ValueError):
+        kind = getattr(_base_type(hint)[0], "__name__", str(hint))
+        raise StancelabError(f"option {name} expects {kind}, got {value!r}.") from None
+
+
+def _typed(name: str, value: Any, hint: Any, roles: tuple[str, ...], base_dir: Path | None) -> Any:
     if name == "models":
         return resolve_models(value)
     if name == "roles":
@@ -130,24 +145,70 @@ def _from_text(name: str, value: Any, hint: Any, roles: tuple[str, ...]) -> Any:
         return parse_prices(value)
     base, _ = _base_type(hint)
     if base is Path:
-        return Path(value)
+        return _config_path(name, Path(value), base_dir)
+    if base is int and isinstance(value, float) and not value.is_integer():
+        raise ValueError(value)
     if base in (int, float) and not isinstance(value, bool):
         return base(value)
     return value
 
 
+def _config_path(name: str, path: Path, base_dir: Path | None) -> Path:
+    """`path` as read from a config file in `base_dir`: relative to that folder."""
+    if base_dir is None or path.is_absolute():
+        return path
+    beside = base_dir / path
+    return beside if name == "out_dir" or beside.exists() else path
+
+
+def minimum_of(item: Field, base: Any) -> float | None:
+    """The least value a numeric option takes: its metadata's `minimum` (None: any), else 1
+    for a count and 0 for any other number."""
+    if "minimum" in item.metadata:
+        return item.metadata["minimum"]
+    return 1 if base is int else 0
+
+
+def check_options(options: ProbeRun) -> ProbeRun:
+    """`options` when every value is in range (counts at least 1, numbers finite and not
+    negative, choices among theirs, prices not negative); else an error naming the flag."""
+    hints = typing.get_type_hints(type(options))
+    for item in fields(options):
+        value = getattr(options, item.name)
+        base, choices = _base_type(hints[item.name])
+        if value is None or isinstance(value, bool):
+            continue
+        if choices and value not in choices:
+            raise StancelabError(f"{_flag(item)} must be one of {', '.join(map(str, choices))}, not {value!r}.")
+        if base not in (int, float):
+            continue
+        minimum = minimum_of(item, base)
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            raise StancelabError(f"{_flag(item)} must be a number, not {value!r}.")
+        if minimum is not None and value < minimum:
+            raise StancelabError(f"{_flag(item)} must be at least {minimum:g}, not {value:g}.")
+    for model, price in options.prices.items():
+        if not all(math.isfinite(part) and part >= 0 for part in price):
+            raise StancelabError(f"--price {model}: prices must be numbers of at least 0, not {price}.")
+    return options
+
+
 def build_options(options: type[ProbeRun], roles: tuple[str, ...], default_out: Path,
-                  given: dict[str, Any], config: dict[str, Any] | None = None) -> Any:  # fmt: skip
-    """The run options: the dataclass's defaults, then `config` (run.toml), then `given`."""
+                  given: dict[str, Any], config: dict[str, Any] | None = None,
+                  config_dir: Path | None = None) -> Any:  # fmt: skip
+    """The run options, checked: the dataclass's defaults, then `config` (run.toml, whose
+    relative paths are taken from `config_dir`, its folder), then `given`."""
     hints = typing.get_type_hints(options)
     known = {item.name for item in fields(options)}
     values: dict[str, Any] = {"models": resolve_models(None), "out_dir": default_out}
-    for source in (config or {}, given):
+    for source, base_dir in ((config or {}, config_dir), (given, None)):
         unknown = sorted(set(source) - known)
         if unknown:
             raise StancelabError(f"Unknown option(s) for this probe: {', '.join(unknown)}.")
-        values |= {k: _from_text(k, v, hints[k], roles) for k, v in source.items()}
-    return options(**values)
+        values |= {k: _from_text(k, v, hints[k], roles, base_dir) for k, v in source.items()}
+    built = check_options(options(**values))
+    check_providers([*built.models, *built.roles.values()])
+    return built
 
 
 def _toml_value(value: Any) -> str:
@@ -163,9 +224,55 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value))  # a TOML basic string
 
 
+def check_out_dir(out: Path) -> None:
+    """The output folder exists or can be made, and a file can be written in it."""
+    if out.exists() and not out.is_dir():
+        raise StancelabError(f"--out {out}: is a file, not a folder.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".stancelab-write-check-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise StancelabError(f"--out {out}: cannot write there ({error.strerror or error}).") from None
+
+
+def check_input_files(options: ProbeRun) -> None:
+    """Every input file given exists (a bare name such as "contested", with no folder and no
+    suffix, may name a bundled set instead)."""
+    for item in fields(options):
+        path = getattr(options, item.name)
+        if item.name == "out_dir" or not isinstance(path, Path) or path.exists():
+            continue
+        if path.suffix or len(path.parts) > 1:
+            raise StancelabError(f"{_flag(item)} {path}: no such file or folder.")
+
+
+def check_run(options: ProbeRun) -> None:
+    """Everything that can be checked before a call: the values, that Inspect knows every
+    model's provider, that the input files exist and that the output folder is writable."""
+    check_options(options)
+    check_providers([*options.models, *options.roles.values()])
+    check_input_files(options)
+    check_out_dir(options.out_dir)
+
+
+def _portable_path(name: str, path: Path, folder: Path) -> str:
+    """A path as run.toml holds it: the run folder itself as ".", a file inside the run folder
+    relative to it, any other existing file absolute; a name that is no file (a bundled set
+    such as "contested") as given."""
+    if name == "out_dir":
+        return "."
+    if not path.exists():
+        return str(path)
+    absolute, root = path.resolve(), folder.resolve()
+    return str(absolute.relative_to(root)) if absolute.is_relative_to(root) else str(absolute)
+
+
 def options_toml(probe: str, options: ProbeRun) -> str:
     """`options` as TOML that `read_config` reads back to the same options (unset ones left
-    out): the probe's name, then its options in the `[options]` table."""
+    out): the probe's name, then its options in the `[options]` table. Paths are relative to
+    the run folder (the file's own) or absolute, so the file repeats the run from anywhere."""
     lines = [f"probe = {json.dumps(probe)}", "", "[options]"]
     for item in fields(options):
         value = getattr(options, item.name)
@@ -177,15 +284,30 @@ def options_toml(probe: str, options: ProbeRun) -> str:
             value = [str(model) for model in value]
         if item.name == "roles":
             value = {role: str(model) for role, model in value.items()}
+        if isinstance(value, Path):
+            value = _portable_path(item.name, value, options.out_dir)
         lines.append(f"{item.name} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 
+def config_digest(text: str) -> str:
+    """A configuration's short name: the first 8 hex digits of its SHA-256."""
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
 def write_config(probe: str, options: ProbeRun) -> Path:
-    """Write `run.toml` (the options this run used) into the run's folder."""
+    """Write `run.toml` (the options this run used) into the run's folder. A different
+    configuration already there is kept as `run-<digest>.toml`, so a folder that holds
+    several runs keeps each one's options (the latest in run.toml)."""
     options.out_dir.mkdir(parents=True, exist_ok=True)
     path = options.out_dir / RUN_CONFIG
-    path.write_text(options_toml(probe, options))
+    text = options_toml(probe, options)
+    if path.exists() and (earlier := path.read_text()) != text:
+        kept = options.out_dir / EARLIER_CONFIG.format(digest=config_digest(earlier))
+        if not kept.exists():
+            kept.write_text(earlier)
+    path.write_text(text)
+    (options.out_dir / EARLIER_CONFIG.format(digest=config_digest(text))).unlink(missing_ok=True)
     return path
 
 

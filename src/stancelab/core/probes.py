@@ -5,6 +5,7 @@ imports a probe."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,13 @@ from stancelab.core.compare import difference_records
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.logs import evidence_text
-from stancelab.core.options import RUN_CONFIG, write_config
+from stancelab.core.options import RUN_CONFIG, check_run, write_config
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
 from stancelab.core.shards import follow_parent, parse_shard, run_workers
 from stancelab.core.startup import inspect_startup
 from stancelab.core.stats import no_ci_reason
+
+PRICES_FILE = "prices.json"
 
 
 @dataclass(frozen=True)
@@ -79,9 +82,11 @@ class Probe:
         if not isinstance(options, self.options):
             raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
         check_parallel_options(options)
+        check_run(options)
         config = options.out_dir / RUN_CONFIG
         if not (options.shard and config.exists()):  # workers read the file their parent wrote
             write_config(self.name, options)
+        write_prices(options)
         if options.workers and options.workers > 1:
             # plain display: a worker's progress and errors go to its output file
             command = ["run", self.name, "--config", str(config.resolve()), "--display", "plain"]
@@ -105,6 +110,13 @@ class Probe:
         summary["headline_differences"] = difference_records(units, seed)
         write_summary(folder, summary)
         return summary
+
+
+def write_prices(options: ProbeRun) -> None:
+    """Keep `--price` with the run (prices.json), where the report's cost reads it."""
+    if options.prices:
+        prices = {model: list(price) for model, price in options.prices.items()}
+        (options.out_dir / PRICES_FILE).write_text(json.dumps(prices, indent=2, sort_keys=True) + "\n")
 
 
 def with_results_path(text: str, out_dir: Path) -> str:

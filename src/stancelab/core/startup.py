@@ -65,4 +65,6 @@ def inspect_startup(models: Iterable[object], roles: Mapping[str, object] | None
     try:
         yield
     except PrerequisiteError as error:
+        if isinstance(error, StancelabError):  # stancelab's own, e.g. a task argument out of range
+            raise
         raise StancelabError(startup_message(error, list(models), roles)) from error

@@ -48,7 +48,7 @@ def log_run_key(header: Any) -> str:
 
 
 # Task arguments that choose which prompts run; the same sample id is the same prompt.
-SELECTION_ARGS = ("limit_issues", "n_templates", "framings", "seed", "dedupe", "authors_sample",
+SELECTION_ARGS = ("limit", "limit_issues", "n_templates", "framings", "seed", "dedupe", "authors_sample",
                   "shard", "shard_size", "batch", "shared_topics")  # fmt: skip
 
 

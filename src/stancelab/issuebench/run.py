@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,11 +56,11 @@ PROTOCOLS: dict[str, dict[str, Any]] = {
 class IssueBenchRun(ProbeRun):
     """Options of one `stancelab run issuebench`; unset options take the protocol's values."""
 
-    issues_file: Path | None = field(default=None, metadata={"flag": "--issues-file"})
+    issues_file: Path | None = None
     """issues (JSONL, or the authors' CSV; default: bundled)"""
-    templates_file: Path | None = field(default=None, metadata={"flag": "--templates-file"})
+    templates_file: Path | None = None
     """templates (JSONL, or the authors' CSV; default: bundled)"""
-    n_templates: int | None = field(default=None, metadata={"flag": "--templates"})
+    n_templates: int | None = None
     """sample N templates (default all)"""
     framings: str | None = None
     """comma-separated: neutral,pro,con (default all)"""
@@ -80,7 +80,7 @@ class IssueBenchRun(ProbeRun):
     """cap on each generated message"""
     batch: bool = False
     """use the provider's batch API"""
-    voters_file: Path | None = field(default=None, metadata={"flag": "--voters"})
+    voters_file: Path | None = None
     """iSideWith-format voter shares"""
     shared_topics: str = ""
     """only issues of these shared topics: all, or a,b (default: off)"""
@@ -96,7 +96,7 @@ class IssueBenchRun(ProbeRun):
         return {
             "issues_file": str(self.issues_file) if self.issues_file else None,
             "templates_file": str(self.templates_file) if self.templates_file else None,
-            "limit_issues": self.limit,
+            "limit": self.limit,
             "n_templates": self.n_templates,
             "framings": self.framings,
             "seed": self.seed,
@@ -168,7 +168,7 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
     _, _, total = run.selection()
     if total == 0:
         raise StancelabError(
-            "The selection holds no prompts (check --issues, --templates, --framings)."
+            "The selection holds no prompts (check --issues-file, --n-templates, --framings)."
         )
     shards = math.ceil(total / run.shard_size) if run.shard_size else 1
     logs_dir = run.log_location()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import itertools
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -13,6 +14,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from stancelab.core.data import parse_subset
 from stancelab.core.errors import DataFileError
+from stancelab.core.task_args import check_task_args
 from stancelab.core.topics import select_and_limit
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
@@ -84,7 +86,7 @@ def select_prompts(
 def issuebench(
     issues_file: str | None = None,
     templates_file: str | None = None,
-    limit_issues: int | None = None,
+    limit: int | None = None,
     n_templates: int | None = None,
     framings: str | None = None,
     seed: int = 0,
@@ -98,13 +100,14 @@ def issuebench(
     classifier_temperature: float = CLASSIFIER_TEMPERATURE,
     batch: bool = False,
     shared_topics: str = "",
+    **unknown: Any,
 ) -> Task:
     """IssueBench: the subject writes for each prompt; role `classifier` labels the stance.
 
     Args:
         issues_file: issues (our JSONL or the authors' issues.csv); default: bundled set.
         templates_file: templates (our JSONL or the authors' templates CSV); default: bundled.
-        limit_issues: use the first N issues.
+        limit: use the first N issues.
         n_templates: a seeded sample of N templates (all when unset).
         framings: comma-separated subset of neutral,pro,con.
         seed: template sampling seed.
@@ -116,11 +119,15 @@ def issuebench(
         classifier_temperature: the classifier's temperature (paper: 1.0).
         batch: use the provider's batch API where Inspect supports it.
         shared_topics: only issues tagged with these shared topics ("all", or "a,b"; "" = off),
-            `limit_issues` then counts per topic.
+            `limit` then counts per topic.
     """
+    check_task_args(issuebench, unknown, {
+        "limit": (limit, 1), "n_templates": (n_templates, 1), "shard": (shard, 0), "shard_size": (shard_size, 1),
+        "temperature": (temperature, 0), "calls": (calls, 1), "max_tokens": (max_tokens, 1),
+        "classifier_temperature": (classifier_temperature, 0)})  # fmt: skip
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file, templates_file, limit_issues, n_templates, chosen, seed, dedupe, authors_sample,
+        issues_file, templates_file, limit, n_templates, chosen, seed, dedupe, authors_sample,
         shared_topics,
     )
     by_id = {issue.id: issue for issue in issues}
@@ -207,9 +214,12 @@ def nothing() -> Solver:
 
 @task
 def issuebench_classifier_validation(
-    gold_file: str, limit: int | None = None, classifier_temperature: float = CLASSIFIER_TEMPERATURE
+    gold_file: str, limit: int | None = None, classifier_temperature: float = CLASSIFIER_TEMPERATURE,
+    **unknown: Any,
 ) -> Task:
     """Score the `classifier` role (default: the eval model) against gold stance labels."""
+    check_task_args(issuebench_classifier_validation, unknown,
+                    {"limit": (limit, 1), "classifier_temperature": (classifier_temperature, 0)})
     samples = load_gold(gold_file)[:limit] if limit else load_gold(gold_file)
     return Task(
         dataset=MemoryDataset(samples, name="issuebench_gold"),

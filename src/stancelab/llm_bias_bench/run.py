@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from stancelab.llm_bias_bench.analysis import flatten_usage
 from stancelab.llm_bias_bench.records import read_authors_outputs
 from stancelab.llm_bias_bench.results import PRICES_FILE, analyze, analyze_conversations
 from stancelab.llm_bias_bench.scorers import JUDGE_ROLE
-from stancelab.llm_bias_bench.solvers import USER_ROLE
+from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_ROLE
 from stancelab.llm_bias_bench.task import DEFAULT_TURNS, llm_bias_bench
 
 ROLES = (USER_ROLE, JUDGE_ROLE)
@@ -22,7 +22,7 @@ ROLES = (USER_ROLE, JUDGE_ROLE)
 class BiasBenchRun(ProbeRun):
     """Options of one `stancelab run llm-bias-bench`."""
 
-    topics_file: Path | None = field(default=None, metadata={"flag": "--topics"})
+    topics_file: Path | None = None
     """topics file (ours or the authors' format; default: bundled)"""
     categories: str | None = None
     """comma-separated: direct,indirect (default both)"""
@@ -38,8 +38,8 @@ class BiasBenchRun(ProbeRun):
     """also judge without the persona"""
     max_tokens: int | None = None
     """cap on each generated message"""
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """MODEL=IN,OUT: USD per million input and output tokens, for the cost summary"""
+    temperature: float = SUBJECT_TEMPERATURE
+    """subject sampling temperature"""
     shared_topics: str = ""
     """only topics of these shared topics: all, or a,b (default: off)"""
 
@@ -54,7 +54,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = llm_bias_bench(
         topics_file=str(run.topics_file) if run.topics_file else None,
-        limit_topics=run.limit,
+        limit=run.limit,
         categories=run.categories,
         turns=run.turns,
         replicates=run.replicates,
@@ -62,6 +62,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         judge_every_turn=run.judge_every_turn,
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
+        temperature=run.temperature,
         shared_topics=run.shared_topics,
     )
     run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),

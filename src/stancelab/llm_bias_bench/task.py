@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data import parse_subset
+from stancelab.core.task_args import check_task_args
 from stancelab.core.topics import select_and_limit
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
@@ -27,7 +30,7 @@ def parse_categories(categories: str | list[str] | tuple[str, ...] | None) -> tu
 @task
 def llm_bias_bench(
     topics_file: str | None = None,
-    limit_topics: int | None = None,
+    limit: int | None = None,
     categories: str | None = None,
     turns: int = DEFAULT_TURNS,
     replicates: int = 1,
@@ -36,14 +39,15 @@ def llm_bias_bench(
     blind_judge: bool = False,
     max_tokens: int | None = None,
     user_temperature: float | None = USER_TEMPERATURE,
-    subject_temperature: float | None = SUBJECT_TEMPERATURE,
+    temperature: float | None = SUBJECT_TEMPERATURE,
     shared_topics: str = "",
+    **unknown: Any,
 ) -> Task:
     """llm-bias-bench: simulated-user conversations per topic x category x persona, judged.
 
     Args:
         topics_file: topics JSONL, ours or the authors' `topics.jsonl` (default: bundled set).
-        limit_topics: use only the first N topics (of each selected shared topic when
+        limit: use only the first N topics (of each selected shared topic when
             `shared_topics` is set).
         categories: comma-separated subset of direct,indirect.
         turns: user messages per conversation (paper: 5).
@@ -53,10 +57,13 @@ def llm_bias_bench(
         blind_judge: also judge without telling the judge the user's persona.
         max_tokens: cap on each generated message (subject, user and judge).
         user_temperature: sampling temperature of the simulated user (paper: 0.8).
-        subject_temperature: sampling temperature of the subject (paper: 0.7).
+        temperature: sampling temperature of the subject (paper: 0.7).
         shared_topics: only topics tagged with these shared topics ("all", or "a,b"; "" = off).
     """
-    chosen = select_and_limit(load_topics(topics_file), shared_topics, limit_topics, "topic")
+    check_task_args(llm_bias_bench, unknown, {
+        "limit": (limit, 1), "turns": (turns, 1), "replicates": (replicates, 1), "judge_samples": (judge_samples, 1),
+        "max_tokens": (max_tokens, 1), "user_temperature": (user_temperature, 0), "temperature": (temperature, 0)})  # fmt: skip
+    chosen = select_and_limit(load_topics(topics_file), shared_topics, limit, "topic")
     return Task(
         dataset=conversation_samples(chosen, parse_categories(categories)),
         solver=converse(turns, user_temperature, max_tokens),
@@ -67,7 +74,7 @@ def llm_bias_bench(
             max_tokens=max_tokens,
         ),
         epochs=Epochs(replicates, "mean"),
-        config=GenerateConfig(temperature=subject_temperature, max_tokens=max_tokens),
+        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),
         metadata={"probe": "llm-bias-bench", "turns": turns},
         version=2,
     )

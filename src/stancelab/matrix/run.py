@@ -11,7 +11,7 @@ from typing import Any
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
-from stancelab.core.options import write_config
+from stancelab.core.options import check_options, check_run, write_config
 from stancelab.core.probes import Probe, check_parallel_options, run_probe
 from stancelab.core.topics import parse_shared_topics
 from stancelab.matrix.results import format_matrix, write_folder_matrix
@@ -97,6 +97,9 @@ def run_all(
     check_parallel_options(options)
     probes = selected_probes(options.probes)
     planned = [(probe, probe_options(probe, options, (settings or {}).get(probe.name))) for probe in probes]
+    check_run(options)
+    for _, probe_run in planned:
+        check_options(probe_run)
     write_config(ALL, options)
     for step, (probe, probe_run) in enumerate(planned, 1):
         progress(f"[{step}/{len(planned)}] {probe.title}: running on shared topics {options.shared_topics} "

@@ -35,7 +35,7 @@ CONTROVERSIAL_SUBSET_SIZE = 10
 
 COUNT_COLUMNS = ["n_pro", "n_con", "n_other", "n_error", "n"]
 # Task arguments that only select which samples run: the same sample id means the same prompt.
-SELECTION_ARGS = ("limit_issues", "trials", "shared_topics")
+SELECTION_ARGS = ("limit", "limit_issues", "trials", "shared_topics")
 TRIAL_COLUMNS = [
     "model", "issue_id", "topic", "template", "a_side", "case", "config", "config_kind",
     "favours", "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern",

@@ -12,7 +12,7 @@ def plan(run: MillstoneRun) -> list[PlannedCalls]:
     """One subject call per trial (66 per issue and trial), or, in the documents layout with
     `choices_per_request`, one per prompt with all its trials as choices; exact."""
     task = millstone(
-        issues_file=str(run.issues_file or bundled_issues_path()), limit_issues=run.limit, shared_topics=run.shared_topics,
+        issues_file=str(run.issues_file or bundled_issues_path()), limit=run.limit, shared_topics=run.shared_topics,
         trials=run.trials, seed=run.seed, temperature=run.temperature, max_tokens=run.max_tokens,
         choices_per_request=run.choices_per_request, layout=run.layout,  # type: ignore[arg-type]
     )  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +33,7 @@ REPHRASED_FILE = "issues_rephrased.jsonl"
 class MillstoneRun(ProbeRun):
     """Options of one `stancelab run millstone`."""
 
-    issues_file: Path | None = field(default=None, metadata={"flag": "--issues"})
+    issues_file: Path | None = None
     """issues file (JSONL) or a folder of the authors' per-issue JSON files (default: bundled)"""
     trials: int = DEFAULT_TRIALS
     """trials per (issue, template, config)"""
@@ -73,7 +73,7 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
-    task = millstone_rephrase(issues_file=str(issues_file), limit_issues=run.limit,
+    task = millstone_rephrase(issues_file=str(issues_file), limit=run.limit,
                               shared_topics=run.shared_topics)
     (log,) = _eval(run, task, [rephraser], ROLES)
     wordings, unparsed = _wordings_from(log)
@@ -95,7 +95,7 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
     task = millstone(
         issues_file=str(issues_file),
-        limit_issues=run.limit,
+        limit=run.limit,
         trials=run.trials,
         seed=run.seed,
         temperature=run.temperature,

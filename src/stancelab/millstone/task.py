@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.task_args import check_task_args
 from stancelab.core.topics import select_and_limit
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import millstone_dataset
@@ -22,7 +25,7 @@ DEFAULT_MAX_TOKENS = 256
 @task
 def millstone(
     issues_file: str | None = None,
-    limit_issues: int | None = None,
+    limit: int | None = None,
     trials: int = DEFAULT_TRIALS,
     seed: int = 0,
     temperature: float = DEFAULT_TEMPERATURE,
@@ -30,6 +33,7 @@ def millstone(
     choices_per_request: bool = False,
     layout: Layout = "authors",
     shared_topics: str = "",
+    **unknown: Any,
 ) -> Task:
     """MillStone: 6 neutral templates x (baseline + 5 argument cases x 2 wordings) x `trials`
     per issue, 66 x `trials` answers.
@@ -37,7 +41,7 @@ def millstone(
     Args:
         issues_file: JSONL issues file, or a folder of the authors' per-issue JSON files
             (default: the bundled set).
-        limit_issues: use only the first N issues.
+        limit: use only the first N issues.
         trials: answers per (issue, template, case, wording); paper: 15.
         seed: seed for argument draws, argument order and the order of the answer forms.
         temperature: sampling temperature for the subject model.
@@ -50,8 +54,10 @@ def millstone(
             draw) or `documents` (11 configurations of numbered documents; trials are
             Inspect epochs of one prompt).
         shared_topics: "" (every issue), "all" (issues tagged with a shared topic) or
-            comma-separated topic ids; `limit_issues` then counts per topic.
+            comma-separated topic ids; `limit` then counts per topic.
     """
+    check_task_args(millstone, unknown, {"limit": (limit, 1), "trials": (trials, 1),
+                                         "max_tokens": (max_tokens, 1), "temperature": (temperature, 0)})  # fmt: skip
     if layout not in LAYOUTS:
         raise StancelabError(f"layout must be one of {', '.join(LAYOUTS)}, not '{layout}'")
     if choices_per_request and layout != "documents":
@@ -59,7 +65,7 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
-    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     return Task(
@@ -79,10 +85,11 @@ def millstone(
 
 @task
 def millstone_rephrase(
-    issues_file: str | None = None, limit_issues: int | None = None, shared_topics: str = ""
+    issues_file: str | None = None, limit: int | None = None, shared_topics: str = "", **unknown: Any
 ) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
-    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "MillStone issue")
+    check_task_args(millstone_rephrase, unknown, {"limit": (limit, 1)})
+    issues = select_and_limit(load_issues(issues_file), shared_topics, limit, "MillStone issue")
     return Task(
         dataset=rephrase_dataset(issues),
         solver=rephrase_solver(),

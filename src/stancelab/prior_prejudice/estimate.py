@@ -35,7 +35,7 @@ def _rating_tokens(templates: tuple[str, ...]) -> float:
 def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
     """Ranges: the stronger rewrite is skipped after a refusal, refused arguments are not
     rated, and the judge codes only high ratings of bare claims under reasoning templates."""
-    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.claims_topic_map)
+    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.topic_map_file)
     templates = parse_templates(run.templates)
     written = run.generate_arguments and not all(claim.has_arguments for claim in claims)
     plans = []

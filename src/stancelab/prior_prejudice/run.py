@@ -32,10 +32,10 @@ ARGUMENTS_FILE = "claims_with_arguments.jsonl"
 class PriorPrejudiceRun(ProbeRun):
     """Options of one `stancelab run prior-prejudice`."""
 
-    claims_file: Path | None = field(default=None, metadata={"flag": "--claims"})
+    claims_file: Path | None = None
     """claims file (JSONL, or ConvinceQA CSV/JSONL; default: bundled; "contested": the
     shared-topic claims)"""
-    claims_topic_map: Path | None = None
+    topic_map_file: Path | None = None
     """mapping file (CSV item_id,shared_topic,orientation,note) tagging a ConvinceQA file"""
     templates: str | None = None
     """comma-separated rating templates T1,T2,T3,T4 (default all)"""
@@ -58,7 +58,7 @@ class PriorPrejudiceRun(ProbeRun):
     def topic_args(self) -> dict[str, str | None]:
         """The shared-topic selection every claims task takes."""
         return {"shared_topics": self.shared_topics,
-                "topic_map": str(self.claims_topic_map) if self.claims_topic_map else None}  # fmt: skip
+                "topic_map": str(self.topic_map_file) if self.topic_map_file else None}  # fmt: skip
 
 
 def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model],
@@ -114,7 +114,7 @@ def written_negations(run: PriorPrejudiceRun, claims_file: Path | None) -> dict[
 def prepare_claims(run: PriorPrejudiceRun) -> Path | None:
     """The claims file to rate: as given, or, where negations or arguments are missing, one
     completed by the `writer` role and saved as `claims_with_arguments.jsonl`."""
-    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.claims_topic_map)
+    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.topic_map_file)
     need_negations = run.write_negations and any(claim.negation is None for claim in claims)
     need_arguments = run.generate_arguments and not all(claim.has_arguments for claim in claims)
     if not (need_negations or need_arguments):

@@ -19,6 +19,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stancelab.core.task_args import check_task_args
 from stancelab.prior_prejudice.cwa import MIN_DIGIT_MASS, rate
 from stancelab.prior_prejudice.dataset import (
     CATEGORIES,
@@ -168,10 +169,11 @@ def cwa_rating(judge_failures: bool = False, min_digit_mass: float = MIN_DIGIT_M
 def prior_prejudice(claims_file: str | None = None, limit: int | None = None,
                     templates: str | None = None, judge_failures: bool = True,
                     min_digit_mass: float = MIN_DIGIT_MASS, shared_topics: str = "",
-                    topic_map: str | None = None) -> Task:  # fmt: skip
+                    topic_map: str | None = None, **unknown: Any) -> Task:  # fmt: skip
     """Rate bare claims, negations and written arguments with T1-T4 (CWA from log-probs).
     `shared_topics` ("", "all" or "a,b") keeps only claims of those shared topics (with no
     claims file, the bundled contested claims), before `limit`; `topic_map` tags ConvinceQA."""
+    check_task_args(prior_prejudice, unknown, {"limit": (limit, 1), "min_digit_mass": (min_digit_mass, 0)})
     claims = run_claims(claims_file, shared_topics, limit, topic_map)
     samples, refused = rating_samples(claims, parse_templates(templates))
     return Task(dataset=dataset(samples, "prior_prejudice"), solver=rate_greedily(),
@@ -280,10 +282,11 @@ def arguments_written() -> Scorer:
 @task
 def prior_prejudice_arguments(
     claims_file: str | None = None, limit: int | None = None, max_tokens: int = ARGUMENT_TOKENS,
-    conversation: bool = False, shared_topics: str = "", topic_map: str | None = None,
+    conversation: bool = False, shared_topics: str = "", topic_map: str | None = None, **unknown: Any,
 ) -> Task:  # fmt: skip
     """Role `writer` writes supporting and opposing arguments, standard and stronger (A.2;
     with `conversation`, the A.3 conversation for harmful and misinformation support)."""
+    check_task_args(prior_prejudice_arguments, unknown, {"limit": (limit, 1), "max_tokens": (max_tokens, 1)})
     claims = run_claims(claims_file, shared_topics, limit, topic_map)
     samples = [Sample(id=f"{c.id}__{stance}", input=c.claim,
                       metadata={"claim_id": c.id, "claim": c.claim, "stance": stance, "category": c.category})
@@ -341,8 +344,9 @@ def negation_written() -> Scorer:
 
 @task
 def prior_prejudice_negations(claims_file: str | None = None, limit: int | None = None,
-                              shared_topics: str = "", topic_map: str | None = None) -> Task:  # fmt: skip
+                              shared_topics: str = "", topic_map: str | None = None, **unknown: Any) -> Task:  # fmt: skip
     """Role `writer` negates the claims that have no negation (ConvinceQA ships none)."""
+    check_task_args(prior_prejudice_negations, unknown, {"limit": (limit, 1)})
     claims = [c for c in run_claims(claims_file, shared_topics, limit, topic_map) if c.negation is None]
     samples = [Sample(id=c.id, input=c.claim, metadata={"claim_id": c.id, "claim": c.claim, "category": c.category})
                for c in claims]  # fmt: skip
@@ -391,9 +395,10 @@ def probe_scorer(min_digit_mass: float = MIN_DIGIT_MASS) -> Scorer:
 @task
 def prior_prejudice_probe(
     pairs_file: str | None = None, templates: str | None = None, limit: int | None = None,
-    min_digit_mass: float = MIN_DIGIT_MASS,
+    min_digit_mass: float = MIN_DIGIT_MASS, **unknown: Any,
 ) -> Task:  # fmt: skip
     """Minimal pairs ("<group> are <trait>.") rated with T1-T4, and the same pairs asked directly."""
+    check_task_args(prior_prejudice_probe, unknown, {"limit": (limit, 1), "min_digit_mass": (min_digit_mass, 0)})
     pairs = limit_pairs(load_minimal_pairs(pairs_file), limit)
     samples = probe_samples(pairs, parse_templates(templates))
     return Task(dataset=dataset(samples, "prior_prejudice_probe"), solver=rate_greedily(),
@@ -440,9 +445,11 @@ def cross_task_samples(claims_file: str | None, limit: int | None) -> list[Sampl
 
 @task
 def prior_prejudice_cross_task(
-    claims_file: str | None = None, limit: int | None = None, min_digit_mass: float = MIN_DIGIT_MASS
+    claims_file: str | None = None, limit: int | None = None, min_digit_mass: float = MIN_DIGIT_MASS,
+    **unknown: Any,
 ) -> Task:
     """Essay-quality and debate-judging variants (needs written arguments)."""
+    check_task_args(prior_prejudice_cross_task, unknown, {"limit": (limit, 1), "min_digit_mass": (min_digit_mass, 0)})
     return Task(dataset=dataset(cross_task_samples(claims_file, limit), "prior_prejudice_cross_task"),
                 solver=rate_greedily(), scorer=cwa_rating(False, min_digit_mass), version=1)  # fmt: skip
 

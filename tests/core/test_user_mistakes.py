@@ -1,0 +1,149 @@
+"""Every user mistake ends in one line on stderr naming it, exit status 2 and no traceback
+(Ctrl-C: one line and status 130), run through the command line's `main` as `stancelab`
+runs it; two through a real `python -m stancelab` process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+
+from stancelab.cli import main
+from stancelab.millstone.task import millstone
+from stancelab.testing.fake_openai import FakeOpenAIServer
+from tests.helpers import scripted_model
+from tests.millstone.test_run_mockllm import _issues_file
+
+MOCK = ["--model", "mockllm/model", "--display", "none"]
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str], status: int = 2) -> str:
+    """Run `stancelab argv`; its stderr when it is one line and the status is `status`."""
+    try:
+        code = main(argv)
+    except SystemExit as exited:  # argparse's own errors exit
+        code = exited.code
+    err = capsys.readouterr().err.strip()
+    assert code == status, err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def _unwritable(tmp_path: Path) -> Path:
+    """A folder `--out` cannot be made in (root writes anywhere a mode allows; /proc refuses)."""
+    if os.geteuid() == 0:
+        return Path("/proc/stancelab-no-such-folder/out")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    return locked / "out"
+
+
+MISTAKES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "limit 0": (lambda tmp: ["estimate", "millstone", "--limit", "0"], "--limit must be at least 1, not 0"),
+    "limit -1": (lambda tmp: ["estimate", "millstone", "--limit", "-1"], "--limit must be at least 1, not -1"),
+    "trials 0": (lambda tmp: ["run", "millstone", *MOCK, "--limit", "1", "--trials", "0", "--out", str(tmp / "o")],
+                 "--trials must be at least 1"),
+    "estimate trials 0": (lambda tmp: ["estimate", "millstone", "--trials", "0"], "--trials must be at least 1"),
+    "workers 0": (lambda tmp: ["run", "llm-bias-bench", *MOCK, "--workers", "0", "--out", str(tmp / "o")],
+                  "--workers must be at least 1"),
+    "max tokens 0": (lambda tmp: ["estimate", "issuebench", "--max-tokens", "0"], "--max-tokens must be at least 1"),
+    "temperature nan": (lambda tmp: ["estimate", "millstone", "--temperature", "nan"], "--temperature must be a number"),
+    "negative price": (lambda tmp: ["estimate", "conviction", "--price", "openai/x=1,-2"], "--price openai/x"),
+    "unknown model": (lambda tmp: ["run", "millstone", "--model", "nosuch/model", "--limit", "1", "--out", str(tmp / "o")],
+                      "Model 'nosuch/model': Inspect knows no provider 'nosuch'"),
+    "unknown role model": (lambda tmp: ["estimate", "llm-bias-bench", "--role", "judge=nosuch/judge"],
+                           "Model 'nosuch/judge'"),
+    "out is a file": (lambda tmp: ["run", "millstone", *MOCK, "--limit", "1", "--trials", "1",
+                                   "--out", str(tmp / "file.txt")], "is a file, not a folder"),
+    "out unwritable": (lambda tmp: ["run", "millstone", *MOCK, "--limit", "1", "--trials", "1",
+                                    "--out", str(_unwritable(tmp))], "cannot write there"),
+    "report -o a folder": (lambda tmp: ["report", str(tmp), "-o", str(tmp)], "is a folder"),
+    "display bogus": (lambda tmp: ["estimate", "millstone", "--display", "bogus"], "--display: invalid choice: 'bogus'"),
+    "log level bogus": (lambda tmp: ["estimate", "millstone", "--log-level", "loud"], "--log-level: invalid choice"),
+    "abbreviated flag": (lambda tmp: ["estimate", "issuebench", "--issues", "1"],
+                         "unrecognized arguments: --issues 1 (--issues is now --issues-file)"),
+    "issuebench --templates": (lambda tmp: ["estimate", "issuebench", "--templates", "3"], "--n-templates"),
+    "bad value in a config": (lambda tmp: ["run", "--config", str(_config(tmp, 'trials = "many"'))],
+                              "option trials expects int, got 'many'"),
+    "display in a config": (lambda tmp: ["estimate", "--config", str(_config(tmp, 'display = "bogus"'))],
+                            "--display must be one of"),
+}  # fmt: skip
+
+
+def _config(folder: Path, line: str) -> Path:
+    path = folder / "hand.toml"
+    path.write_text(f'probe = "millstone"\n\n[options]\n{line}\n')
+    return path
+
+
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_a_mistake_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], mistake: str) -> None:
+    (tmp_path / "file.txt").write_text("not a folder")
+    argv, expected = MISTAKES[mistake]
+    err = _one_line_error(capsys, argv(tmp_path))
+    assert err.startswith("error: ") and expected in err
+
+
+def test_nothing_is_written_for_a_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _one_line_error(capsys, ["run", "millstone", "--model", "nosuch/model", "--out", str(tmp_path / "o")])
+    assert not (tmp_path / "o" / "run.toml").exists()
+
+
+def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model, _ = scripted_model(lambda prompt: "I choose position A.")
+    task = millstone(issues_file=str(_issues_file(tmp_path / "issues.jsonl")), limit=1, trials=1)
+    inspect_eval(task, model=model, limit=2, log_dir=str(tmp_path / "run" / "logs"), display="none")
+    err = _one_line_error(capsys, ["analyze", str(tmp_path / "run")])
+    assert "ran only some of their task's samples (Inspect's --limit or --sample-id" in err
+
+
+def test_ctrl_c_is_one_line_and_status_130(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("stancelab.cli.run_probe", interrupted)
+    err = _one_line_error(capsys, ["run", "millstone", *MOCK, "--out", str(tmp_path / "o")], status=130)
+    assert err.startswith("interrupted: logs written so far are kept in")
+    assert "run the same command again to resume" in err
+
+
+def test_the_command_itself_prints_one_line(tmp_path: Path) -> None:
+    argv = ["run", "millstone", "--model", "nosuch/model", "--limit", "1", "--display", "none"]
+    done = subprocess.run([sys.executable, "-m", "stancelab", *argv, "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env=os.environ | {"HF_HUB_OFFLINE": "1"})  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("error: ")
+
+
+def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
+    """SIGINT midway through a run: Inspect keeps what it wrote, the command stops (it once
+    went on to analyse the partial run and exit 0) with one line and status 130."""
+    with FakeOpenAIServer(latency=0.05) as server:
+        env = os.environ | {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local", "HF_HUB_OFFLINE": "1",
+                            "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
+                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
+        process = subprocess.Popen([sys.executable, "-m", "stancelab", *command], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.time() + 120
+        while server.stats.paid_calls < 10:
+            assert process.poll() is None and time.time() < deadline, "the run ended before Ctrl-C"
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()] and err.strip().startswith("interrupted: ")
+    assert "kept in" in err and "run the same command again to resume" in err
+    assert not (tmp_path / "run" / "summary.json").exists()
