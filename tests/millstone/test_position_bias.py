@@ -27,10 +27,11 @@ MODEL = "mockllm/always-a"
 TOPIC = "minimum-wage"  # its bundled issue has orientation +1: "A" reads as agreement 4 times of 6
 COPIES = 4  # issues of the topic (copies of the bundled one under other ids)
 TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
-# every lens whose run survives an always-"A" server today (llm-bias-bench's summary fails on it)
-LENSES = "millstone,conviction,prior-prejudice,issuebench"
-SETTINGS = {lens: setting for lens, setting in SCRIPTED_SETTINGS.items() if lens in LENSES.split(",")} | {
-    "millstone": {"trials": TRIALS}}  # the other lenses' small settings, kept in one place
+# every lens (llm-bias-bench's summary once failed on an always-"A" server with replicates)
+LENSES = ",".join(PROBES)
+SETTINGS = dict(SCRIPTED_SETTINGS) | {  # the other lenses' small settings, kept in one place
+    "millstone": {"trials": TRIALS},
+    "llm-bias-bench": SCRIPTED_SETTINGS["llm-bias-bench"] | {"replicates": 2}}
 
 
 def copies_of_the_topic_issue(path: Path) -> Path:

@@ -256,15 +256,27 @@ def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
             lines.append(f"{title}: {entry}")
             continue
         for row in entry["overall"]:
-            lines.append(f"{title}: {row['raters']} raters, pairwise {row['pairwise_min']:.1f}"
-                         f"-{row['pairwise_max']:.1f}% (mean {row['pairwise_mean']:.1f}), "
-                         f"unanimous {row['unanimous']:.1f}%, "
-                         f"supermajority {row['supermajority']:.1f}%, "
-                         f"Krippendorff alpha {row['krippendorff_alpha']:.3f}")  # fmt: skip
+            lines.append(f"{title}: {row['raters']} raters, pairwise {_figure(row['pairwise_min'])}"
+                         f"-{_figure(row['pairwise_max'])}% (mean {_figure(row['pairwise_mean'])}), "
+                         f"unanimous {_figure(row['unanimous'])}%, "
+                         f"supermajority {_figure(row['supermajority'])}%, "
+                         f"Krippendorff alpha {_figure(row['krippendorff_alpha'], '.3f')}")  # fmt: skip
     runs = comparisons.get("run_to_run")
     lines.append("run-to-run agreement: " + (runs if isinstance(runs, str) else ", ".join(
-        f"{m} {r['agreement']:.1f}% of {r['pairs']}" for by in runs.values() for m, r in by.items())))  # fmt: skip
+        f"{m} {_run_to_run_text(r)}" for by in runs.values() for m, r in by.items())))  # fmt: skip
     return lines
+
+
+def _figure(value: float | None, spec: str = ".1f") -> str:
+    """A comparison figure, or 'n/a' where no valid verdict pair gave one."""
+    return "n/a" if value is None else format(value, spec)
+
+
+def _run_to_run_text(row: dict[str, Any]) -> str:
+    """One model's run-to-run agreement, or why it has none (no pair of valid verdicts)."""
+    if row.get("agreement") is None:
+        return f"not measured: no pair of valid verdicts ({row.get('left_out', 0)} pairs unparsed or refused)"
+    return f"{row['agreement']:.1f}% of {row['pairs']}"
 
 
 def _headline_text(entry: dict[str, Any]) -> str:
