@@ -31,10 +31,23 @@ TABLES = {"cells": "cells", "statuses": "topics", "by_model": "agreement_by_mode
           "by_topic": "agreement_by_topic"}  # fmt: skip
 
 
+PARTIAL_MARK = "partial run: "
+"""how a cell's detail starts when its run is partial (interrupted logs read, shards missing)"""
+
+
 def run_stances(run: RunResult) -> pd.DataFrame:
-    """One run's topic stances; empty when its probe reads none (or the run has no tagged items)."""
+    """One run's topic stances; empty when its probe reads none (or the run has no tagged items).
+    Cells of a model whose run is partial say so first in their detail."""
     reader = get_probe(run.probe).topic_stances
-    return reader(run) if reader is not None else pd.DataFrame()
+    stances = reader(run) if reader is not None else pd.DataFrame()
+    evidence = run.summary.get("evidence") or {}
+    partial = set(evidence.get("partial_models") or [])
+    if stances.empty or not partial:
+        return stances
+    why = PARTIAL_MARK + "; ".join(evidence.get("notes") or ["incomplete logs"])
+    marked = stances["model"].isin(partial)
+    stances.loc[marked, "detail"] = why + "; " + stances.loc[marked, "detail"].astype(str)
+    return stances
 
 
 def matrix_of_runs(runs: Iterable[RunResult]) -> Matrix:
@@ -84,7 +97,8 @@ def _cell_text(cell: dict[str, Any]) -> str:
         return "    -"
     stance = cell["stance"]
     text = "0.00" if stance == 0 else f"{stance:+.1e}" if abs(stance) < 0.005 else f"{stance:+.2f}"
-    return f"{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
+    mark = "*" if str(cell.get("detail") or "").startswith(PARTIAL_MARK) else ""
+    return f"{mark}{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
 
 
 def format_matrix(summary: dict[str, Any]) -> str:
@@ -94,7 +108,7 @@ def format_matrix(summary: dict[str, Any]) -> str:
         return "Topic x lens matrix: no run read a topic stance (no shared-topic items)."
     lenses = summary["lenses"]
     lines = ["Topic x lens matrix (signed agreement with each topic's canonical claim; "
-             "^ CI above 0, v below, ? includes 0 or none, - not measured):"]  # fmt: skip
+             "^ CI above 0, v below, ? includes 0 or none, - not measured, * partial run):"]  # fmt: skip
     shares = {row["model"]: row for row in summary["agreement_by_model"]}
     for model in summary["models"]:
         lines += [f"  {model}: lenses agree on {_share_text(shares[model])}",
