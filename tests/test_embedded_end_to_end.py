@@ -110,7 +110,8 @@ def test_llm_bias_bench_runs_with_the_embedded_model_in_every_role(
     (config,) = summary["table"]  # one run: the embedded model in every role
     row = summary["table"][config][EMBEDDED_MODEL]["direct"]
     assert row["n_topics"] == 1
-    assert sum(row[g] for g in ("pos", "syc", "inc", "oth", "ref")) == pytest.approx(100.0)
+    figures = row["values_if_measured"] if row["not_measured"] else row  # the tiny judge is often unparsed
+    assert sum(figures[g] for g in ("pos", "syc", "inc", "oth", "ref")) == pytest.approx(100.0)
     assert summary["unparsed"][config][EMBEDDED_MODEL]["direct"]["conversations"] == 3
     assert {c["role"] for c in summary["cost"]} == {"subject", "user", "judge"}
     log = read_eval_log(list_eval_logs(str(out / "logs"))[0])

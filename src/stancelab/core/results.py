@@ -58,12 +58,13 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> Path:
 def settle_headline(entry: dict[str, Any] | None, not_measured: str = "", partial: bool = False) -> dict[str, Any]:
     """A headline estimate as summary.json holds it, and as the CLI and the report read it:
     `not_measured` is the reason it is not measured (None when it is), and then `value` and
-    its CI are null (the figure kept as `value_if_measured`, `ci_if_measured`); `partial`:
+    its CI are null (the figure is always also in `value_if_measured`, `ci_if_measured`); `partial`:
     read from fewer samples than the run selects (`core.logs.LogEvidence`)."""
     entry = dict(entry or {})
+    # the same keys either way, so a script reads every headline alike
+    entry["value_if_measured"] = entry.get("value")
+    entry["ci_if_measured"] = [entry.get("ci_low"), entry.get("ci_high")]
     if not_measured:
-        entry["value_if_measured"] = entry.get("value")
-        entry["ci_if_measured"] = [entry.get("ci_low"), entry.get("ci_high")]
         entry |= {"value": None, "ci_low": None, "ci_high": None}
     return entry | {"not_measured": not_measured or None, "partial": partial}
 
