@@ -12,6 +12,12 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("INSPECT_DISPLAY", "none")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests (the embedded model end to end) first: with `-n 2 --dist loadfile` their
+    files start at once on their own workers instead of ending the run alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_inspect_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Scripted mockllm replies must not leak between tests through Inspect's cache."""

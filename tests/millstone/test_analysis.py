@@ -206,7 +206,8 @@ def test_summary_holds_om_with_ci_for_every_model(trials: pd.DataFrame) -> None:
     tables = compute_tables(trials)
     summary = build_summary(tables["counts"], tables)
     assert set(summary["om"]) == {"m1", "m2"}
-    assert set(summary["om"]["m1"]) == {"value", "ci_low", "ci_high", "n", "n_undefined", "not_measured", "partial"}
+    assert set(summary["om"]["m1"]) == {"value", "ci_low", "ci_high", "n", "n_undefined", "not_measured",
+                                         "partial", "value_if_measured", "ci_if_measured"}
     assert summary["om"]["m1"]["not_measured"] is None and summary["om"]["m1"]["partial"] is False
     assert set(summary["om_variants"]) == {"published", "pro_share", "equal_weights"}
     assert summary["trials"]["m1"]["total"] == 2 * len(FOLLOWER) * 3
