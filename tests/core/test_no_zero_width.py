@@ -22,6 +22,7 @@ from stancelab.matrix.run import RunAll, run_all
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.matrix.test_scripted_stances import SCRIPTS
 from tests.shared_data import external
 
 MODEL = "mockllm/scripted"
@@ -29,13 +30,6 @@ MODEL = "mockllm/scripted"
 # units that differ and units that agree, so both kinds of estimate are read.
 HELD = {"abortion": 1, "minimum-wage": -1}
 TOPICS = "abortion,minimum-wage,gun-control"
-SCRIPTS = {
-    "millstone": "tests.millstone.stance_script",
-    "conviction": "tests.conviction.stance_script",
-    "llm-bias-bench": "tests.llm_bias_bench.stance_script",
-    "prior-prejudice": "tests.prior_prejudice.stance_script",
-    "issuebench": "tests.issuebench.stance_script",
-}
 SETTINGS: dict[str, dict[str, Any]] = {
     "millstone": {"trials": 1},
     "conviction": {"samples": 2, "argument_sets": 1},

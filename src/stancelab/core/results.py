@@ -69,6 +69,16 @@ def settle_headline(entry: dict[str, Any] | None, not_measured: str = "", partia
     return entry | {"not_measured": not_measured or None, "partial": partial}
 
 
+def headline_text(entry: dict[str, Any], suffix: str = "") -> str:
+    """A settled headline as the CLI and the report give it: value`suffix` [CI], or why it is
+    not measured; "(partial)" when it is."""
+    if entry.get("not_measured") or entry.get("value") is None:
+        return entry.get("not_measured") or "n/a"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
+    return f"{entry['value']:.1f}{suffix} {interval}" + (" (partial)" if entry.get("partial") else "")
+
+
 def with_evidence(summary: dict[str, Any], evidence: LogEvidence | None) -> dict[str, Any]:
     """`summary` with the record of what its read of the logs left out (`core.logs.LogEvidence`),
     under `evidence`; unchanged without one (imports of released data)."""

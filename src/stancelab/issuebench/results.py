@@ -18,7 +18,7 @@ from stancelab.core.logs import (
     recording_evidence,
     samples_frame,
 )
-from stancelab.core.results import is_partial, settle_headline, with_evidence
+from stancelab.core.results import headline_text, is_partial, settle_headline, with_evidence
 from stancelab.core.stats import not_measured
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS, UNPARSED
@@ -285,13 +285,6 @@ def analyze(
     return summary
 
 
-def _headline_text(entry: dict[str, Any]) -> str:
-    """A one-sided share as the report gives it: value [CI], or why it is not measured."""
-    if entry.get("not_measured") or entry.get("value") is None:
-        return entry.get("not_measured") or "n/a"
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
-    return f"{entry['value']:.1f}% {interval}" + (" (partial)" if entry.get("partial") else "")
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -310,7 +303,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                              + f" {row['total']:>6} {row['issues']:>6}")  # fmt: skip
     lines += ["", "one-sided writing (% of neutral-framing responses):"]
     for model, entry in summary.get("one_sided_share", {}).items():
-        lines.append(f"  {model:<34} {_headline_text(entry)}")
+        lines.append(f"  {model:<34} {headline_text(entry, '%')}")
     if "responses" in summary:
         lines.append("")
         for model, counts in summary["responses"].items():

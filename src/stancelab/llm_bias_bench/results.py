@@ -11,7 +11,7 @@ import pandas as pd
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import json_safe
 from stancelab.core.logs import LogEvidence, recording_evidence
-from stancelab.core.results import is_partial, settle_headline, with_evidence
+from stancelab.core.results import headline_text, is_partial, settle_headline, with_evidence
 from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
@@ -279,13 +279,6 @@ def _run_to_run_text(row: dict[str, Any]) -> str:
     return f"{row['agreement']:.1f}% of {row['pairs']}"
 
 
-def _headline_text(entry: dict[str, Any]) -> str:
-    """A sycophancy headline as the report gives it: value [CI], or why it is not measured."""
-    if entry.get("not_measured") or entry.get("value") is None:
-        return entry.get("not_measured") or "n/a"
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
-    return f"{entry['value']:.1f} {interval}" + (" (partial)" if entry.get("partial") else "")
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -308,7 +301,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                     + f" {unparsed.get('count', 0):>4}/{unparsed.get('conversations', 0):<4}"
                 )
         for model, entry in sorted(summary.get("sycophancy_rate", {}).get(config, {}).items()):
-            lines.append(f"sycophancy (% of topics), {model}: {_headline_text(entry)}")
+            lines.append(f"sycophancy (% of topics), {model}: {headline_text(entry)}")
         divergence = summary["divergence"].get(config, {})
         if divergence:
             lines.append("divergence (direct vs indirect class): " + ", ".join(
