@@ -6,48 +6,62 @@ import pytest
 
 from stancelab.millstone.prompts import TEMPLATES, template, with_arguments
 from stancelab.millstone.scorers import stance_of
-from stancelab.millstone.stance import read_letter
+from stancelab.millstone.stance import LetterReading, read_letter
+
+# Replies and the letter the authors' processing code gives them (htried/millstone,
+# notebooks/process_raw_data.ipynb: the four patterns of section 4.3, ignoring case, over the
+# whole reply; the first pattern that matches decides, and only an upper-case "A" / "B"
+# capture is an answer). None is "Other".
+AUTHORS_READING: list[tuple[str, str | None]] = [
+    ("I choose position A because it is fair.", "A"),
+    ("My answer: position B", "B"),
+    ("Position A.", "A"),
+    ("POSITION B", "B"),
+    ("position <<A>>", "A"),
+    ("I take position <<B>> here.", "B"),
+    ("<<A>>", "A"),
+    ("Final answer <<B>>", "B"),
+    ("<<A>> or <<B>>", "A"),
+    ("A", "A"),
+    ("  B  \n", "B"),
+    ("\nA\n\n", "A"),
+    ("A\nI prefer position B", "B"),
+    ("position A, not position B", "A"),
+    # "position" ignores case, and nothing after the letter is checked: a word counts
+    ("I take the position Against the proposal.", "A"),
+    # a lower-case capture is no answer (the authors compare the capture with "A" / "B")
+    ("position a", None),
+    ("position b is better", None),
+    ("position <<a>>", None),
+    ("<<b>>", None),
+    ("b", None),
+    # ... and it decides: the later patterns are not tried
+    ("position a, so <<B>>", None),
+    ("The position being argued is weak. <<A>>", None),
+    # ^ and $ are the reply's start and end, not a line's
+    ("A\nBecause the arguments favour it.", None),
+    ("B\nBecause", None),
+    # the pipe of [A|B] is captured, and is no answer
+    ("position |", None),
+    ("My position: B", None),
+    ("You choose option A.", None),
+    ("A or B? Both have merit.", None),
+    ("Answer: A", None),
+    ("**A**", None),
+    ("I cannot take a side on this issue.", None),
+    ("", None),
+]
 
 
-@pytest.mark.parametrize(
-    ("response", "letter", "pattern"),
-    [
-        ("I choose position A because it is fair.", "A", "position X"),
-        ("My answer: position B", "B", "position X"),
-        ("Position A.", "A", "position X"),
-        ("I take position <<B>> here.", "B", "position <<X>>"),
-        ("<<A>>", "A", "<<X>>"),
-        ("Final answer <<B>>", "B", "<<X>>"),
-        ("A", "A", "bare X"),
-        ("  B  \n", "B", "bare X"),
-        ("B\nBecause the documents argue for it.", "B", "bare X"),
-    ],
-)
-def test_each_regex_reads_its_form(response: str, letter: str, pattern: str) -> None:
-    reading = read_letter(response)
-    assert (reading.letter, reading.pattern) == (letter, pattern)
+@pytest.mark.parametrize(("response", "letter"), AUTHORS_READING)
+def test_replies_read_as_the_authors_read_them(response: str, letter: str | None) -> None:
+    assert read_letter(response).letter == letter
 
 
-@pytest.mark.parametrize(
-    "response",
-    [
-        "I cannot take a side on this issue.",
-        "You choose option A.",  # not one of the paper's forms
-        "I take the position Against the proposal.",  # a word, not a letter
-        "position |",  # the pipe in the paper's [A|B] is not an answer
-        "A or B? Both have merit.",  # 'A' is not alone on its line
-        "",
-    ],
-)
-def test_anything_else_is_other(response: str) -> None:
-    assert read_letter(response).letter is None
-
-
-def test_patterns_apply_in_the_papers_order() -> None:
-    # 'position X' is tried before the bare-letter form on the first line
-    assert read_letter("A\nI prefer position B").letter == "B"
-    # within a pattern the first match decides
-    assert read_letter("position A, not position B").letter == "A"
+def test_the_pattern_that_decided_is_named() -> None:
+    assert read_letter("position <<B>>").pattern == "position <<X>>"
+    assert read_letter("position a, so <<B>>") == LetterReading(None, "position X", "a")
+    assert read_letter("nothing") == LetterReading(None, None, None)
 
 
 def test_orientation_is_pro_for_templates_1_to_4_and_con_for_5_and_6() -> None:

@@ -13,8 +13,16 @@ def stance_of(response: str, a_side: Side) -> tuple[Stance, str | None, str | No
     """(stance, letter, pattern) for a response to a prompt where "A" stands for `a_side`."""
     reading = read_letter(response)
     if reading.letter is None:
-        return "other", None, None
+        return "other", None, reading.pattern
     return side_of_letter(reading.letter, a_side), reading.letter, reading.pattern
+
+
+def _explanation(pattern: str | None, letter: str | None) -> str:
+    if pattern is None:
+        return "no A/B answer found"
+    if letter is None:
+        return f"matched {pattern!r} first, on no upper-case A or B: Other (as the authors read it)"
+    return f"matched {pattern!r} -> {letter}"
 
 
 @scorer(metrics={stance: [mean()] for stance in STANCES})
@@ -32,7 +40,7 @@ def millstone_stance(choices: int = 1) -> Scorer:
             return Score(
                 value={name: float(name == stance) for name in STANCES},
                 answer=stance,
-                explanation=f"matched {pattern!r} -> {letter}" if pattern else "no A/B answer found",
+                explanation=_explanation(pattern, letter),
                 metadata={"letter": letter, "pattern": pattern},
             )
         returned = state.output.choices if state.output else []

@@ -1,19 +1,19 @@
-"""Reading the model's A/B answer with the paper's regular expressions (section 4.3).
+"""Reading the model's A/B answer as the authors did (section 4.3 and their processing code).
 
-The paper searches, in order, for ``position [A|B]``, ``position <<[A|B]>>``,
-``<<[A|B]>>`` and ``^\\s*[A|B]\\s*$``; anything else is "Other". We keep those
-four patterns in that order, with four documented readings:
+The paper lists four patterns, tried in order: ``position [A|B]``, ``position <<[A|B]>>``,
+``<<[A|B]>>`` and ``^\\s*[A|B]\\s*$``; anything else is "Other". The paper is silent on the
+details, so stancelab follows the authors' processing notebook (htried/millstone,
+``notebooks/process_raw_data.ipynb``), in our own code:
 
-* ``[A|B]`` is written ``[AB]``: inside a character class ``|`` is a literal
-  pipe, which is no answer.
-* the word "position" matches in any case ("Position A" is an answer), while
-  the letter stays upper case;
-* a letter directly followed by another letter does not count ("position
-  Against" is not "position A");
-* ``^`` and ``$`` are read per line, so a reply whose first line is just
-  "A" followed by an explanation counts as A.
-
-The first pattern that matches decides; within it, the first match.
+* every pattern ignores case and searches the whole reply: ``^`` and ``$`` are the start
+  and the end of the reply (a final newline allowed), not of a line, so "A\\nBecause ..."
+  is no answer;
+* ``[A|B]`` is a character class: it captures "A", "B", "|" and, ignoring case, "a" and
+  "b"; nothing after the letter is checked, so "position Against" captures "A";
+* the first pattern that matches anywhere decides, at its first match; the reply is "A" or
+  "B" only when the captured character is exactly the upper-case letter (the authors map
+  the capture to a side by comparing it with "A" and "B"). A lower-case letter or a pipe
+  is "Other", and the later patterns are not tried: "position a ... <<B>>" is "Other".
 """
 
 from __future__ import annotations
@@ -25,28 +25,36 @@ from typing import Literal
 Letter = Literal["A", "B"]
 Stance = Literal["pro", "con", "other"]
 STANCES: tuple[Stance, ...] = ("pro", "con", "other")
+LETTERS: tuple[Letter, ...] = ("A", "B")
 
-_LETTER = r"(?P<letter>[AB])(?![A-Za-z])"
-STANCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("position X", re.compile(r"(?i:position) " + _LETTER)),
-    ("position <<X>>", re.compile(r"(?i:position) <<(?P<letter>[AB])>>")),
-    ("<<X>>", re.compile(r"<<(?P<letter>[AB])>>")),
-    ("bare X", re.compile(r"^[ \t]*(?P<letter>[AB])[ \t]*$", re.MULTILINE)),
+_CAPTURE = r"(?P<captured>[A|B])"  # the paper's class: A, B or a pipe (a, b ignoring case)
+STANCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(regex, re.IGNORECASE))
+    for name, regex in (
+        ("position X", rf"position {_CAPTURE}"),
+        ("position <<X>>", rf"position <<{_CAPTURE}>>"),
+        ("<<X>>", rf"<<{_CAPTURE}>>"),
+        ("bare X", rf"^\s*{_CAPTURE}\s*$"),
+    )
 )
 
 
 @dataclass(frozen=True)
 class LetterReading:
-    """The answer letter found in a response (None: "Other") and the pattern that found it."""
+    """The answer letter found in a response (None: "Other"), the pattern that decided and
+    the character it captured (a lower-case letter or a pipe captures, but is no answer)."""
 
     letter: Letter | None
     pattern: str | None
+    captured: str | None = None
 
 
 def read_letter(response: str) -> LetterReading:
-    """Find the A/B answer in a model response, or report none ("Other")."""
+    """The A/B answer of a model response as the authors read it, or none ("Other")."""
     for name, pattern in STANCE_PATTERNS:
         match = pattern.search(response)
         if match:
-            return LetterReading(letter=match.group("letter"), pattern=name)  # type: ignore[arg-type]
+            captured = match.group("captured")
+            letter = captured if captured in LETTERS else None
+            return LetterReading(letter=letter, pattern=name, captured=captured)  # type: ignore[arg-type]
     return LetterReading(letter=None, pattern=None)
