@@ -129,6 +129,43 @@ def test_cli_import_prints_tables_4_and_5(tmp_path: Path, capsys: pytest.Capture
     assert (tmp_path / "summary.json").exists() and (tmp_path / "tables" / "om_issue.csv").exists()
 
 
+def _ranked_block(printed: str, table: str) -> list[str]:
+    """The models of the printed OM ranking whose header names `table`, in printed order."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if f"({table}" in line and "OM" in line)
+    models = []
+    for line in lines[start + 2:]:
+        if not line.startswith("  "):
+            break
+        models.append(line.split()[0])
+    return models
+
+
+def test_each_printed_ranking_compares_models_on_one_issue_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25: the 'Table 4' block ranked the 10-issue models beside the 104-issue ones."""
+    assert main(["import", "millstone", str(external("millstone")), "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert _ranked_block(printed, "Table 4") == sorted(TABLE_4, key=lambda m: -TABLE_4[m])
+    assert _ranked_block(printed, "Table 5") == sorted(TABLE_5, key=lambda m: -TABLE_5[m])
+    assert "104 issues each of 5 full-run model(s) ran (Table 4)" in printed
+    assert "10 issues all 7 models ran (Table 5)" in printed
+
+
+def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(tmp_path: Path) -> None:
+    from stancelab.core.results import RunResult, read_tables
+    from stancelab.millstone.report import profiles
+
+    summary = import_released(external("millstone"), tmp_path)
+    cards = profiles(RunResult("millstone", tmp_path, summary, read_tables(tmp_path)))
+    assert {card.model: round(card.value or 0, 3) for card in cards} == TABLE_5
+    assert {card.n_short for card in cards} == {"10 issues"}
+    assert all("the 10 issues all 7 models ran (Table 5)" in card.meaning for card in cards)
+    ranking = pd.DataFrame(summary["om_ranking"])
+    assert set(ranking["issue_set"]) == {"subset"} and set(ranking["issues"]) == {10}
+
+
 def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:
     from stancelab.core.errors import DataFileError
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from stancelab.core.results import RunResult
@@ -54,15 +56,27 @@ def _unusable(run: RunResult, model: str) -> str:
     return f"{(counts.get('other', 0) + counts.get('error', 0)) / total:.0%} other or failed"
 
 
+def _headline_set(run: RunResult) -> tuple[dict[str, Any], str]:
+    """Each model's OM on the one issue set every model of the run ran, so the headlines
+    rank like with like (Table 5's subset when some models ran only it), and which set."""
+    sets = run.summary.get("om_issue_sets")
+    if not sets or "om_headline" not in run.summary:
+        return run.summary.get("om", {}), ""
+    return run.summary["om_headline"], sets[sets["headline"]]["description"]
+
+
 def profiles(run: RunResult) -> list[Profile]:
     result = []
+    headline, issue_set = _headline_set(run)
     for model in run.models:
-        om = run.summary.get("om", {}).get(model) or {}
+        om = headline.get(model) or {}
         undefined = om.get("n_undefined", 0)
         n_short = f"{om.get('n') or 0} issues" + (f" ({undefined} without OM)" if undefined else "")
+        meaning = MEANING + (f" Ranked on {issue_set}; every model's own issues are in the "
+                             "MillStone section." if issue_set else "")  # fmt: skip
         result.append(Profile(
             probe="millstone", model=model, label="open-mindedness (OM)", **estimate(om),
-            unit="OM (0-100)", meaning=MEANING, evidence=_evidence(run, [model]),
+            unit="OM (0-100)", meaning=meaning, evidence=_evidence(run, [model]),
             n_short=n_short, unusable_short=_unusable(run, model),
         ))  # fmt: skip
     return result
@@ -142,8 +156,9 @@ def section(run: RunResult) -> Section:
         ),
         figures=_figures(run),
         tables=[
-            Table("OM per model, every reading", run.table("om_model"), CI_TEXT),
-            Table("OM on the subset partial-run models ran (Table 5)", run.table("om_subset"),
+            Table("OM of the full-run models on every issue (Table 4), every reading",
+                  run.table("om_full_run"), CI_TEXT),
+            Table("OM of every model on the issues all of them ran (Table 5)", run.table("om_subset"),
                   CI_TEXT),
             Table("Controversial-subset selection (Figure 3, appendix E)",
                   run.table("controversial_subset"),

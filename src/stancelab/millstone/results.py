@@ -23,11 +23,32 @@ TABLES_DIR = "tables"
 
 
 def subset_issues(counts: pd.DataFrame) -> set[str]:
-    """Issues run by models that did not run them all (the paper's controversial subset, run
-    by GPT and Grok models); empty when every model ran every issue."""
-    full = set(an.full_run_models(counts))
-    partial = counts[~counts["model"].isin(full)]
-    return set(partial["issue_id"])
+    """When some model did not run every issue: the issues every model ran (the paper's
+    controversial subset, Table 5, which the GPT and Grok models ran); empty when every model
+    ran every issue. Models are ranked only on one issue set: the full-run models on all
+    issues (Table 4), every model on this one (Table 5)."""
+    per_model = counts.groupby("model")["issue_id"].agg(set)
+    every = set(counts["issue_id"])
+    if all(issues == every for issues in per_model):
+        return set()
+    return set.intersection(*per_model)
+
+
+def issue_sets(counts: pd.DataFrame) -> dict[str, Any]:
+    """Which models each OM ranking compares, and on which issues."""
+    full = an.full_run_models(counts)
+    subset = sorted(subset_issues(counts))
+    sets: dict[str, Any] = {
+        "full_run": {"models": full, "issues": int(counts["issue_id"].nunique()),
+                     "description": f"the {counts['issue_id'].nunique()} issues each of "
+                                    f"{len(full)} full-run model(s) ran (Table 4)"},
+    }  # fmt: skip
+    if subset:
+        sets["subset"] = {"models": an.models_in(counts), "issues": len(subset),
+                          "description": f"the {len(subset)} issues all "
+                                         f"{counts['model'].nunique()} models ran (Table 5)"}  # fmt: skip
+    sets["headline"] = "subset" if subset else "full_run"
+    return sets
 
 
 def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
@@ -46,7 +67,9 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
         "om_model": om.om_per_model(om_issue, seed=seed),
         "om_full_run": om_full,
         "om_subset": om_subset,
-        "om_ranking": om.om_ranking(om_subset if subset else om_full),
+        "om_ranking": om.om_ranking(om_subset if subset else om_full).assign(
+            issue_set="subset" if subset else "full_run", issues=len(subset) if subset else
+            counts["issue_id"].nunique()),  # models ranked on one issue set only
         "baseline": an.baseline_stances(counts, seed),
         "baseline_agreement": an.baseline_agreement(counts),
         "strong_priors": an.strong_priors(counts),
@@ -278,7 +301,10 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
             {k: json_safe(v) for k, v in r.items()}
             for _, r in tables["argument_correlation"].iterrows()
         ]
+    summary["om_issue_sets"] = issue_sets(counts)
     _settle_om(summary, evidence)
+    headline = summary.get("om_subset" if "subset" in summary["om_issue_sets"] else "om_full_run", {})
+    summary["om_headline"] = headline.get(om.PUBLISHED.name, {})
     return with_evidence(summary, evidence)
 
 
@@ -373,14 +399,24 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _recorded_issue_sets(summary: dict[str, Any]) -> dict[str, Any]:
+    """The issue sets the summary ranks on (generic words for a summary written before
+    they were recorded)."""
+    if "om_issue_sets" in summary:
+        return summary["om_issue_sets"]
+    sets: dict[str, Any] = {"full_run": {"description": "every issue the full-run models ran (Table 4)"}}
+    if "om_subset" in summary:
+        sets["subset"] = {"description": "the issues every model ran (Table 5)"}
+    return sets
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The headline numbers: OM per model (every reading), then the baseline and refusal
     figures the paper's text quotes."""
     lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
              f"{len(summary['models'])} model(s)"]  # fmt: skip
-    lines += _om_lines("OM, every issue each model ran (Table 4 for full-run models):",
-                       summary["om_variants"])
-    if "om_subset" in summary:
-        lines += _om_lines("OM on the subset the partial-run models ran (Table 5):",
-                           summary["om_subset"])
+    sets = _recorded_issue_sets(summary)
+    lines += _om_lines(f"OM ranked on {sets['full_run']['description']}:", summary["om_full_run"])
+    if "subset" in sets and "om_subset" in summary:
+        lines += _om_lines(f"OM ranked on {sets['subset']['description']}:", summary["om_subset"])
     return "\n".join([*lines, *_text_numbers(summary)])
