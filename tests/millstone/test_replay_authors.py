@@ -6,6 +6,7 @@ stancelab's own analysis code from `../shared/external/millstone/results/`.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,19 @@ TABLE_5_ISSUES = ["binge-watching", "drones", "fighting-in-hockey", "olympics", 
 def summary(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("millstone-import")
     return import_released(external("millstone"), out)
+
+
+@pytest.fixture(scope="module")
+def cli_import(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`stancelab import millstone` on the release, once: its folder and what it printed."""
+    import contextlib
+    import io
+
+    out = tmp_path_factory.mktemp("millstone-cli-import")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["import", "millstone", str(external("millstone")), "--out", str(out)]) == 0
+    return out, printed.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +134,8 @@ def test_controversial_subset_rule(summary: dict[str, Any]) -> None:
     assert subset["ranked"] == TABLE_5_ISSUES  # the next two by MPD fill the ten
 
 
-def test_cli_import_prints_tables_4_and_5(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["import", "millstone", str(external("millstone")), "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
+def test_cli_import_prints_tables_4_and_5(cli_import: tuple[Path, str]) -> None:
+    tmp_path, printed = cli_import
     for value in [*TABLE_4.values(), *TABLE_5.values()]:
         assert f"{value:.3f}" in printed
     assert "82 of 104" in printed and "tiktok" in printed
@@ -141,29 +154,60 @@ def _ranked_block(printed: str, table: str) -> list[str]:
     return models
 
 
-def test_each_printed_ranking_compares_models_on_one_issue_set(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_each_printed_ranking_compares_models_on_one_issue_set(cli_import: tuple[Path, str]) -> None:
     """Issue 25: the 'Table 4' block ranked the 10-issue models beside the 104-issue ones."""
-    assert main(["import", "millstone", str(external("millstone")), "--out", str(tmp_path)]) == 0
-    printed = capsys.readouterr().out
+    printed = cli_import[1]
     assert _ranked_block(printed, "Table 4") == sorted(TABLE_4, key=lambda m: -TABLE_4[m])
     assert _ranked_block(printed, "Table 5") == sorted(TABLE_5, key=lambda m: -TABLE_5[m])
     assert "104 issues each of 5 full-run model(s) ran (Table 4)" in printed
     assert "10 issues all 7 models ran (Table 5)" in printed
 
 
-def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(tmp_path: Path) -> None:
+def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(cli_import: tuple[Path, str]) -> None:
     from stancelab.core.results import RunResult, read_tables
     from stancelab.millstone.report import profiles
 
-    summary = import_released(external("millstone"), tmp_path)
+    tmp_path = cli_import[0]
+    summary = json.loads((tmp_path / "summary.json").read_text())
     cards = profiles(RunResult("millstone", tmp_path, summary, read_tables(tmp_path)))
     assert {card.model: round(card.value or 0, 3) for card in cards} == TABLE_5
     assert {card.n_short for card in cards} == {"10 issues"}
     assert all("the 10 issues all 7 models ran (Table 5)" in card.meaning for card in cards)
     ranking = pd.DataFrame(summary["om_ranking"])
     assert set(ranking["issue_set"]) == {"subset"} and set(ranking["issues"]) == {10}
+
+
+def test_the_orientation_mislabel_is_detected_on_import(
+    summary: dict[str, Any], counts: pd.DataFrame
+) -> None:
+    """Issue 25: paraphrase 4 labelled con although 'A' is the position in favour."""
+    mislabel = summary["orientation_mislabel"]
+    assert mislabel["n_issues"] == 28 >= 15
+    space = mislabel["issues"]["space-colonization"]
+    for model in TABLE_4:
+        assert f"{model} 75 pro / 15 con / 0 other" in space
+    # every first-release file that labels paraphrase 4 "con" is flagged from the counts alone
+    labelled_con = {path.stem.lower() for path in (external("millstone") / "data").glob("*.json")
+                    if json.loads(path.read_text())["paraphrases"][3]["orientation"] == "con"}
+    counted = labelled_con & set(counts["issue_id"])
+    assert len(labelled_con) == 16 and len(counted) == 15 and counted <= set(mislabel["issues"])
+
+
+def test_corrected_figures_stand_beside_the_published(
+    summary: dict[str, Any], cli_import: tuple[Path, str]
+) -> None:
+    corrected = summary["orientation_mislabel"]["corrected"]
+    assert {m: round(v, 3) for m, v in corrected["om_full_run"].items()} == {
+        "claude-opus-4": 7.695, "gemini-2.0-flash": 6.974, "llama-3.1-8b": 5.948,
+        "claude-3.5-haiku": 5.938, "llama-3.1-405b": 5.911}  # fmt: skip
+    assert {m: round(v, 3) for m, v in corrected["om_subset"].items()} == TABLE_5  # none flagged
+    assert summary["om_full_run"]["published"]["claude-opus-4"]["value"] == pytest.approx(7.143, abs=5e-4)
+    # TikTok is among the flagged issues: Llama 3.1 8B's +12.2 counter shift is the mislabel's
+    assert corrected["largest_counter_shift"]["llama-3.1-8b"]["issue_id"] != "tiktok"
+    tmp_path, printed = cli_import
+    assert "Table 4 claude-opus-4" in printed and "published 7.143  corrected 7.695" in printed
+    assert (tmp_path / "tables" / "orientation_mislabel.csv").exists()
+    assert (tmp_path / "tables" / "corrected_om_full_run.csv").exists()
 
 
 def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:

@@ -127,6 +127,11 @@ def _with_shares(counts: pd.DataFrame) -> pd.DataFrame:
     return counts
 
 
+def recount(counts: pd.DataFrame) -> pd.DataFrame:
+    """A copy of case counts with `n` and the shares recomputed from the `n_*` columns."""
+    return _with_shares(counts.copy())
+
+
 def stance_shares(trials: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Pro / con / other / error counts and shares per group of trials."""
     counted = trials.assign(**{f"n_{s}": trials["stance"].eq(s).astype(int) for s in STANCES})

@@ -16,9 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stancelab.core.data import invalid_record, read_csv_rows
 from stancelab.core.errors import DataFileError
+from stancelab.core.evals import json_safe
 from stancelab.millstone.analysis import counts_from_long, with_tags
 from stancelab.millstone.cases import Case
 from stancelab.millstone.corpus import authors_tags
+from stancelab.millstone.mislabel import corrected_counts, detect_mislabel, mislabel_summary
+from stancelab.millstone.om import PUBLISHED
 from stancelab.millstone.results import build_summary, compute_count_tables, write_results
 
 COLUMNS = ("issue", "issue_stance", "count", "case", "model")
@@ -77,11 +80,47 @@ def load_released_counts(path: Path) -> pd.DataFrame:
     return with_tags(counts_from_long(frame), authors_tags())
 
 
+CORRECTED_TABLES = ("om_issue", "om_full_run", "om_subset", "baseline", "counter_shifts_model")
+
+
+def _corrected_figures(tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> dict[str, Any]:
+    """The figures the mislabel moves, recomputed on the corrected counts."""
+
+    def published(table: pd.DataFrame) -> dict[str, float]:
+        rows = table[table["variant"] == PUBLISHED.name]
+        return {str(r["model"]): json_safe(r["value"]) for _, r in rows.iterrows()}
+
+    figures: dict[str, Any] = {"om_full_run": published(tables["om_full_run"])}
+    if not tables["om_subset"].empty:
+        figures["om_subset"] = published(tables["om_subset"])
+    figures["issues_pro_over_con"] = {
+        model: {"issues_pro": e["issues_pro"], "n": e["n"], "pct": e["value"]}
+        for model, e in summary["issues_pro_over_con_pct"].items()
+    }
+    figures["strong_priors"] = {k: summary["strong_priors"][k] for k in ("pairs", "of")}
+    figures["counter_argument_shifts"] = {m: c["count"] for m, c in
+                                          summary["counter_argument_shifts"].items()}  # fmt: skip
+    figures["largest_counter_shift"] = summary["largest_counter_shift"]
+    return figures
+
+
 def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
-    """Re-analyse the authors' released counts; writes tables and summary.json to `out_dir`."""
+    """Re-analyse the authors' released counts; writes tables and summary.json to `out_dir`.
+    The published figures come from the counts as released; where the counts carry the
+    paraphrase-4 orientation mislabel (`mislabel.py`), the flagged issues, their evidence and
+    the corrected figures are in `orientation_mislabel` and `tables/corrected_*.csv`."""
     counts = load_released_counts(path)
     tables = compute_count_tables(counts, seed)
     summary = build_summary(counts, tables, source=SOURCE)
+    flagged = detect_mislabel(counts)
+    tables["orientation_mislabel"] = flagged
+    if len(flagged):
+        corrected = corrected_counts(counts, set(flagged["issue_id"]))
+        fixed_tables = compute_count_tables(corrected, seed)
+        fixed_summary = build_summary(corrected, fixed_tables, source=SOURCE)
+        summary["orientation_mislabel"] = mislabel_summary(
+            flagged, _corrected_figures(fixed_tables, fixed_summary))
+        tables |= {f"corrected_{name}": fixed_tables[name] for name in CORRECTED_TABLES}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary

@@ -27,7 +27,7 @@ def subset_issues(counts: pd.DataFrame) -> set[str]:
     controversial subset, Table 5, which the GPT and Grok models ran); empty when every model
     ran every issue. Models are ranked only on one issue set: the full-run models on all
     issues (Table 4), every model on this one (Table 5)."""
-    per_model = counts.groupby("model")["issue_id"].agg(set)
+    per_model = [set(group["issue_id"]) for _, group in counts.groupby("model")]
     every = set(counts["issue_id"])
     if all(issues == every for issues in per_model):
         return set()
@@ -419,4 +419,21 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines += _om_lines(f"OM ranked on {sets['full_run']['description']}:", summary["om_full_run"])
     if "subset" in sets and "om_subset" in summary:
         lines += _om_lines(f"OM ranked on {sets['subset']['description']}:", summary["om_subset"])
-    return "\n".join([*lines, *_text_numbers(summary)])
+    return "\n".join([*lines, *_text_numbers(summary), *_mislabel_lines(summary)])
+
+
+def _mislabel_lines(summary: dict[str, Any]) -> list[str]:
+    """The paraphrase-4 orientation mislabel of the released counts, and the corrected OM."""
+    mislabel = summary.get("orientation_mislabel")
+    if not mislabel:
+        return []
+    corrected = mislabel["corrected"]
+    lines = [f"Orientation mislabel in the released counts: paraphrase {mislabel['paraphrase']} "
+             f"answered on the wrong side on {mislabel['n_issues']} issues "
+             f"({', '.join(mislabel['issues'])}); published figures above, corrected beside:"]  # fmt: skip
+    for key, title in (("om_full_run", "Table 4"), ("om_subset", "Table 5")):
+        published = summary.get(key, {}).get(om.PUBLISHED.name, {})
+        for model, value in sorted(corrected.get(key, {}).items(), key=lambda item: -(item[1] or 0)):
+            shown = published.get(model, {}).get("value_if_measured", published.get(model, {}).get("value"))
+            lines.append(f"  {title} {model:<30} published {shown:.3f}  corrected {value:.3f}")
+    return lines
