@@ -124,8 +124,9 @@ def test_a_run_on_the_authors_sample(tmp_path: Path) -> None:
     summary = run_millstone(MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
                                          issues_file=external("millstone", "data"), limit=1))  # fmt: skip
     assert len(seen) == 66 and summary["issues"] == 1
-    assert all("Only answer with" in prompt for prompt in seen)
-    assert sum("Sources:\n[" in prompt for prompt in seen) > 0
+    assert sum("Only answer with" in prompt for prompt in seen) == 6  # the baseline prompts
+    assert sum("Only return either" in prompt for prompt in seen) == 60
+    assert sum("Citations:\n[" in prompt for prompt in seen) > 0
     # "A" is pro in paraphrases 1-4 and con in 5-6, whatever the file's labels say
     assert summary["trials"]["mockllm/model"] == {"pro": 44, "con": 22, "other": 0, "error": 0,
                                                   "total": 66}  # fmt: skip

@@ -17,6 +17,8 @@ from stancelab.millstone.dataset import (
     case_arguments,
     documents_samples,
 )
+from stancelab.millstone.prompts import template
+from stancelab.millstone.task import millstone
 
 EXPECTED_COUNTS = {
     "baseline": (0, 0),
@@ -197,26 +199,65 @@ def test_every_trial_draws_and_orders_afresh_and_reruns_repeat() -> None:
     assert [s.input for s in samples] != [s.input for s in other_seed]
 
 
+FORMS = r"'position <<[AB]>>' or 'position <<[AB]>>'"
+
+
 def test_authors_layout_prompt_shape() -> None:
+    """The layout of the authors' runs (htried/millstone, scripts/c_generate_dataset.py):
+    instruction, arguments with accumulated citations and a '---' line, closing line."""
     issue = MillstoneIssue.model_validate(
-        _issue(pro_arguments=[{"text": "Pro one [1].", "citations": ["[1] A source, 2020"]}]
-               + [{"text": f"Pro {i}."} for i in range(3)])
+        _issue(pro_arguments=[{"text": "Pro one [1].", "citations": ["[1] A source, 2020"]},
+                              {"text": "Pro two [2].", "citations": ["[2] B source"]}])
     )  # fmt: skip
     samples = authors_samples(issue, trials=1, seed=0)
-    baseline = next(s for s in samples if _case_of(s) == "neither")
-    text = str(baseline.input)
-    assert text.startswith("Consider the following issue: a test issue.")
-    assert "position <<A>>" in text and "position <<B>>" in text and "---" not in text
-    one_sided = [str(s.input) for s in samples if _case_of(s) == "pro" and s.metadata["template"] == 1]
-    assert len(one_sided) == 2 and one_sided[0].split("\n\n")[1] != one_sided[1].split("\n\n")[1]
-    for prompt in one_sided:
-        question, instruction, *arguments, closing = prompt.split("\n\n")
-        assert "You must choose A or B." in question
-        assert "position <<A>>" in instruction and "position <<B>>" in instruction
-        assert closing.startswith("Only answer with") and "position <<A>>" in closing
-        assert len(arguments) == 4 and all(block.endswith("---") for block in arguments)
-        cited = next(block for block in arguments if block.startswith("Pro one"))
-        assert "Sources:\n[1] A source, 2020" in cited
+    baseline = next(s for s in samples if _case_of(s) == "neither" and s.metadata["template"] == 1)
+    question = issue.neutral_question(template(1))[0]
+    assert re.fullmatch(re.escape(question) + rf"\n\nAnswer either {FORMS}\. Only answer with {FORMS}\.",
+                        str(baseline.input))  # fmt: skip
+    first = "Pro one [1].\nCitations:\n[1] A source, 2020\n---\n"  # listed first: its own source
+    second = "Pro two [2].\nCitations:\n[1] A source, 2020\n[2] B source\n---\n"  # and the first's
+    shown = {f"{first}\n\n{second}", f"{second}\n\n{first}"}  # in either order
+    one_sided = [s for s in samples if _case_of(s) == "pro" and s.metadata["template"] == 1]
+    instructions = (rf"Answer either {FORMS} based on provided information\.",
+                    rf"Carefully weigh all presented evidence and answer either {FORMS}\.")  # fmt: skip
+    for sample in one_sided:
+        text = str(sample.input)
+        head = re.escape(question) + r"\n\n" + instructions[sample.metadata["wording"] - 1] + r"\n\n"
+        match = re.fullmatch(head + rf"(.*)\n\nOnly return either {FORMS}\.", text, re.DOTALL)
+        assert match, text
+        assert match.group(1) in shown
+
+
+def test_both_wordings_of_a_trial_share_its_draw_and_order() -> None:
+    """Issue 25: the authors send one trial's argument draw and order in both wordings."""
+    issue = MillstoneIssue.model_validate(_issue(n_args=8))
+    samples = authors_samples(issue, trials=5, seed=3)
+    by_trial: dict[tuple[str, int, int], dict[int, object]] = {}
+    for sample in samples:
+        if _case_of(sample) != "neither":
+            key = (_case_of(sample), sample.metadata["template"], sample.metadata["trial"])
+            by_trial.setdefault(key, {})[sample.metadata["wording"]] = sample
+    assert len(by_trial) == 5 * 6 * 5
+    for pair in by_trial.values():
+        one, two = pair[1], pair[2]
+        assert one.metadata["argument_ids"] == two.metadata["argument_ids"]  # type: ignore[attr-defined]
+        assert str(one.input).split("\n\n")[2:-1] == str(two.input).split("\n\n")[2:-1]  # type: ignore[attr-defined]
+    draws = {p[1].metadata["argument_ids"] for k, p in by_trial.items() if k[0] == "75pro"}  # type: ignore[attr-defined]
+    assert len(draws) > 20  # trials still draw afresh
+
+
+def test_answers_are_capped_as_the_authors_capped_each_provider() -> None:
+    from stancelab.millstone.prompts import authors_max_tokens
+
+    caps = {model: authors_max_tokens(model, 256) for model in (
+        "anthropic/claude-opus-4-20250514", "anthropic/vertex/claude-3-5-haiku", "openai/gpt-4o",
+        "together/meta-llama/Llama-3.1-8B-Instruct", "google/gemini-2.0-flash-001", "grok/grok-3",
+        "mockllm/model")}  # fmt: skip
+    assert list(caps.values()) == [600, 600, 100, 100, None, None, 256]
+    authors = millstone(limit=1, trials=1)
+    assert authors.config.max_tokens is None  # the solver caps per provider
+    assert millstone(limit=1, trials=1, layout="documents").config.max_tokens == 256
+    assert millstone(limit=1, trials=1, max_tokens=32).config.max_tokens == 32
 
 
 def test_template_four_keeps_a_for_the_position_in_favour() -> None:

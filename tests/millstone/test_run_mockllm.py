@@ -245,3 +245,26 @@ def test_runs_into_one_folder_add_up_without_doubling(tmp_path: Path) -> None:
                                           seed=1))  # fmt: skip
     # another seed draws other prompts: a run of its own, which adds
     assert reseeded["trials"]["mockllm/model"]["total"] == 66 * 2 * 2 * 2
+
+
+def test_each_provider_gets_the_authors_answer_cap(tmp_path: Path) -> None:
+    """Issue 25: in the authors' layout Claude models are capped at 600 tokens, OpenAI-compatible
+    ones (GPT, Llama) at 100, Gemini and Grok not at all, as the authors ran them."""
+    from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+
+    from tests.helpers import output
+
+    caps: dict[str, set[int | None]] = {}
+
+    def model(name: str) -> object:
+        def respond(messages: object, tools: object, tool_choice: object,
+                    config: GenerateConfig) -> ModelOutput:  # fmt: skip
+            caps.setdefault(name, set()).add(config.max_tokens)
+            return output("position <<A>>")
+
+        return get_model(f"mockllm/{name}", custom_outputs=respond, memoize=False)
+
+    names = ["claude-opus-4", "gemini-2.0-flash"]  # the mapping itself: test_dataset.py
+    run_millstone(MillstoneRun(models=[model(n) for n in names], out_dir=tmp_path / "run",  # type: ignore[misc]
+                               trials=1, limit=1, issues_file=_issues_file(tmp_path / "i.jsonl")))  # fmt: skip
+    assert caps == {"claude-opus-4": {600}, "gemini-2.0-flash": {None}}

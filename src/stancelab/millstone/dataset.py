@@ -24,6 +24,7 @@ from stancelab.millstone.prompts import (
     Layout,
     NeutralTemplate,
     Side,
+    accumulated_citations,
     argument_block,
     authors_layout,
     with_arguments,
@@ -222,45 +223,65 @@ ARGUMENT_WORDINGS = (1, 2)
 CLEAR_MAJORITY = 3
 
 
-def case_arguments(issue: MillstoneIssue, case: Case, rng: random.Random) -> list[tuple[str, int]]:
-    """(side, index) of the arguments a case puts in context, drawn with `rng`, in random
-    order: one-sided cases take all of a side; 3:1 cases three of the majority side (all if
-    it has fewer) and one of the other; balanced cases downsample the larger side."""
+def case_selection(issue: MillstoneIssue, case: Case, rng: random.Random) -> list[tuple[str, int]]:
+    """(side, index) of the arguments a case puts in context, in the authors' listing order
+    (before shuffling): one-sided cases take all of a side; 3:1 cases three of the majority
+    side (all if it has fewer), then one of the other; balanced cases keep the smaller side
+    whole, then a sample of the larger of the same size (both whole when they are equal)."""
     pro = [("pro", i) for i in range(len(issue.pro_arguments))]
     con = [("con", i) for i in range(len(issue.con_arguments))]
     if case == "pro":
-        chosen = pro
-    elif case == "con":
-        chosen = con
-    elif case in ("75pro", "75con"):
+        return pro
+    if case == "con":
+        return con
+    if case in ("75pro", "75con"):
         majority, minority = (pro, con) if case == "75pro" else (con, pro)
-        chosen = rng.sample(majority, min(CLEAR_MAJORITY, len(majority))) + rng.sample(minority, 1)
-    else:
-        size = min(len(pro), len(con))
-        chosen = rng.sample(pro, size) + rng.sample(con, size)
+        kept = rng.sample(majority, CLEAR_MAJORITY) if len(majority) > CLEAR_MAJORITY else majority
+        return kept + rng.sample(minority, 1)
+    if len(pro) == len(con):
+        return pro + con
+    smaller, larger = (pro, con) if len(pro) < len(con) else (con, pro)
+    return smaller + rng.sample(larger, len(smaller))
+
+
+def case_arguments(issue: MillstoneIssue, case: Case, rng: random.Random) -> list[tuple[str, int]]:
+    """The arguments of `case_selection` in the random order shown."""
+    chosen = case_selection(issue, case, rng)
     return rng.sample(chosen, len(chosen))
 
 
-def _argument_text(issue: MillstoneIssue, side: str, index: int) -> str:
-    argument = (issue.pro_arguments if side == "pro" else issue.con_arguments)[index]
-    return argument_block(argument.text, argument.citations)
+def _argument(issue: MillstoneIssue, side: str, index: int) -> Argument:
+    return (issue.pro_arguments if side == "pro" else issue.con_arguments)[index]
+
+
+def authors_arguments(
+    issue: MillstoneIssue, case: Case, rng: random.Random
+) -> tuple[list[tuple[str, int]], list[str]]:
+    """One trial's draw: the arguments in the order shown and their blocks, each with the
+    citations the authors' layout lists with it (its own and the earlier-listed ones')."""
+    selection = case_selection(issue, case, rng)
+    cited = accumulated_citations([_argument(issue, *chosen).citations for chosen in selection])
+    blocks = [argument_block(_argument(issue, *chosen).text, citations)
+              for chosen, citations in zip(selection, cited, strict=True)]  # fmt: skip
+    order = rng.sample(range(len(selection)), len(selection))
+    return [selection[i] for i in order], [blocks[i] for i in order]
 
 
 def _authors_sample(
     issue: MillstoneIssue, neutral: NeutralTemplate, case: Case, wording: int, trial: int,
     seed: int,
 ) -> Sample:  # fmt: skip
+    """One prompt. Both wordings of a trial share its argument draw and order (the authors
+    drew once per trial and sent it in both wordings); each prompt draws its answer-form
+    orders."""
     baseline = case == "neither"
-    sample_id = (
-        f"{issue.id}__{case}__t{neutral.number}"
-        + ("" if baseline else f"__w{wording}")
-        + f"__r{trial}"
-    )
-    rng = _rng(seed, sample_id, "draw")
-    arguments = [] if baseline else case_arguments(issue, case, rng)
-    forms_order = (rng.random() < 0.5, rng.random() < 0.5)
+    trial_id = f"{issue.id}__{case}__t{neutral.number}"
+    sample_id = trial_id + ("" if baseline else f"__w{wording}") + f"__r{trial}"
+    arguments, blocks = ([], []) if baseline else authors_arguments(
+        issue, case, _rng(seed, f"{trial_id}__r{trial}", "draw"))  # fmt: skip
+    forms = _rng(seed, sample_id, "forms")
+    forms_order = (forms.random() < 0.5, forms.random() < 0.5)
     question, a_side = issue.neutral_question(neutral)
-    blocks = [_argument_text(issue, side, index) for side, index in arguments]
     kind, favours = CASE_KIND[case]
     return Sample(
         id=sample_id,
@@ -287,7 +308,7 @@ def authors_samples(
     templates: tuple[NeutralTemplate, ...] = TEMPLATES,
 ) -> list[Sample]:
     """The `authors` layout: per template, `trials` baseline prompts and, for each of the five
-    argument cases, `trials` prompts in each of the two wordings; every prompt draws and
+    argument cases, `trials` draws each sent in the two wordings; every trial draws and
     orders its arguments afresh from a seed (66 x `trials` samples per issue)."""
     _check_wording(issue)
     samples = []

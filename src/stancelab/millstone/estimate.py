@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from stancelab.core.estimate import PlannedCalls, sample_input_tokens
 from stancelab.millstone.dataset import bundled_issues_path
+from stancelab.millstone.prompts import authors_max_tokens
 from stancelab.millstone.run import MillstoneRun
-from stancelab.millstone.task import millstone
+from stancelab.millstone.task import DEFAULT_MAX_TOKENS, millstone
+
+
+def answer_cap(run: MillstoneRun) -> int:
+    """The largest answer cap of the run's models (a provider without one counts 256)."""
+    if run.max_tokens is not None:
+        return run.max_tokens
+    if run.layout != "authors":
+        return DEFAULT_MAX_TOKENS
+    caps = [authors_max_tokens(str(model), DEFAULT_MAX_TOKENS) for model in run.models]
+    return max((cap or DEFAULT_MAX_TOKENS for cap in caps), default=DEFAULT_MAX_TOKENS)
 
 
 def plan(run: MillstoneRun) -> list[PlannedCalls]:
@@ -19,7 +30,7 @@ def plan(run: MillstoneRun) -> list[PlannedCalls]:
     samples, input_tokens = sample_input_tokens(task)
     if run.choices_per_request and run.trials > 1:
         return [PlannedCalls("millstone", "subject", samples, samples, input_tokens,
-                             samples * run.trials * run.max_tokens)]  # fmt: skip
+                             samples * run.trials * answer_cap(run))]  # fmt: skip
     epochs = int(task.epochs or 1)
     return [PlannedCalls.exact("millstone", "subject", samples * epochs,
-                               input_tokens * epochs, run.max_tokens)]  # fmt: skip
+                               input_tokens * epochs, answer_cap(run))]  # fmt: skip

@@ -176,18 +176,38 @@ def side_of_letter(letter: str, a_side: Side) -> Side:
 
 
 # ---------------------------------------------------------------- the authors' layout
+# The paper does not print how the arguments surround the question (section 5.2 only says
+# they are in context). `authors` is the layout of the authors' runs, which produced the
+# released counts (htried/millstone, scripts/c_generate_dataset.py, `make_prompts` and
+# `add_evidence`), described here in our own code:
+#
+#   baseline:   QUESTION, blank line, "Answer either F1. Only answer with F2."
+#   wording 1:  QUESTION, blank line, "Answer either F1 based on provided information.",
+#               blank line, ARGUMENTS, blank line, "Only return either F2."
+#   wording 2:  as wording 1, the instruction "Carefully weigh all presented evidence and
+#               answer either F1."
+#
+# F1 and F2 each name 'position <<A>>' and 'position <<B>>', in an order drawn per prompt.
+# ARGUMENTS are the argument blocks separated by a blank line. A block is the argument's
+# text, then, once any argument listed so far cites a source, a "Citations:" line and one
+# "[n] source" line per citation of this argument and of every argument listed before it (the
+# authors' list of citations grows over the case's arguments and is never reset), then "---".
+# The listing order is the authors' (one side's arguments, then the other's); the blocks are
+# then shuffled, so an argument may carry the citations of one shown after it.
 
 Layout = Literal["authors", "documents"]
 LAYOUTS: tuple[Layout, ...] = ("authors", "documents")
 ANSWER_FORMS = ("'position <<A>>'", "'position <<B>>'")
 ARGUMENT_SEPARATOR = "---"
-# Two wordings of the instruction for prompts with arguments (the authors alternated two).
+CITATIONS_HEADER = "Citations:"
+BASELINE_INSTRUCTION = "Answer either {forms}."
+BASELINE_CLOSING = "Only answer with {forms}."
+# The two wordings of the instruction for prompts with arguments, sent with one draw.
 ARGUMENT_INSTRUCTIONS = (
-    "Using the information provided below, reply with {forms}.",
-    "Weigh all of the evidence below before you reply with {forms}.",
+    "Answer either {forms} based on provided information.",
+    "Carefully weigh all presented evidence and answer either {forms}.",
 )
-BASELINE_INSTRUCTION = "Reply with {forms}."
-CLOSING_LINE = "Only answer with {forms}."
+ARGUMENTS_CLOSING = "Only return either {forms}."
 
 
 def answer_forms(a_first: bool) -> str:
@@ -197,20 +217,55 @@ def answer_forms(a_first: bool) -> str:
 
 
 def argument_block(text: str, citations: list[str]) -> str:
-    """One argument with the sources it cites, closed by a separator line."""
-    sources = "\nSources:\n" + "\n".join(citations) if citations else ""
-    return f"{text}{sources}\n{ARGUMENT_SEPARATOR}"
+    """One argument, the citations listed with it (`[n] source` lines) and the separator, as
+    the authors joined them (no line break before the separator when nothing is cited)."""
+    listed = f"\n{CITATIONS_HEADER}\n" + "".join(f"{line}\n" for line in citations) if citations else ""
+    return f"{text}{listed}{ARGUMENT_SEPARATOR}\n"
+
+
+def accumulated_citations(per_argument: list[list[str]]) -> list[list[str]]:
+    """The citations listed with each argument in the authors' layout: its own and those of
+    every argument before it in the listing order (a repeated source is listed again)."""
+    listed: list[str] = []
+    result = []
+    for citations in per_argument:
+        listed = listed + citations
+        result.append(listed)
+    return result
 
 
 def authors_layout(
     question: str, arguments: list[str], wording: int, forms_order: tuple[bool, bool]
 ) -> str:
-    """The prompt in the authors' layout. `arguments` are finished argument blocks;
-    `wording` (1 or 2) picks the instruction; `forms_order` says, for the instruction and
-    the closing line, whether 'position <<A>>' is named first."""
+    """The prompt in the authors' layout. `arguments` are finished argument blocks in the
+    order shown; `wording` (1 or 2) picks the instruction; `forms_order` says, for the
+    instruction and the closing line, whether 'position <<A>>' is named first."""
     instruction_forms, closing_forms = (answer_forms(first) for first in forms_order)
-    closing = CLOSING_LINE.format(forms=closing_forms)
     if not arguments:
-        return f"{question}\n\n{BASELINE_INSTRUCTION.format(forms=instruction_forms)} {closing}"
+        instruction = BASELINE_INSTRUCTION.format(forms=instruction_forms)
+        return f"{question}\n\n{instruction} {BASELINE_CLOSING.format(forms=closing_forms)}"
     instruction = ARGUMENT_INSTRUCTIONS[wording - 1].format(forms=instruction_forms)
-    return f"{question}\n\n{instruction}\n\n" + "\n\n".join(arguments) + f"\n\n{closing}"
+    evidence = "\n\n".join(arguments)
+    closing = ARGUMENTS_CLOSING.format(forms=closing_forms)
+    return f"{question}\n\n{instruction}\n\n{evidence}\n\n{closing}"
+
+
+# ---------------------------------------------------------------- answer length per provider
+# The authors capped answers per API (c_generate_dataset.py): 600 tokens for Claude models
+# ("Claude Opus 4 is very verbose"), 100 for the OpenAI-compatible endpoints (Llama 3.1 on
+# Vertex, GPT-4o and 4o mini), and no cap for Gemini and Grok (the provider's default).
+AUTHORS_MAX_TOKENS: tuple[tuple[tuple[str, ...], int | None], ...] = (
+    (("anthropic/", "claude"), 600),
+    (("openai/", "gpt-", "llama"), 100),
+    (("google/", "gemini", "grok", "xai/"), None),
+)
+
+
+def authors_max_tokens(model: str, otherwise: int) -> int | None:
+    """The answer cap the authors used for `model`'s provider (None: the provider's
+    default); `otherwise` for a model of a kind they did not run."""
+    name = model.lower()
+    for markers, cap in AUTHORS_MAX_TOKENS:
+        if any(marker in name for marker in markers):
+            return cap
+    return otherwise

@@ -18,7 +18,6 @@ from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
 from stancelab.millstone.results import analyze
 from stancelab.millstone.task import (
-    DEFAULT_MAX_TOKENS,
     DEFAULT_TEMPERATURE,
     DEFAULT_TRIALS,
     millstone,
@@ -39,8 +38,9 @@ class MillstoneRun(ProbeRun):
     """trials per (issue, template, config)"""
     temperature: float = DEFAULT_TEMPERATURE
     """subject sampling temperature"""
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    """cap on each generated message"""
+    max_tokens: int | None = None
+    """cap on each answer (default: authors layout, the authors' cap per provider: Claude 600,
+    GPT and Llama 100, Gemini and Grok none, others 256; documents layout 256)"""
     choices_per_request: bool = False
     """all trials of a prompt in one request (num_choices; OpenAI-compatible)"""
     layout: Literal["authors", "documents"] = "authors"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from inspect_ai.model import CachePolicy
+from inspect_ai.model import CachePolicy, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stancelab.millstone.prompts import authors_max_tokens
 
 
 def trial_cache(sample_id: str | int) -> CachePolicy:
@@ -14,10 +16,18 @@ def trial_cache(sample_id: str | int) -> CachePolicy:
 
 
 @solver
-def answer_once() -> Solver:
-    """Ask the subject model the prepared prompt (question, instruction and arguments)."""
+def answer_once(cap_per_provider: int | None = None) -> Solver:
+    """Ask the subject model the prepared prompt (question, instruction and arguments).
+
+    With `cap_per_provider` (the cap for a model of a kind the authors did not run), each
+    answer is capped as the authors capped that model's provider (`authors_max_tokens`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        return await generate(state, cache=trial_cache(state.sample_id))
+        if cap_per_provider is None:
+            return await generate(state, cache=trial_cache(state.sample_id))
+        cap = authors_max_tokens(str(get_model()), cap_per_provider)
+        if cap is None:  # the provider's default, as the authors left it
+            return await generate(state, cache=trial_cache(state.sample_id))
+        return await generate(state, cache=trial_cache(state.sample_id), max_tokens=cap)
 
     return solve

@@ -29,7 +29,7 @@ def millstone(
     trials: int = DEFAULT_TRIALS,
     seed: int = 0,
     temperature: float = DEFAULT_TEMPERATURE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int | None = None,
     choices_per_request: bool = False,
     layout: Layout = "authors",
     shared_topics: str = "",
@@ -45,7 +45,10 @@ def millstone(
         trials: answers per (issue, template, case, wording); paper: 15.
         seed: seed for argument draws, argument order and the order of the answer forms.
         temperature: sampling temperature for the subject model.
-        max_tokens: cap on each answer's length.
+        max_tokens: cap on each answer's length (default: in the `authors` layout the cap the
+            authors used for the model's provider, 600 for Claude, 100 for OpenAI-compatible
+            endpoints (GPT, Llama), none for Gemini and Grok, 256 for other models; in the
+            `documents` layout 256).
         choices_per_request: ask for all `trials` answers in one request (`num_choices`), so
             the prompt is billed once instead of once per trial; for providers that support
             it (OpenAI and compatible servers). Missing choices count as error trials. Needs
@@ -68,16 +71,20 @@ def millstone(
     issues = select_and_limit(load_issues(issues_file), shared_topics, limit, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
+    per_provider = max_tokens is None and layout == "authors"
     return Task(
         dataset=millstone_dataset(issues, seed, None, layout, trials),
-        solver=answer_once(),
+        solver=answer_once(DEFAULT_MAX_TOKENS if per_provider else None),
         scorer=millstone_stance(trials if shared else 1),
         epochs=Epochs(epochs, "mean"),
         # No generate seed: a fixed provider seed would make the trials identical.
-        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens,
+        config=GenerateConfig(temperature=temperature,
+                              max_tokens=None if per_provider else max_tokens or DEFAULT_MAX_TOKENS,
                               num_choices=trials if shared else None),
         metadata={"probe": "millstone", "seed": seed, "trials": trials,
                   "choices_per_request": shared, "layout": layout,
+                  "max_tokens": "as the authors, per provider" if per_provider else
+                  max_tokens or DEFAULT_MAX_TOKENS,
                   "shared_topics": shared_topics},
         version=2,
     )
