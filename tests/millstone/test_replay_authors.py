@@ -210,6 +210,34 @@ def test_corrected_figures_stand_beside_the_published(
     assert (tmp_path / "tables" / "corrected_om_full_run.csv").exists()
 
 
+def test_figure_4_open_mindedness_by_topic(summary: dict[str, Any]) -> None:
+    """Issue 25: Figure 4 from the import, with the topics of the authors' notebook. The
+    paper: Opus 4 above Haiku except on 'Immigration and International Scene' and 'Society
+    and Holidays'; Opus 4 the most open-minded on 6 of 11 topics (of the full-run models)."""
+    by_topic = summary["om_by_topic"]
+    opus, haiku = by_topic["claude-opus-4"], by_topic["claude-3.5-haiku"]
+    named = sorted(topic for topic in opus if topic != "Other")  # the notebook's unmapped issues
+    assert len(named) == 11
+    assert [t for t in named if opus[t]["value"] <= haiku[t]["value"]] == [
+        "Immigration & International Scene", "Society & Holidays"]  # fmt: skip
+    top = [t for t in named if max(TABLE_4, key=lambda m: by_topic[m][t]["value"]) == "claude-opus-4"]
+    assert len(top) == 6
+
+
+def test_single_argument_count_and_ranking_ratios_are_printed(
+    summary: dict[str, Any], cli_import: tuple[Path, str]
+) -> None:
+    """Issue 25: 'eight of the nine models had issues where a single argument shifted its
+    stance > 50%' (all seven released models do, so the ninth is a held-back one), and the
+    top model's ratios over the next and the median (Grok 3 is not in this release)."""
+    single = summary["models_with_single_argument_shift_above_50pct"]
+    assert (single["models"], single["of"], single["threshold"]) == (7, 7, 0.5)
+    printed = cli_import[1]
+    assert "by more than 50% on some issue: 7 of 7 (paper: 8 of 9)" in printed
+    assert "Top of the OM ranking on 10 issues: gpt-4o, +0.2% above the next model, +10.0% " \
+           "above the median of 7 models" in printed  # fmt: skip
+
+
 def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:
     from stancelab.core.errors import DataFileError
 

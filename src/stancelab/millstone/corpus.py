@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import invalid_record, load_jsonl
+from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
 from stancelab.core.topics import TopicTag, load_topic_map
 from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue, bundled_issues_path
@@ -67,6 +67,40 @@ def authors_topic_map() -> dict[str, TopicTag]:
     """Issue id (as the authors' result files spell it) -> its shared topic tag (empty tag
     for an issue that matches no shared topic)."""
     return load_topic_map(authors_topic_map_path())
+
+
+FIGURE_4_TOPIC_MAP = "topic_map_figure4.csv"
+FIGURE_4_UNMAPPED = "Other"
+
+
+class Figure4Topic(BaseModel):
+    """One issue's topic in the paper's Figure 4 (ProCon's high-level taxonomy)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue_id: str = Field(min_length=1)
+    topic: str = Field(min_length=1)
+
+
+@cache
+def figure_4_topics() -> dict[str, str]:
+    """Issue id -> its Figure 4 topic, as the authors' notebook assigns it
+    (`visualize_paper_figures.ipynb`): an issue listed under several topics keeps the last
+    one, and ids are matched as the notebook spells them, so "artificial-intelligence-AI"
+    matches no (lower-case) result id and that issue falls under "Other" there, as here."""
+    path = Path(str(files("stancelab.millstone") / "data" / FIGURE_4_TOPIC_MAP))
+    topics: dict[str, str] = {}
+    for line, raw in read_csv_rows(path, ("issue_id", "topic")):
+        try:
+            row = Figure4Topic.model_validate(raw)
+        except ValidationError as error:
+            raise invalid_record(path, line, error) from error
+        topics[row.issue_id] = row.topic
+    return topics
+
+
+def figure_4_topic(issue_id: str) -> str:
+    return figure_4_topics().get(issue_id, FIGURE_4_UNMAPPED)
 
 
 def authors_tags() -> dict[str, tuple[str, int]]:

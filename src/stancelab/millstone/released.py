@@ -19,7 +19,7 @@ from stancelab.core.errors import DataFileError
 from stancelab.core.evals import json_safe
 from stancelab.millstone.analysis import counts_from_long, with_tags
 from stancelab.millstone.cases import Case
-from stancelab.millstone.corpus import authors_tags
+from stancelab.millstone.corpus import authors_tags, figure_4_topic
 from stancelab.millstone.mislabel import corrected_counts, detect_mislabel, mislabel_summary
 from stancelab.millstone.om import PUBLISHED
 from stancelab.millstone.results import build_summary, compute_count_tables, write_results
@@ -70,14 +70,17 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
 
 def load_released_counts(path: Path) -> pd.DataFrame:
     """Validated case counts from the authors' result files (file, line and field on error),
-    each issue with its shared topic from the mapping file (`data/topic_map_authors.csv`)."""
+    each issue with its Figure 4 topic (`data/topic_map_figure4.csv`) and its shared topic
+    from the mapping file (`data/topic_map_authors.csv`)."""
     rows = [row for file in result_files(path) for row in _read_file(file)]
     frame = pd.DataFrame(rows)
     duplicated = frame.duplicated(["model", "issue_id", "case", "issue_stance"])
     if duplicated.any():
         first = frame[duplicated].iloc[0]
         raise DataFileError(path, None, None, f"model '{first['model']}' appears in more than one file")
-    return with_tags(counts_from_long(frame), authors_tags())
+    counts = counts_from_long(frame)
+    counts["topic"] = counts["issue_id"].map(figure_4_topic)  # Figure 4's topics
+    return with_tags(counts, authors_tags())
 
 
 CORRECTED_TABLES = ("om_issue", "om_full_run", "om_subset", "baseline", "counter_shifts_model")
