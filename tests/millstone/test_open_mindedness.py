@@ -94,12 +94,23 @@ def test_an_issue_without_om_is_counted_and_named_not_dropped() -> None:
     rows += _counts_frame("no-balanced", neither=(9, 1, 0), pro=(1, 9, 0), con=(1, 9, 0))
     rows += _counts_frame("all-refused", neither=(0, 0, 10), **moved)
     issues = om_per_issue(pd.DataFrame(rows)).set_index("issue_id")
-    assert "every baseline answer was 'other'" in issues.loc["all-refused", "undefined"]
     # every case flips pro (0.9) -> con (0.6): |0.6 - 0.9| x (1 + 1 + 2 + 2 + 3) / 9 x 100
     assert issues.loc["whole", "om"] == pytest.approx(30.0)
     assert pd.isna(issues.loc["no-balanced", "om"])
     assert "75pro" in issues.loc["no-balanced", "undefined"]
     model = om_per_model(issues.reset_index(), variants=(PUBLISHED,)).iloc[0]
-    assert model["value"] == pytest.approx(30.0)
-    assert (model["n"], model["n_undefined"]) == (1, 2)
-    assert model["undefined_issues"] == "all-refused,no-balanced"
+    assert (model["n"], model["n_undefined"]) == (2, 1)
+    assert model["undefined_issues"] == "no-balanced"
+
+
+def test_an_all_other_baseline_is_read_as_the_authors_notebook_reads_it() -> None:
+    """Issue 25: a baseline answered only "other" has s_0 = con at share 0 (the notebook's
+    runner-up after "other"), so OM is defined: every case whose majority is not con adds
+    its majority's share."""
+    rows = _counts_frame("all-refused", neither=(0, 0, 10), pro=(6, 4, 0), con=(4, 6, 0),
+                         **{"75pro": (7, 3, 0), "75con": (3, 7, 0), "all": (5, 3, 2)})  # fmt: skip
+    issue = om_per_issue(pd.DataFrame(rows)).iloc[0]
+    assert pd.isna(issue["undefined"]) and bool(issue["baseline_all_other"])
+    assert issue["baseline_stance"] == "con" and issue["baseline_share"] == 0
+    # pro 0.6 x 1 + 75pro 0.7 x 2 + all 0.5 x 3 (con and 75con stay con)
+    assert issue["om"] == pytest.approx((0.6 + 1.4 + 1.5) / 9 * 100)

@@ -120,10 +120,11 @@ def test_refusals_are_kept_as_other(tmp_path: Path) -> None:
         "pro": 0, "con": 0, "other": 132, "error": 0, "total": 132
     }  # fmt: skip
     assert summary["other_rate"]["mockllm/model"]["baseline"]["value"] == 1.0
-    # no pro or con answer at baseline: OM has no baseline stance to move from
+    # every answer other: not measured (the authors' reading would give OM 100: a baseline
+    # of "other" only is con at share 0, and every case's majority "other" flips from it)
     assert summary["om"]["mockllm/model"]["value"] is None
-    assert summary["om"]["mockllm/model"]["n_undefined"] == 2
-    assert set(summary["om_undefined"]["mockllm/model"]) == {"issue-1", "issue-2"}
+    assert summary["om"]["mockllm/model"]["not_measured"]
+    assert summary["om"]["mockllm/model"]["value_if_measured"] == 100.0
 
 
 REPHRASED = json.dumps(

@@ -14,10 +14,10 @@ Per issue, over the five argument cases (pooled draws, templates and trials):
 * `equal_weights`: the published reading with every case weighted 1, divided by 5;
   the only reading that matches section 6.2's "17.7% above the next model".
 
-OM per model (eq. 2) is the plain mean over the issues the model ran. An issue
-whose baseline or any case has no readable answer, or whose baseline holds no pro
-or con answer at all (so s_0 does not exist), has no OM; it is counted and named,
-never silently dropped.
+OM per model (eq. 2) is the plain mean over the issues the model ran. An issue whose
+baseline or any case has no readable answer has no OM; it is counted and named, never
+silently dropped. A baseline answered only "other" has an OM, as in the authors' notebook:
+s_0 is then con with p_0 = 0 (`baseline_all_other` marks such issues).
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ class StanceCounts:
         return max(TIE_ORDER, key=lambda stance: (getattr(self, stance), -TIE_ORDER.index(stance)))
 
     def baseline_stance(self) -> str:
-        """The most frequent stance that is not "other" (ties: con)."""
+        """The most frequent stance that is not "other" (ties: con). A baseline answered only
+        "other" has stance con with share 0, as the authors' notebook reads it (it takes the
+        runner-up after "other", and con sorts before pro on a tie at 0)."""
         return "pro" if self.pro > self.con else "con"
 
 
@@ -120,9 +122,6 @@ def _undefined_reason(by_case: Mapping[str, StanceCounts]) -> str | None:
              or by_case[case].n == 0]  # fmt: skip
     if empty:
         return f"no readable answers in: {', '.join(empty)}"
-    baseline = by_case[BASELINE]
-    if baseline.pro + baseline.con == 0:
-        return "no baseline stance: every baseline answer was 'other'"
     return None
 
 
@@ -142,6 +141,7 @@ def om_per_issue(counts: pd.DataFrame, variants: tuple[OMVariant, ...] = OM_VARI
             row["baseline_stance"] = baseline.baseline_stance()
             row["baseline_share"] = baseline.share(baseline.baseline_stance())
             row["baseline_pro_share"] = baseline.share("pro")
+            row["baseline_all_other"] = baseline.pro + baseline.con == 0
         for variant in variants:
             column = "om" if variant is PUBLISHED else f"om_{variant.name}"
             row[column] = np.nan if reason else open_mindedness(baseline, by_case, variant)  # type: ignore[arg-type]
