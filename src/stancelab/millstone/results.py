@@ -417,8 +417,12 @@ def _ranking_ratio_lines(summary: dict[str, Any]) -> list[str]:
         return []
     top = ranked[0]
     issues = f" on {top['issues']} issues" if "issues" in top else ""
-    return [f"Top of the OM ranking{issues}: {top['model']}, {top['pct_above_next']:+.1f}% above "
-            f"the next model, {top['pct_above_median']:+.1f}% above the median of {len(ranked)} "
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:+.1f}%"
+
+    return [f"Top of the OM ranking{issues}: {top['model']}, {pct(top['pct_above_next'])} above "
+            f"the next model, {pct(top['pct_above_median'])} above the median of {len(ranked)} "
             "models (paper: Grok 3, +17.7% / +44.8% in section 6.2, +39.2% over the median in "
             "the introduction)"]  # fmt: skip
 
