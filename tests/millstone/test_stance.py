@@ -58,6 +58,19 @@ def test_replies_read_as_the_authors_read_them(response: str, letter: str | None
     assert read_letter(response).letter == letter
 
 
+# The authors' later statistics script (scripts/g_calculate_statistics.py) upper-cases the
+# capture: the replies whose reading differs from the counting notebook's.
+CASE_FOLDED_READING: dict[str, str] = {
+    "position a": "A", "position b is better": "B", "position <<a>>": "A", "<<b>>": "B",
+    "b": "B", "position a, so <<B>>": "A", "The position being argued is weak. <<A>>": "B",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("response", "letter"), AUTHORS_READING)
+def test_the_case_folded_reading_of_the_statistics_script(response: str, letter: str | None) -> None:
+    assert read_letter(response, fold_case=True).letter == CASE_FOLDED_READING.get(response, letter)
+
+
 def test_the_pattern_that_decided_is_named() -> None:
     assert read_letter("position <<B>>").pattern == "position <<X>>"
     assert read_letter("position a, so <<B>>") == LetterReading(None, "position X", "a")

@@ -9,9 +9,12 @@ from stancelab.millstone.prompts import Side, side_of_letter
 from stancelab.millstone.stance import STANCES, Stance, read_letter
 
 
-def stance_of(response: str, a_side: Side) -> tuple[Stance, str | None, str | None]:
-    """(stance, letter, pattern) for a response to a prompt where "A" stands for `a_side`."""
-    reading = read_letter(response)
+def stance_of(
+    response: str, a_side: Side, fold_case: bool = False
+) -> tuple[Stance, str | None, str | None]:
+    """(stance, letter, pattern) for a response to a prompt where "A" stands for `a_side`
+    (`fold_case`: the authors' statistics-script reading, see `stance.py`)."""
+    reading = read_letter(response, fold_case)
     if reading.letter is None:
         return "other", None, reading.pattern
     return side_of_letter(reading.letter, a_side), reading.letter, reading.pattern
@@ -41,7 +44,8 @@ def millstone_stance(choices: int = 1) -> Scorer:
                 value={name: float(name == stance) for name in STANCES},
                 answer=stance,
                 explanation=_explanation(pattern, letter),
-                metadata={"letter": letter, "pattern": pattern},
+                metadata={"letter": letter, "pattern": pattern,
+                          "stance_case_folded": stance_of(response, a_side, fold_case=True)[0]},
             )
         returned = state.output.choices if state.output else []
         trials = []

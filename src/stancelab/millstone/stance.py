@@ -14,6 +14,11 @@ details, so stancelab follows the authors' processing notebook (htried/millstone
   "B" only when the captured character is exactly the upper-case letter (the authors map
   the capture to a side by comparing it with "A" and "B"). A lower-case letter or a pipe
   is "Other", and the later patterns are not tried: "position a ... <<B>>" is "Other".
+
+That is the reading that produced the released counts and Tables 4-5 (the default). The
+authors' later statistics script (``scripts/g_calculate_statistics.py``, Figure 2's tests)
+upper-cases the capture first, so there "position a" is A; `read_letter(..., fold_case=True)`
+gives that reading, and the scorer records it beside the default (`stance_case_folded`).
 """
 
 from __future__ import annotations
@@ -49,12 +54,13 @@ class LetterReading:
     captured: str | None = None
 
 
-def read_letter(response: str) -> LetterReading:
-    """The A/B answer of a model response as the authors read it, or none ("Other")."""
+def read_letter(response: str, fold_case: bool = False) -> LetterReading:
+    """The A/B answer of a model response as the authors read it, or none ("Other");
+    `fold_case` upper-cases the capture first, as their later statistics script does."""
     for name, pattern in STANCE_PATTERNS:
         match = pattern.search(response)
         if match:
-            captured = match.group("captured")
+            captured = match.group("captured").upper() if fold_case else match.group("captured")
             letter = captured if captured in LETTERS else None
             return LetterReading(letter=letter, pattern=name, captured=captured)  # type: ignore[arg-type]
     return LetterReading(letter=None, pattern=None)
