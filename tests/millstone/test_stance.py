@@ -67,7 +67,9 @@ CASE_FOLDED_READING: dict[str, str] = {
 
 
 @pytest.mark.parametrize(("response", "letter"), AUTHORS_READING)
-def test_the_case_folded_reading_of_the_statistics_script(response: str, letter: str | None) -> None:
+def test_the_case_folded_reading_of_the_statistics_script(
+    response: str, letter: str | None
+) -> None:
     assert read_letter(response, fold_case=True).letter == CASE_FOLDED_READING.get(response, letter)
 
 
