@@ -80,11 +80,13 @@ class Signature:
     tiers: tuple[str, ...]
 
     def differences(self, other: Signature) -> list[str]:
-        """What differs, e.g. ["size 8b vs 70b"]."""
+        """What differs, e.g. ["sizes 8b vs 70b"]. Sizes and versions are compared where both
+        names state them (a user's nickname may leave them out); tier words always."""
         found = []
         for what in ("sizes", "versions", "tiers"):
             mine, theirs = getattr(self, what), getattr(other, what)
-            if mine != theirs:
+            stated = what == "tiers" or (mine and theirs)
+            if stated and mine != theirs:
                 found.append(f"{what} {'/'.join(mine) or 'none'} vs {'/'.join(theirs) or 'none'}")
         return found
 
