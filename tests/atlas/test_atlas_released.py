@@ -160,3 +160,17 @@ def test_readme_lists_the_merges_of_the_released_data(atlas: dict[str, Any]) -> 
     assert alias_table_markdown() in readme
     for row in atlas["summary"]["merges"]:
         assert f"`{row['model']}`: {row['sources']}" in readme
+
+
+def test_evidence_link_shows_its_cell_in_the_matrix(atlas: dict[str, Any]) -> None:
+    from tests.report.browser import open_in_chromium
+
+    with open_in_chromium(atlas["out"] / "report.html") as visit:
+        page = visit.page
+        link = page.locator("#findings a.evidence-link").first
+        target = link.get_attribute("href").removeprefix("#")
+        assert not page.locator(f"td#{target}").is_visible()  # another model's matrix shows first
+        link.click()
+        assert page.locator(f"td#{target}").is_visible()
+        assert page.eval_on_selector("#matrix-model", "s => s.options[s.selectedIndex].text") == "llama-3.1-8b"
+        assert visit.errors == []
