@@ -172,5 +172,8 @@ def test_evidence_link_shows_its_cell_in_the_matrix(atlas: dict[str, Any]) -> No
         assert not page.locator(f"td#{target}").is_visible()  # another model's matrix shows first
         link.click()
         assert page.locator(f"td#{target}").is_visible()
-        assert page.eval_on_selector("#matrix-model", "s => s.options[s.selectedIndex].text") == "llama-3.1-8b"
+        assert (
+            page.eval_on_selector("#matrix-model", "s => s.options[s.selectedIndex].text")
+            == "llama-3.1-8b"
+        )
         assert visit.errors == []
