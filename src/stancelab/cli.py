@@ -316,6 +316,8 @@ def _report(args: argparse.Namespace) -> int:
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed, alias_table(*args.alias))  # fmt: skip
     print(format_profiles(result))
+    for row in result.identity.merges() if result.identity else []:
+        print(f"merged into one row: {row.name} ({row.label}): {row.sources_text()}")
     if result.matrix is not None:
         print("\n" + format_matrix(result.matrix))
     print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "

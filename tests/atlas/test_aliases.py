@@ -85,6 +85,18 @@ def test_every_bundled_alias_is_the_same_model_as_its_canonical_name() -> None:
             assert signature(alias).differences(signature(entry.canonical)) == []
 
 
+def test_a_configuration_label_keeps_its_configuration() -> None:
+    label = (
+        "anthropic/claude-haiku-4.5 · user=anthropic/claude-opus-4.6, judge=qwen/qwen3.5-397b-a17b"
+    )
+    assert (
+        normalise(label).key
+        == "claude-haiku-4.5 · user=anthropic/claude-opus-4.6, judge=qwen/qwen3.5-397b-a17b"
+    )
+    identity = resolve([(label, "llm-bias-bench"), ("qwen/qwen3.5-397b-a17b", "issuebench")])
+    assert not identity.merges()
+
+
 def test_merged_row_names_its_sources() -> None:
     identity = resolve([("llama-3.1-8b", "millstone"), ("Llama-3.1-8B-Instruct", "issuebench"),
                         ("Llama-3.1-70B-Instruct", "issuebench"), ("grok-3-mini", "millstone"),

@@ -117,7 +117,7 @@ def test_findings_page_links_each_evidence_cell(atlas: dict[str, Any]) -> None:
     assert grok["status"].startswith("no shared topic measured by two lenses")
     page = atlas["page"]
     assert 'id="findings"' in page
-    ids = set(re.findall(r'<td id="(cell-[^"]+)"', page))
+    ids = set(re.findall(r'<td class="mcell[^>]* id="(cell-[^"]+)"', page))
     links = re.findall(r'class="evidence-link" href="#(cell-[^"]+)"', page)
     assert len(links) == len(llama) and set(links) <= ids
 

@@ -58,8 +58,19 @@ class Normalised:
     snapshot: str = ""
 
 
+CONFIG_SEPARATOR = " · "
+"""between a model and its configuration in a row label (`model · user=..., judge=...`)"""
+
+
 def normalise(source: str) -> Normalised:
-    """The fixed rules (module docstring) applied to one source name."""
+    """The fixed rules (module docstring) applied to one source name; a configuration after
+    the model (`model · configuration`) is kept as it is."""
+    model, separator, configuration = source.partition(CONFIG_SEPARATOR)
+    found = _normalise_model(model)
+    return Normalised(found.key + separator + configuration, found.snapshot) if separator else found
+
+
+def _normalise_model(source: str) -> Normalised:
     name = source.strip().split("/")[-1]
     name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii").lower()
     name = re.sub(r"[\s_:()\[\]]+", "-", name)
