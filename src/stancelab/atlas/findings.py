@@ -96,10 +96,17 @@ def _topic(model_index: int, status: pd.Series, cells: pd.DataFrame) -> TopicFin
                         _signs(evidence), tuple(evidence))  # fmt: skip
 
 
-def _summary(topics: list[TopicFinding], lenses: list[str]) -> str:
+def _measured_topics(cells: pd.DataFrame, lenses: list[str]) -> str:
+    """e.g. "issuebench: 8 shared topics; millstone: no shared topics"."""
+    measured = cells[cells["measured"]] if not cells.empty else cells
+    counts = {lens: int((measured["lens"] == lens).sum()) if not measured.empty else 0 for lens in lenses}
+    return "; ".join(f"{lens}: {count or 'no'} shared topic{'' if count == 1 else 's'}"
+                     for lens, count in counts.items())  # fmt: skip
+
+
+def _summary(topics: list[TopicFinding], lenses: list[str], cells: pd.DataFrame) -> str:
     if not topics:
-        return (f"no shared topic measured by two lenses ({', '.join(lenses)} measured it on different "
-                "topics, or on none of the shared key's)")  # fmt: skip
+        return f"no shared topic measured by two lenses ({_measured_topics(cells, lenses)})"
     counts = pd.Series([topic.status for topic in topics]).value_counts()
     parts = [
         f"{counts.get(status, 0)} {status}"
@@ -122,11 +129,11 @@ def cross_paper_findings(
             continue
         index = order.index(row.name) if row.name in order else -1
         topics = []
+        cells = matrix.cells[matrix.cells["model"] == row.name] if index >= 0 else pd.DataFrame()
         if index >= 0:
             statuses = matrix.statuses[
                 (matrix.statuses["model"] == row.name) & (matrix.statuses["measured_lenses"] >= 2)
             ]
-            cells = matrix.cells[matrix.cells["model"] == row.name]
             topics = [
                 _topic(index, status, cells[cells["topic"] == status["topic"]])
                 for _, status in statuses.iterrows()
@@ -135,7 +142,7 @@ def cross_paper_findings(
             sorted((p for p in profiles if p.model == row.name), key=lambda p: p.probe)
         )
         findings.append(ModelFinding(row.name, row.label, row.sources_text(), index, headlines, tuple(topics),
-                                     _summary(topics, lenses)))  # fmt: skip
+                                     _summary(topics, lenses, cells)))  # fmt: skip
     return sorted(findings, key=lambda finding: finding.model)
 
 
