@@ -68,7 +68,7 @@ def test_findings_of_a_merged_model_per_shared_topic() -> None:
     frame = findings_frame([llama])
     assert len(frame) == 6 and set(frame["status"]) == {"agree", "conflict", "unclear"}
     assert (
-        "death-penalty: unclear (same sign): millstone +0.60 [+0.30, +0.90], n = 4; issuebench +0.40 no CI (n = 1), n = 1"
+        "death-penalty: unclear (same sign): millstone +0.60 [+0.30, +0.90], n = 4; issuebench +0.40, no CI (n = 1)"
         in format_findings([llama])
     )
 

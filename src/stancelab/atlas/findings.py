@@ -39,9 +39,10 @@ class EvidenceCell:
     cell_id: str
 
     def text(self) -> str:
-        interval = (f"[{signed_text(self.ci_low)}, {signed_text(self.ci_high)}]"
-                    if not (math.isnan(self.ci_low) or math.isnan(self.ci_high)) else self.direction_note)  # fmt: skip
-        return f"{signed_text(self.stance)} {interval}, n = {self.n}"
+        """e.g. "+0.60 [+0.30, +0.90], n = 4", or "+0.40, no CI (n = 1)"."""
+        if math.isnan(self.ci_low) or math.isnan(self.ci_high):
+            return f"{signed_text(self.stance)}, {self.direction_note}"
+        return f"{signed_text(self.stance)} [{signed_text(self.ci_low)}, {signed_text(self.ci_high)}], n = {self.n}"
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,9 @@ def _topic(model_index: int, status: pd.Series, cells: pd.DataFrame) -> TopicFin
 def _measured_topics(cells: pd.DataFrame, lenses: list[str]) -> str:
     """e.g. "issuebench: 8 shared topics; millstone: no shared topics"."""
     measured = cells[cells["measured"]] if not cells.empty else cells
-    counts = {lens: int((measured["lens"] == lens).sum()) if not measured.empty else 0 for lens in lenses}
+    counts = {
+        lens: int((measured["lens"] == lens).sum()) if not measured.empty else 0 for lens in lenses
+    }
     return "; ".join(f"{lens}: {count or 'no'} shared topic{'' if count == 1 else 's'}"
                      for lens, count in counts.items())  # fmt: skip
 
