@@ -111,6 +111,8 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--max-transcripts", type=non_negative_int, default=300,
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
+    report.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
+                        help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     demo = subparsers.add_parser(
         "demo", help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
         "on the embedded model, then the report with the topic x lens matrix"
@@ -120,6 +122,18 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     demo.add_argument("--display", choices=get_args(DisplayType),
                       help="Inspect display (default: Inspect's, progress in a terminal)")
     demo.add_argument("--open", action="store_true", help="open the report in a browser")
+
+
+def _add_atlas(subparsers: argparse._SubParsersAction) -> None:
+    from stancelab.atlas.run import DESCRIPTION
+
+    atlas = subparsers.add_parser("atlas", help="import released data of several papers: one row per model, "
+                                  "the matrix per model, cross-paper findings", description=DESCRIPTION)  # fmt: skip
+    atlas.add_argument("paths", nargs="+", type=Path, help="released folders (or stancelab run folders)")
+    atlas.add_argument("--out", type=Path, default=Path("runs/atlas"), help="output folder (default runs/atlas)")
+    atlas.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
+                       help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
+    atlas.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
@@ -189,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(subparsers)
     _add_analyze(subparsers)
     _add_import(subparsers)
+    _add_atlas(subparsers)
     _add_millstone(subparsers)
     _add_issuebench(subparsers)
     _add_embedded(subparsers)
@@ -296,13 +311,24 @@ def _report(args: argparse.Namespace) -> int:
 
     if args.output.is_dir():
         raise StancelabError(f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'}).")
+    from stancelab.core.aliases import alias_table
+
     result = build_report(args.folders, args.output, parse_prices(args.price),
-                          args.max_transcripts, args.seed)  # fmt: skip
+                          args.max_transcripts, args.seed, alias_table(*args.alias))  # fmt: skip
     print(format_profiles(result))
+    for row in result.identity.merges() if result.identity else []:
+        print(f"merged into one row: {row.name} ({row.label}): {row.sources_text()}")
     if result.matrix is not None:
         print("\n" + format_matrix(result.matrix))
     print(f"\nReport: {result.path} ({result.size_bytes / 1e6:.1f} MB, {result.runs} runs, "
           f"{result.figures} figures, {result.transcripts} transcripts)")  # fmt: skip
+    return 0
+
+
+def _atlas(args: argparse.Namespace) -> int:
+    from stancelab.atlas.run import run_atlas
+
+    run_atlas(args.paths, args.out, args.alias, args.seed)
     return 0
 
 
@@ -454,6 +480,7 @@ COMMANDS = {
     "demo": _demo,
     "analyze": _analyze,
     "import": _import,
+    "atlas": _atlas,
     "millstone": _millstone,
     "issuebench": _issuebench,
     "embedded": _embedded,

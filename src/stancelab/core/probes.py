@@ -63,6 +63,9 @@ class Probe:
     """options `stancelab demo` sets (small limits)"""
     extra_task_prefixes: bool = False
     """whether tasks named `<task_prefix>_...` are this probe's too"""
+    unit_sets: Callable[[Any], Any] | None = None
+    """run result -> {model: the named set of units its headline rests on}, where models of
+    one lens can rest on different sets (MillStone's issues); the report ranks within a set"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""

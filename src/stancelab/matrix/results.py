@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,20 @@ def run_stances(run: RunResult) -> pd.DataFrame:
     why = PARTIAL_MARK + "; ".join(evidence.get("notes") or ["incomplete logs"])
     marked = stances["model"].isin(partial)
     stances.loc[marked, "detail"] = why + "; " + stances.loc[marked, "detail"].astype(str)
+    return stances
+
+
+def renamed(stances: pd.DataFrame, row_name: Callable[[str], str]) -> pd.DataFrame:
+    """`stances` with each model under its row name (`core.aliases`); a renamed cell's
+    transcript search keeps the source name (`model=<source>`)."""
+    if stances.empty:
+        return stances
+    rows = stances["model"].map(row_name)
+    moved = (rows != stances["model"]) & (stances["transcripts"].astype(str).str.strip() != "")
+    stances = stances.copy()
+    sources = stances.loc[moved, "model"].str.replace(r"\s+", "_", regex=True)
+    stances.loc[moved, "transcripts"] = stances.loc[moved, "transcripts"].astype(str) + " model=" + sources
+    stances["model"] = rows
     return stances
 
 

@@ -1,7 +1,7 @@
 """MillStone as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probes import Probe
-from stancelab.millstone import estimate, report, results, topic_stance
+from stancelab.millstone import estimate, issue_sets, report, results, topic_stance
 from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
 from stancelab.millstone.task import millstone, millstone_rephrase
 
@@ -22,4 +22,5 @@ PROBE = Probe(
     unit_values=report.unit_values,
     topic_stances=topic_stance.topic_stances,
     demo={"limit": 2, "trials": 1, "max_tokens": 16},
+    unit_sets=issue_sets.headline_issue_sets,
 )

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
 
+from stancelab.core.aliases import AliasTable, ModelIdentity, resolve
 from stancelab.core.logs import evidence_record, evidence_text
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
-from stancelab.matrix.results import matrix_of_runs, matrix_summary
+from stancelab.matrix.analysis import Matrix, build_matrix, combine
+from stancelab.matrix.results import matrix_summary, renamed, run_stances
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import difference_matrix, paired_differences
@@ -38,6 +40,8 @@ class ReportResult:
     profiles: tuple[Profile, ...] = ()
     matrix: dict[str, Any] | None = None
     """the topic x lens matrix's summary (None when no run read a topic stance)"""
+    identity: ModelIdentity | None = None
+    """which source names each row holds (`core.aliases`)"""
 
 
 def _order(run: RunResult) -> int:
@@ -59,13 +63,44 @@ def _run_profiles(run: RunResult) -> list[Profile]:
     return list(get_probe(run.probe).profiles(run))
 
 
-def _profiles(runs: list[RunResult], anchors: list[str]) -> dict[tuple[str, str], SimpleNamespace]:
-    """(model, probe) -> headline and its section; a later run wins a tie."""
+def _profiles(
+    runs: list[RunResult], anchors: list[str], identity: ModelIdentity | None = None
+) -> dict[tuple[str, str], SimpleNamespace]:
+    """(row name, probe) -> headline and its section; a later run wins a tie. With `identity`,
+    each profile is under its row name (`core.aliases`); each names its unit set where its
+    probe tells one (`Probe.unit_sets`)."""
     profiles: dict[tuple[str, str], SimpleNamespace] = {}
     for run, anchor in zip(runs, anchors, strict=True):
+        unit_sets = get_probe(run.probe).unit_sets
+        sets = unit_sets(run) if unit_sets else {}
         for profile in _run_profiles(run):
-            profiles[(profile.model, profile.probe)] = SimpleNamespace(profile=profile, anchor=anchor)
+            row = identity.name(profile.model) if identity else profile.model
+            shown = replace(profile, model=row, unit_set=sets.get(profile.model, profile.unit_set))
+            profiles[(row, profile.probe)] = SimpleNamespace(profile=shown, anchor=anchor, source=profile.model)
     return profiles
+
+
+def unit_set_groups(profiles: dict[tuple[str, str], SimpleNamespace]) -> dict[str, list[str]]:
+    """probe -> the unit sets its column holds, for the columns that hold more than one: there
+    each value shows its set, and sorting ranks within a set."""
+    sets: dict[str, list[str]] = {}
+    for (_, probe), entry in profiles.items():
+        found = sets.setdefault(probe, [])
+        if entry.profile.unit_set and entry.profile.unit_set not in found:
+            found.append(entry.profile.unit_set)
+    return {probe: sorted(found) for probe, found in sets.items() if len(found) > 1}
+
+
+def merged_matrix(runs: list[RunResult], aliases: AliasTable | None = None) -> tuple[ModelIdentity, Matrix]:
+    """The rows of every model the runs hold (their headlines and topic stances), merged by the
+    alias table (`core.aliases`; the bundled one by default), and the topic x lens matrix over
+    those rows (a later run wins a repeated row, topic and lens)."""
+    stances = [run_stances(run) for run in runs]
+    sources = [(model, run.probe) for run in runs for model in run.models]
+    sources += [(model, run.probe) for run, frame in zip(runs, stances, strict=True)
+                for model in frame.get("model", [])]  # fmt: skip
+    identity = resolve(sources, aliases)
+    return identity, build_matrix(combine(renamed(frame, identity.name) for frame in stances), list(PROBES))
 
 
 def _lens_headers(profiles: dict[tuple[str, str], SimpleNamespace]) -> list[SimpleNamespace]:
@@ -193,21 +228,29 @@ def build_report(
     prices: dict[str, tuple[float, float]] | None = None,
     max_transcripts: int = DEFAULT_MAX_SAMPLES,
     seed: int = 0,
+    aliases: AliasTable | None = None,
+    findings: Callable[[ModelIdentity, Matrix, list[Profile]], Any] | None = None,
 ) -> ReportResult:
-    """Write one HTML report for every probe run found in `folders`."""
+    """Write one HTML report for every probe run found in `folders`. Models are merged into
+    one row per model by the alias table (`core.aliases`, bundled by default); `findings`
+    gives the cross-paper findings' view from the rows, the matrix and the headlines (the
+    atlas)."""
     runs = sorted(load_runs(folders, seed), key=_order)
     anchors = _anchors(runs)
     sections = _sections(runs, anchors, seed)
     transcripts, omitted = _transcripts(runs, max_transcripts)
     cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
-    models = sorted({model for run in runs for model in run.models})
-    profiles = _profiles(runs, anchors)
-    matrix = matrix_of_runs(runs)
+    identity, matrix = merged_matrix(runs, aliases)
+    models = sorted({identity.name(model) for run in runs for model in run.models})
+    profiles = _profiles(runs, anchors, identity)
+    headlines = [entry.profile for entry in profiles.values()]
     page = render({
         "runs": runs, "models": models, "lenses": list(PROBES.values()),
         "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
-        "matrix": matrix_view(matrix), "left_out": _left_out(runs, anchors),
+        "matrix": matrix_view(matrix), "left_out": _left_out(runs, anchors), "rows": identity.rows,
+        "unit_sets": unit_set_groups(profiles),
+        "findings": findings(identity, matrix, headlines) if findings else None,
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(page, encoding="utf-8")
@@ -216,6 +259,7 @@ def build_report(
         figures=sum(len(s.figures) for s in sections), transcripts=len(transcripts),
         profiles=tuple(entry.profile for entry in profiles.values()),
         matrix=None if matrix.empty else matrix_summary(matrix, [run.folder for run in runs]),
+        identity=identity,
     )  # fmt: skip
 
 

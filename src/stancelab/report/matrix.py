@@ -96,7 +96,9 @@ def cell_query(transcripts: str, model: str) -> str:
     tokens = [token for token in str(transcripts or "").split() if "=" in token]
     if not tokens:
         return ""
-    return json.dumps([*(normalise(token) for token in tokens), f"model={normalise(model)}"])
+    if not any(token.startswith("model=") for token in tokens):  # a merged row's cell names its source
+        tokens.append(f"model={model}")
+    return json.dumps([normalise(token) for token in tokens])
 
 
 def _number(value: object) -> float:

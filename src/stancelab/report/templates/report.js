@@ -44,6 +44,11 @@
     var number = parseFloat(raw);
     return isNaN(number) ? raw.toLowerCase() : number;
   }
+  function groupKey(row, column) {
+    var cell = row.cells[column];
+    var group = cell ? cell.getAttribute("data-group") : null;
+    return group === null || group === "" ? 0 : parseInt(group, 10);
+  }
   function sortBy(header) {
     var column = parseInt(header.getAttribute("data-col"), 10);
     var descending = header.getAttribute("aria-sort") !== "descending";
@@ -55,6 +60,8 @@
       if (x === null && y === null) { return 0; }
       if (x === null) { return 1; }
       if (y === null) { return -1; }
+      var gx = groupKey(a, column), gy = groupKey(b, column);
+      if (gx !== gy) { return gx - gy; }  // a column of several unit sets ranks within a set
       var order = x < y ? -1 : (x > y ? 1 : 0);
       return descending ? -order : order;
     });
@@ -85,6 +92,15 @@
       });
     });
   }
+  document.querySelectorAll("a.evidence-link").forEach(function (link) {
+    link.addEventListener("click", function () {
+      var index = link.getAttribute("data-model-index");
+      document.querySelectorAll("div.matrix-model").forEach(function (block) {
+        block.hidden = block.getAttribute("data-index") !== index;
+      });
+      if (matrixModel) { matrixModel.value = index; }
+    });
+  });
   document.querySelectorAll("button.show-transcripts").forEach(function (button) {
     button.addEventListener("click", function () {
       var query = JSON.parse(button.getAttribute("data-q"));
