@@ -12,9 +12,6 @@ import pytest
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 
 from stancelab.conviction import analysis as an
-from stancelab.conviction.entropy import NON_STRICT, STRICT, cluster_by_relation, equivalent
-from stancelab.conviction.labels import expected_verdict, read_persona_verdict
-from stancelab.conviction.prompts import PERSONA_JUDGE
 from stancelab.conviction.results import format_summary
 from stancelab.conviction.run import ConvictionRun, run_conviction
 from stancelab.conviction.task import conviction
@@ -84,6 +81,9 @@ Opinion: <opinion> Reason: <reason> Keep your answers short and your thinking co
 
 
 def test_f2_judge_prompt_and_verdicts() -> None:
+    from stancelab.conviction.labels import expected_verdict, read_persona_verdict
+    from stancelab.conviction.prompts import PERSONA_JUDGE
+
     assert PERSONA_JUDGE.split() == F2.split()
     assert (
         read_persona_verdict("Opinion: A pretend rightist\nReason: it hedges.")
@@ -148,6 +148,8 @@ def test_table8_judge_accuracy_by_lean_and_persona() -> None:
 def test_non_strict_clustering_is_farquhar_rule() -> None:
     """Farquhar et al. (2024): two answers mean the same unless either way is a contradiction
     or both ways are neutral; the strict rule needs entailment both ways."""
+    from stancelab.conviction.entropy import NON_STRICT, STRICT, cluster_by_relation, equivalent
+
     assert equivalent("entailment", "neutral", NON_STRICT) and not equivalent(
         "entailment", "neutral", STRICT
     )
@@ -252,3 +254,13 @@ def test_default_run_says_the_subject_reads_its_own_opinions(tmp_path: Path) -> 
     arguments = summary["consistency_arguments"]["mockllm/subject"]["original"]
     assert arguments["inconsistent"] is None and "cannot occur" in arguments["inconsistent_note"]
     assert summary["persona_judge"] == {}  # not asked for: no judge calls, no Table 8
+    # ... and the report's section says it too
+    from stancelab.conviction.report import section
+    from stancelab.core.results import RunResult, read_tables
+
+    folder = tmp_path / "run"
+    intro = section(RunResult("conviction", folder, summary, read_tables(folder))).intro
+    assert (
+        "Opinions of mockllm/subject read by the subject model itself, as a chat judge, not an NLI model"
+        in intro
+    )

@@ -92,6 +92,12 @@ def _figures(run: RunResult, evidence: Evidence) -> list[Figure]:
     return figures
 
 
+def _reader_text(run: RunResult) -> str:
+    """Who read the opinions, per model (the paper: an NLI model), said plainly."""
+    readers = run.summary.get("opinion_reader") or {}
+    return " ".join(f"Opinions of {model} read by {reader}." for model, reader in readers.items())
+
+
 def section(run: RunResult) -> Section:
     rows = list(run.summary.get("true_stance_share", {}).values())
     evidence = _evidence(rows)
@@ -101,7 +107,8 @@ def section(run: RunResult) -> Section:
         intro=(
             "Open-ended answers to political statements without a persona and with a left or "
             "right persona, then again with a supporting or counter argument. A stance kept "
-            "under pressure is true (T), one that flips is performative (P); L/R is the lean."
+            "under pressure is true (T), one that flips is performative (P); L/R is the lean. "
+            + _reader_text(run)
         ),
         figures=_figures(run, evidence),
         tables=[
