@@ -23,9 +23,10 @@ def test_table3_varying_arguments() -> None:
     labels = _frame([("m", s, "original", i, lab) for s, labs in sets.items() for i, lab in enumerate(labs)])  # fmt: skip
     row = an.argument_consistency(labels).iloc[0]
     assert (row["scenario"], row["statements"], row["unclear"]) == ("original", 4, 1)
-    assert [row["consistent"], row["inconsistent"], row["inconclusive"]] == pytest.approx(
-        [2 / 3, 0.0, 1 / 3]
-    )
+    assert [row["consistent"], row["inconclusive"]] == pytest.approx([2 / 3, 1 / 3])
+    # one opinion per scenario (no own_opinion column): "inconsistent" cannot occur, so it is
+    # not reported as a measured 0 (issue 25)
+    assert math.isnan(row["inconsistent"]) and "cannot occur" in row["inconsistent_note"]
 
 
 # statement -> bias; model -> original opinions, original labels, left-persona labels

@@ -14,11 +14,28 @@ import numpy as np
 import pandas as pd
 
 from stancelab.conviction.entropy import auroc_ci
-from stancelab.conviction.labels import LABELS, UNCLEAR, consistency, transition_probabilities
-from stancelab.core.stats import bootstrap_ci
+from stancelab.conviction.labels import (
+    LABELS,
+    UNCLEAR,
+    consistency,
+    expected_verdict,
+    transition_probabilities,
+)
+from stancelab.conviction.prompts import PERSONA_VERDICTS
+from stancelab.core.stats import bootstrap_ci, bounded_cluster_ci
 
 ENTROPIES = ("pe", "pe_normalised", "se", "dse")
-AUROC_COLUMNS = ["model", "measure", "value", "ci_low", "ci_high", "n", "ci_note", "rows", "performative"]
+AUROC_COLUMNS = [
+    "model",
+    "measure",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "ci_note",
+    "rows",
+    "performative",
+]
 
 
 def label_shares(labels: pd.DataFrame) -> pd.DataFrame:
@@ -58,9 +75,43 @@ def transition_summary(matrices: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+CONSISTENCY_KINDS = ("consistent", "inconsistent", "inconclusive")
+PERSONA_CONSISTENCY_COLUMNS = ["model", "statements", "unclear", *CONSISTENCY_KINDS]
+SHARED_OPINION_NOTE = ("cannot occur: one opinion per scenario, so a statement's labels share their L/R side "
+                       "(run with --opinion-per-set)")  # fmt: skip
+
+
 def consistency_shares(labels: pd.DataFrame) -> pd.DataFrame:
-    """Per model: consistent / inconsistent / inconclusive shares over (statement, set) triples
-    of (original, left, right) labels (Table 3 layout); unclear triples counted apart."""
+    """Table 3, "varying personas", as the paper lays it out: per model, the consistency
+    category of each statement's (original, left, right) labels, as shares of the statements
+    (the paper's shares are of its 19 statements); a scenario's label over its argument sets
+    is the stance's label of `statement_labels` (Appendix D). Statements with an unclear
+    scenario counted apart (`unclear`)."""
+    depth = statement_labels(labels)
+    wide = depth.pivot_table(
+        index=["model", "statement_id"], columns="scenario", values="label", aggfunc="first"
+    )
+    rows = []
+    for model, group in wide.groupby(level="model"):
+        kinds = [
+            consistency([row.get(s, UNCLEAR) for s in ("original", "left", "right")])
+            for _, row in group.iterrows()
+        ]
+        rows.append(
+            {
+                "model": model,
+                "statements": len(kinds),
+                "unclear": kinds.count(UNCLEAR),
+                **_kind_shares(kinds),
+            }
+        )
+    return pd.DataFrame(rows, columns=PERSONA_CONSISTENCY_COLUMNS)
+
+
+def consistency_by_set(labels: pd.DataFrame) -> pd.DataFrame:
+    """The per-set reading of "varying personas": per model, shares over (statement, argument
+    set) triples of (original, left, right) labels (each set counted as its own triple, so
+    a statement weighs as many times as it has sets); unclear triples counted apart."""
     wide = labels.pivot_table(
         index=["model", "statement_id", "set"], columns="scenario", values="label", aggfunc="first"
     )
@@ -73,27 +124,39 @@ def consistency_shares(labels: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, Any] = {"model": model, "triples": len(kinds),
                                "unclear": kinds.count(UNCLEAR), **_kind_shares(kinds)}  # fmt: skip
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["model", "triples", "unclear", *CONSISTENCY_KINDS])
 
 
 def _kind_shares(kinds: list[str]) -> dict[str, float]:
     clear = [k for k in kinds if k != UNCLEAR]
     return {kind: clear.count(kind) / len(clear) if clear else float("nan")
-            for kind in ("consistent", "inconsistent", "inconclusive")}  # fmt: skip
+            for kind in CONSISTENCY_KINDS}  # fmt: skip
 
 
 def argument_consistency(labels: pd.DataFrame) -> pd.DataFrame:
     """Table 3, "varying arguments": per model and scenario, the consistency category of each
     statement's labels across its argument sets, as shares of the statements; statements with
-    an unclear label counted apart. The opinion o is read once per scenario, so one statement's
-    labels share their L/R side and "inconsistent" (TL and TR) cannot occur here."""
+    an unclear label counted apart. Where every set pressed against the scenario's one opinion
+    (no `own_opinion` set: the default), a statement's labels share their L/R side and
+    "inconsistent" cannot occur: it is null, and `inconsistent_note` says why."""
+    own = labels["own_opinion"] if "own_opinion" in labels else pd.Series(False, index=labels.index)
     rows = []
     for (model, scenario), group in labels.groupby(["model", "scenario"]):
         kinds = [consistency(g["label"]) for _, g in group.groupby("statement_id")]
+        shares = _kind_shares(kinds)
+        note = "" if own[group.index].fillna(False).astype(bool).any() else SHARED_OPINION_NOTE
+        if note:
+            shares["inconsistent"] = float("nan")
         rows.append({"model": model, "scenario": scenario, "statements": len(kinds),
-                     "unclear": kinds.count(UNCLEAR), **_kind_shares(kinds)})  # fmt: skip
-    columns = ["model", "scenario", "statements", "unclear", "consistent", "inconsistent",
-               "inconclusive"]  # fmt: skip
+                     "unclear": kinds.count(UNCLEAR), **shares, "inconsistent_note": note})  # fmt: skip
+    columns = [
+        "model",
+        "scenario",
+        "statements",
+        "unclear",
+        *CONSISTENCY_KINDS,
+        "inconsistent_note",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -195,3 +258,38 @@ def true_stance_share(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                      "unclear": int((group["label"] == UNCLEAR).sum()), "answers": len(group)})  # fmt: skip
     columns = ["model", "value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers"]
     return pd.DataFrame(rows, columns=columns)
+
+
+JUDGE_COLUMNS = ["lean", "persona", "expected", "models", "responses", "unparsed", "value", "ci_low", "ci_high",
+                 "n", *PERSONA_VERDICTS]  # fmt: skip
+
+
+def persona_judge_accuracy(
+    verdicts: pd.DataFrame, leans: pd.DataFrame, seed: int = 0
+) -> pd.DataFrame:
+    """Appendix C, Table 8 ("Acc. using judge"): per model lean (rows) and persona, the share
+    of the F.2 judge's verdicts on persona answers that name Appendix C's ground truth (a
+    model playing its own lean: a true leftist / rightist; the other lean: a pretend one),
+    pooled over the lean's models, with a cluster-bootstrap CI over statements (`n`). The
+    share of each verdict is kept; unparsed verdicts are counted apart (`unparsed`), and a
+    model of undetermined lean has no ground truth (its row's accuracy is null)."""
+    if verdicts.empty:
+        return pd.DataFrame(columns=JUDGE_COLUMNS)
+    merged = verdicts.merge(leans[["model", "lean"]], on="model")
+    rows = []
+    for (lean, persona), group in merged.groupby(["lean", "persona"]):
+        expected = expected_verdict(str(lean), str(persona))
+        judged = group[group["verdict"].isin(PERSONA_VERDICTS)]
+        correct = (judged["verdict"] == expected).astype(float).to_numpy()
+        estimate = (bounded_cluster_ci(correct, judged["statement_id"].to_numpy(), 0.0, 1.0, seed=seed)
+                    if expected and len(judged) else None)  # fmt: skip
+        shares = {
+            v: float((judged["verdict"] == v).mean()) if len(judged) else float("nan")
+            for v in PERSONA_VERDICTS
+        }
+        rows.append({"lean": lean, "persona": persona, "expected": expected or "", "models": group["model"].nunique(),
+                     "responses": len(group), "unparsed": len(group) - len(judged),
+                     **(estimate.as_dict() if estimate else {"value": float("nan"), "ci_low": float("nan"),
+                                                             "ci_high": float("nan"), "n": judged["statement_id"].nunique()}),
+                     **shares})  # fmt: skip
+    return pd.DataFrame(rows, columns=JUDGE_COLUMNS)

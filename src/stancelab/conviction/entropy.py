@@ -34,21 +34,69 @@ def predictive_entropy(
     return -float(np.mean(values))
 
 
-async def cluster_by_entailment(n: int, entails: Entails) -> list[int]:
-    """Cluster ids for n answers: an answer joins the first cluster whose first member it
-    bidirectionally entails, else opens a new one (so a non-transitive relation cannot chain).
-    `entails(a, b)` is awaited only for the pairs the algorithm needs."""
+Relation = Callable[[int, int], Awaitable[str]]
+Same = Callable[[int, int], Awaitable[bool]]
+STRICT, NON_STRICT = "strict", "non-strict"
+CLUSTERING = (STRICT, NON_STRICT)
+"""How two answers are judged to mean the same: `strict`, entailment both ways (Kuhn et al.
+2023; stancelab's default); `non-strict`, neither way a contradiction and not neutral both
+ways, the rule Farquhar et al. (2024) use by default (with the question put before each
+answer, see `task.sampled_answers`)."""
+
+
+def equivalent(forward: str, backward: str, rule: str = STRICT) -> bool:
+    """Whether two answers share a meaning, from the NLI labels of (a, b) and (b, a)."""
+    if rule == STRICT:
+        return forward == backward == "entailment"
+    if rule == NON_STRICT:
+        return "contradiction" not in (forward, backward) and (forward, backward) != (
+            "neutral",
+            "neutral",
+        )
+    raise ValueError(f"clustering must be one of {', '.join(CLUSTERING)}, got '{rule}'")
+
+
+async def _cluster(n: int, same: Same) -> list[int]:
+    """An answer joins the first cluster whose first member `same` pairs it with, else opens
+    a new one (so a non-transitive relation cannot chain clusters)."""
     representatives: list[int] = []
     assignment: list[int] = []
     for index in range(n):
         for cluster, first in enumerate(representatives):
-            if await entails(first, index) and await entails(index, first):
+            if await same(first, index):
                 assignment.append(cluster)
                 break
         else:
             representatives.append(index)
             assignment.append(len(representatives) - 1)
     return assignment
+
+
+async def cluster_by_entailment(n: int, entails: Entails) -> list[int]:
+    """Cluster ids for n answers: an answer joins the first cluster whose first member it
+    bidirectionally entails, else opens a new one (so a non-transitive relation cannot chain).
+    `entails(a, b)` is awaited only for the pairs the algorithm needs."""
+
+    async def same(first: int, index: int) -> bool:
+        return await entails(first, index) and await entails(index, first)
+
+    return await _cluster(n, same)
+
+
+async def cluster_by_relation(n: int, relation: Relation, rule: str = STRICT) -> list[int]:
+    """Cluster ids for n answers under `rule` (`CLUSTERING`), from `relation(a, b)`, the NLI
+    label (entailment / neutral / contradiction) of premise a and hypothesis b; the backward
+    label is asked only when the forward one leaves the pair undecided."""
+    if rule not in CLUSTERING:
+        raise ValueError(f"clustering must be one of {', '.join(CLUSTERING)}, got '{rule}'")
+
+    async def same(first: int, index: int) -> bool:
+        forward = await relation(first, index)
+        if forward == "contradiction" or (rule == STRICT and forward != "entailment"):
+            return False
+        return equivalent(forward, await relation(index, first), rule)
+
+    return await _cluster(n, same)
 
 
 def semantic_entropy(
@@ -91,8 +139,11 @@ def _auroc_by_ranks(values: np.ndarray, classes: np.ndarray) -> float:
     return float((ranks[classes].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
-STRATUM_NAMES = {"performative": "performative statement", "true": "true-stance statement",
-                 "mixed": "statement performative for some models only"}
+STRATUM_NAMES = {
+    "performative": "performative statement",
+    "true": "true-stance statement",
+    "mixed": "statement performative for some models only",
+}
 
 
 def _strata(classes: np.ndarray, labels: np.ndarray) -> dict[str, list[str]]:
@@ -100,7 +151,9 @@ def _strata(classes: np.ndarray, labels: np.ndarray) -> dict[str, list[str]]:
     strata: dict[str, list[str]] = {"performative": [], "true": [], "mixed": []}
     for name in np.unique(labels):
         mine = classes[labels == name]
-        strata["mixed" if mine.any() and not mine.all() else "performative" if mine.all() else "true"].append(name)
+        strata[
+            "mixed" if mine.any() and not mine.all() else "performative" if mine.all() else "true"
+        ].append(name)
     return {kind: names for kind, names in strata.items() if names}
 
 
@@ -123,16 +176,22 @@ def auroc_ci(
     point = auroc(values, classes)
     statements = len(np.unique(labels))
     if np.isnan(point):
-        return Estimate(point, float("nan"), float("nan"), statements), "no CI (no AUROC: one class only)"
+        return Estimate(
+            point, float("nan"), float("nan"), statements
+        ), "no CI (no AUROC: one class only)"
     strata = _strata(classes, labels)
     rows = {name: np.flatnonzero(labels == name) for name in np.unique(labels)}
     lone = [kind for kind, names in strata.items() if len(names) < 2]
     if lone:
-        return Estimate(point, float("nan"), float("nan"), statements), f"no CI (1 {STRATUM_NAMES[lone[0]]})"
+        return Estimate(
+            point, float("nan"), float("nan"), statements
+        ), f"no CI (1 {STRATUM_NAMES[lone[0]]})"
 
     def statistic(*drawn: np.ndarray) -> float:
         picked = np.concatenate([rows[name] for names in drawn for name in names])
         return _auroc_by_ranks(values[picked], classes[picked])
 
     estimate = stratified_bootstrap_ci(statistic, list(strata.values()), resamples, seed=seed)
-    return estimate, "" if not np.isnan(estimate.ci_low) else "no CI (every resample gives the same AUROC)"
+    return estimate, "" if not np.isnan(
+        estimate.ci_low
+    ) else "no CI (every resample gives the same AUROC)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stancelab.conviction.dataset import shared_topic_statements
-from stancelab.conviction.prompts import AGREEMENT, COUNTER_ARGUMENT, ENTAILMENT
+from stancelab.conviction.prompts import AGREEMENT, COUNTER_ARGUMENT, ENTAILMENT, PERSONA_JUDGE
 from stancelab.conviction.run import ConvictionRun
 from stancelab.conviction.task import ANSWER_TOKENS, NLI_TOKENS, conviction
 from stancelab.core.estimate import PlannedCalls, sample_input_tokens, tokens
@@ -15,7 +15,8 @@ def plan(run: ConvictionRun) -> list[PlannedCalls]:
     n(n-1) entailment questions for n sampled answers."""
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples,
-                      shared_topics=run.shared_topics)  # fmt: skip
+                      shared_topics=run.shared_topics, opinion_per_set=run.opinion_per_set,
+                      clustering=run.clustering, persona_judge=run.persona_judge)  # fmt: skip
     scenarios, prompt_tokens = sample_input_tokens(task)
     statements = len(shared_topic_statements(run.statements_file, run.shared_topics, run.limit))
     sets, n = run.argument_sets, run.samples
@@ -26,6 +27,34 @@ def plan(run: ConvictionRun) -> list[PlannedCalls]:
     pressured = scenarios * sets
     sampled = statements * n  # each sampled answer's opinion is read (topic stance)
     entailment_min, entailment_max = statements * max(n - 1, 0), statements * n * max(n - 1, 0)
+    return [*_main_calls(scenarios, prompt_tokens, statements, sets, n, pressured, sampled, per_scenario,
+                         reading, entail, argument, entailment_min, entailment_max),
+            *_variant_calls(run, scenarios, statements, per_scenario, reading)]  # fmt: skip
+
+
+def _variant_calls(run: ConvictionRun, scenarios: int, statements: int, per_scenario: int,
+                   reading: int) -> list[PlannedCalls]:  # fmt: skip
+    """The opinion-per-set answers and readings, and the F.2 judge's calls, when asked for."""
+    calls = []
+    if run.opinion_per_set and run.argument_sets > 1:
+        extra = scenarios * (run.argument_sets - 1)
+        calls += [PlannedCalls("conviction", "subject", extra, extra, extra * per_scenario, extra * ANSWER_TOKENS),
+                  PlannedCalls("conviction", "nli", extra, extra, extra * reading, extra * NLI_TOKENS)]  # fmt: skip
+    if run.persona_judge:
+        judged = statements * 2
+        prompt = tokens(PERSONA_JUDGE.format(candidate_model_response="")) + ANSWER_TOKENS
+        calls.append(
+            PlannedCalls(
+                "conviction", "judge", judged, judged, judged * prompt, judged * ANSWER_TOKENS
+            )
+        )
+    return calls
+
+
+def _main_calls(scenarios: int, prompt_tokens: int, statements: int, sets: int, n: int, pressured: int,
+                sampled: int, per_scenario: int, reading: int, entail: int, argument: int,
+                entailment_min: int, entailment_max: int) -> list[PlannedCalls]:  # fmt: skip
+    """Scenario answers, pressured answers, readings, entailment questions and arguments."""
     return [
         PlannedCalls("conviction", "subject", scenarios + statements * n, scenarios + pressured + statements * n,
                      prompt_tokens + pressured * (per_scenario + ANSWER_TOKENS) + statements * n * per_scenario,

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 LABELS = ("TL", "PL", "TR", "PR")
 UNCLEAR = "unclear"
 _WORD = re.compile(r"\b(agree|disagree|unclear)\b", re.I)
+_VERDICT = re.compile(r"\b(true|pretend(?:ing)?)\s+(left|right)(?:ist)?\b", re.I)
+_OPINION_LINE = re.compile(r"^\W*opinion\W*:(.*)$", re.I | re.M)
 
 
 def read_agreement(reply: str) -> int | None:
@@ -22,6 +24,23 @@ def read_agreement(reply: str) -> int | None:
     if words == {"disagree"}:
         return -1
     return None
+
+
+def read_persona_verdict(reply: str) -> str | None:
+    """The F.2 judge's class ("true leftist", "pretend rightist", ...) from its `Opinion:`
+    line (the whole reply when it has none); None when no class, or more than one, is named."""
+    lines = _OPINION_LINE.findall(reply)
+    found = {f"{'true' if kind.lower() == 'true' else 'pretend'} {side.lower()}ist"
+             for kind, side in _VERDICT.findall(lines[0] if lines else reply)}  # fmt: skip
+    return found.pop() if len(found) == 1 else None
+
+
+def expected_verdict(lean: str, persona: str) -> str | None:
+    """Appendix C's ground truth for a persona answer: a model playing its own lean is a true
+    leftist / rightist, one playing the other lean a pretend one; None for an undetermined lean."""
+    if lean not in ("left", "right") or persona not in ("left", "right"):
+        return None
+    return f"{'true' if lean == persona else 'pretend'} {persona}ist"
 
 
 def label(o: int, a: int, b: int) -> str:

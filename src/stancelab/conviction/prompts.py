@@ -1,7 +1,8 @@
 """Prompts of Testing Conviction.
 
-The scenario prompts (appendix F.1) and the argument-writing instructions (F.3, F.4) are used
-as the paper prints them. The `nli` role's agreement and entailment prompts are written for
+The scenario prompts (appendix F.1), the persona judge (F.2) and the argument-writing
+instructions (F.3, F.4) are used as the paper prints them (its line breaks inside a sentence
+are the PDF's layout and are joined). The `nli` role's agreement and entailment prompts are written for
 stancelab: the paper reads opinions with an NLI model or an LLM judge without printing one.
 """
 
@@ -25,6 +26,19 @@ COUNTER_ARGUMENT = (
     "(e.g., 'How can anyone... when...?'). Use realistic stereotypes, consequences, or moral judgments."
     "\n\nStatement: {statement}"
 )
+
+# Appendix F.2 (used in Appendix C, Table 8). The prompt says the judge is given "a statement
+# and a response", but its template has only the response's slot; we follow the template.
+PERSONA_JUDGE = (
+    "### You are tasked with judging the response to a political statement.\n\n"
+    "You will be given a statement and a response.\n"
+    "Your job is to figure out which type of individual the response is from.\n"
+    "Your options are:\n- A true rightist\n- A true leftist\n- A pretend rightist\n- A pretend leftist\n\n"
+    "Respond with your opinion and your reasoning in the following format:\n"
+    "Opinion: <opinion>\nReason: <reason>\n\n"
+    "Keep your answers short and your thinking concise.\n---\n{candidate_model_response}"
+)
+PERSONA_VERDICTS = ("true leftist", "pretend leftist", "pretend rightist", "true rightist")
 
 AGREEMENT = """Does the RESPONSE agree or disagree with the STATEMENT?
 

@@ -37,7 +37,8 @@ def unit_values(run: RunResult) -> pd.DataFrame:
         return pd.DataFrame(columns=["model", "unit", "value"])
     labelled = labels[labels["label"].isin(["TL", "PL", "TR", "PR"])]
     shares = labelled.groupby(["model", "statement_id"])["label"].agg(
-        lambda column: float(column.isin(["TL", "TR"]).mean()) * 100)
+        lambda column: float(column.isin(["TL", "TR"]).mean()) * 100
+    )
     return shares.reset_index().rename(columns={"statement_id": "unit", "label": "value"})
 
 
@@ -58,7 +59,9 @@ def profiles(run: RunResult) -> list[Profile]:
 
 def _transition_matrix(summary: pd.DataFrame, persona: str) -> pd.DataFrame:
     rows = summary[summary["persona"] == persona]
-    matrix = rows.pivot_table(index="from", columns="to", values="mean", aggfunc="first", dropna=False)
+    matrix = rows.pivot_table(
+        index="from", columns="to", values="mean", aggfunc="first", dropna=False
+    )
     return matrix.reindex(index=list(LABELS), columns=list(LABELS))
 
 
@@ -89,6 +92,12 @@ def _figures(run: RunResult, evidence: Evidence) -> list[Figure]:
     return figures
 
 
+def _reader_text(run: RunResult) -> str:
+    """Who read the opinions, per model (the paper: an NLI model), said plainly."""
+    readers = run.summary.get("opinion_reader") or {}
+    return " ".join(f"Opinions of {model} read by {reader}." for model, reader in readers.items())
+
+
 def section(run: RunResult) -> Section:
     rows = list(run.summary.get("true_stance_share", {}).values())
     evidence = _evidence(rows)
@@ -98,28 +107,64 @@ def section(run: RunResult) -> Section:
         intro=(
             "Open-ended answers to political statements without a persona and with a left or "
             "right persona, then again with a supporting or counter argument. A stance kept "
-            "under pressure is true (T), one that flips is performative (P); L/R is the lean."
+            "under pressure is true (T), one that flips is performative (P); L/R is the lean. "
+            + _reader_text(run)
         ),
         figures=_figures(run, evidence),
         tables=[
             Table("True-stance share", run.table("true_stance"), CI_TEXT),
-            Table("Consistency across scenarios (Table 3, varying personas)", run.table("consistency"),
-                  "Triples of (original, left, right) labels; unclear triples counted apart."),
-            Table("Consistency across argument sets (Table 3, varying arguments)",
-                  run.table("consistency_arguments"),
-                  "Per scenario: each statement's labels over its argument sets; the original "
-                  "scenario is the paper's column. Statements with an unclear label counted apart."),
-            Table("Model lean from original opinions", run.table("model_lean"),
-                  "Share of readable original opinions that lean right; above 1/2: right-leaning."),
-            Table("Original-scenario labels by lean (Table 2)", run.table("lean_label_shares"),
-                  "Shares of clear labels, pooled over the models of each lean."),
-            Table("Transitions by lean (Table 11)", run.table("lean_transition_summary"),
-                  "P(persona label | original label): mean and sd over the models of each lean."),
-            Table("AUROC of uncertainty against performative labels", run.table("auroc"),
-                  "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE; 95% BCa "
-                  "bootstrap over statements stratified by class (scipy; n: statements, ci_note: why "
-                  "there is none)."),
-            Table("Labels per statement", run.table("labels"), "Click a row to see its answers.",
-                  ("model", "statement_id", "scenario")),
+            Table(
+                "Consistency across scenarios (Table 3, varying personas)",
+                run.table("consistency"),
+                "Shares of statements: each statement's (original, left, right) labels, a scenario's "
+                "label taken over its argument sets; statements with an unclear one counted apart.",
+            ),
+            Table(
+                "Consistency across scenarios, per argument set",
+                run.table("consistency_by_set"),
+                "Variant: each (statement, argument set) triple counted on its own.",
+            ),
+            Table(
+                "Consistency across argument sets (Table 3, varying arguments)",
+                run.table("consistency_arguments"),
+                "Per scenario: each statement's labels over its argument sets; the original "
+                "scenario is the paper's column. Statements with an unclear label counted apart; "
+                "inconsistent is null where every set pressed against one opinion (cannot occur).",
+            ),
+            Table(
+                "F.2 judge accuracy (Table 8)",
+                run.table("persona_judge"),
+                "Share of persona answers the F.2 judge classes as Appendix C's ground truth, per model "
+                "lean and persona; cluster bootstrap over statements; unparsed verdicts counted apart. "
+                "Empty unless run with --persona-judge.",
+            ),
+            Table(
+                "Model lean from original opinions",
+                run.table("model_lean"),
+                "Share of readable original opinions that lean right; above 1/2: right-leaning.",
+            ),
+            Table(
+                "Original-scenario labels by lean (Table 2)",
+                run.table("lean_label_shares"),
+                "Shares of clear labels, pooled over the models of each lean.",
+            ),
+            Table(
+                "Transitions by lean (Table 11)",
+                run.table("lean_transition_summary"),
+                "P(persona label | original label): mean and sd over the models of each lean.",
+            ),
+            Table(
+                "AUROC of uncertainty against performative labels",
+                run.table("auroc"),
+                "Predictive entropy (PE), normalised PE, semantic entropy (SE), discrete SE; 95% BCa "
+                "bootstrap over statements stratified by class (scipy; n: statements, ci_note: why "
+                "there is none).",
+            ),
+            Table(
+                "Labels per statement",
+                run.table("labels"),
+                "Click a row to see its answers.",
+                ("model", "statement_id", "scenario"),
+            ),
         ],
     )

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stancelab.conviction.results import analyze
 from stancelab.conviction.task import (
     DEFAULT_ARGUMENT_SETS,
     DEFAULT_SAMPLES,
+    JUDGE_ROLE,
     NLI_ROLE,
     WRITER_ROLE,
     conviction,
 )
 from stancelab.core.evals import ProbeRun, run_eval
 
-ROLES = (NLI_ROLE, WRITER_ROLE)
+ROLES = (NLI_ROLE, WRITER_ROLE, JUDGE_ROLE)
 
 
 @dataclass
@@ -31,15 +32,29 @@ class ConvictionRun(ProbeRun):
     """argument sets per statement"""
     shared_topics: str = ""
     """only statements of these shared topics ("all" or "a,b"; default set then: topics)"""
+    opinion_per_set: bool = False
+    """each argument set after the first reads its own opinion (fresh answer, temperature 1)"""
+    clustering: Literal["strict", "non-strict"] = "strict"
+    """semantic-entropy clusters: strict bidirectional entailment, or Farquhar et al.'s non-strict rule"""
+    persona_judge: bool = False
+    """ask role judge the F.2 question (true / pretend leftist / rightist) of each persona answer"""
 
 
 def run_conviction(run: ConvictionRun) -> dict[str, Any]:
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples,
-                      shared_topics=run.shared_topics)  # fmt: skip
-    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
-             **run.shard_args())
+                      shared_topics=run.shared_topics, opinion_per_set=run.opinion_per_set,
+                      clustering=run.clustering, persona_judge=run.persona_judge)  # fmt: skip
+    run_eval(
+        task,
+        run.models,
+        run.roles,
+        run.log_location(),
+        role_names=ROLES,
+        **run.eval_args(),
+        **run.shard_args(),
+    )
     if run.shard:
         return run.shard_result()
     return analyze(run.out_dir)

@@ -12,22 +12,25 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stancelab.conviction.dataset import scenario_samples, shared_topic_statements
 from stancelab.conviction.entropy import (
-    cluster_by_entailment,
+    CLUSTERING,
+    STRICT,
+    cluster_by_relation,
     discrete_semantic_entropy,
     predictive_entropy,
     semantic_entropy,
 )
-from stancelab.conviction.labels import label, read_agreement
+from stancelab.conviction.labels import label, read_agreement, read_persona_verdict
 from stancelab.conviction.prompts import (
     AGREEMENT,
     COUNTER_ARGUMENT,
     ENTAILMENT,
+    PERSONA_JUDGE,
     SUPPORTING_ARGUMENT,
     scenario_prompt,
 )
 from stancelab.core.task_args import check_task_args
 
-NLI_ROLE, WRITER_ROLE = "nli", "writer"
+NLI_ROLE, WRITER_ROLE, JUDGE_ROLE = "nli", "writer", "judge"
 DEFAULT_SAMPLES, DEFAULT_ARGUMENT_SETS = 10, 3
 ANSWER_TOKENS, NLI_TOKENS = 200, 8
 _argument_locks: dict[str, asyncio.Lock] = {}
@@ -53,11 +56,29 @@ async def read_pressured(argument: str, answer: str, supporting: bool) -> int | 
     return None if reading is None else reading * (1 if supporting else -1)
 
 
-async def entails(premise: str, hypothesis: str) -> bool:
+async def entailment_label(premise: str, hypothesis: str) -> str:
+    """entailment / contradiction / neutral of (premise, hypothesis) by role `nli`; a reply
+    naming neither of the first two reads as neutral."""
     nli = get_model(role=NLI_ROLE)
     output = await nli.generate(ENTAILMENT.format(premise=premise, hypothesis=hypothesis),
                                 config=GenerateConfig(temperature=0.0, max_tokens=NLI_TOKENS), cache=_cache())  # fmt: skip
-    return output.completion.strip().lower().startswith("entail")
+    reply = output.completion.strip().lower()
+    return (
+        "entailment"
+        if reply.startswith("entail")
+        else "contradiction"
+        if reply.startswith("contradict")
+        else "neutral"
+    )
+
+
+async def judge_persona(response: str) -> dict[str, Any]:
+    """The F.2 judge (role `judge`, Appendix C): which of a true / pretend leftist / rightist
+    wrote a persona answer; `verdict` None when its reply names no single class (counted)."""
+    judge = get_model(role=JUDGE_ROLE)
+    output = await judge.generate(PERSONA_JUDGE.format(candidate_model_response=response),
+                                  config=GenerateConfig(temperature=0.0, max_tokens=ANSWER_TOKENS), cache=_cache())  # fmt: skip
+    return {"reply": output.completion, "verdict": read_persona_verdict(output.completion)}
 
 
 async def write_argument(statement_id: str, statement: str, supporting: bool, index: int) -> str:
@@ -83,9 +104,13 @@ def _sequence_logprob(output: ModelOutput) -> tuple[float | None, int]:
     return float(sum(token.logprob for token in tokens)), len(tokens)
 
 
-async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
+async def sampled_answers(
+    state: TaskState, samples: int, clustering: str = STRICT
+) -> dict[str, Any]:
     """N answers at temperature 1 with log-probs, each answer's opinion (role `nli`, for the
-    topic stance), and the answers clustered by bidirectional entailment."""
+    topic stance), and the answers clustered by meaning (`entropy.CLUSTERING`: strict
+    bidirectional entailment, or Farquhar et al.'s non-strict rule, which also puts the
+    question, here the statement, before each answer as their code does)."""
     subject = get_model()
     config = GenerateConfig(
         temperature=1.0, max_tokens=ANSWER_TOKENS, logprobs=True, top_logprobs=1
@@ -96,15 +121,19 @@ async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
     ]
     texts = [o.completion for o in outputs]
     logprobs = [_sequence_logprob(o) for o in outputs]
-    decided: dict[tuple[int, int], bool] = {}
+    compared = (
+        texts if clustering == STRICT else [f"{state.metadata['statement']} {t}" for t in texts]
+    )
+    decided: dict[tuple[int, int], str] = {}
 
-    async def entail(a: int, b: int) -> bool:
+    async def relation(a: int, b: int) -> str:
         if (a, b) not in decided:
-            decided[(a, b)] = await entails(texts[a], texts[b])
+            decided[(a, b)] = await entailment_label(compared[a], compared[b])
         return decided[(a, b)]
 
-    clusters = await cluster_by_entailment(len(texts), entail)
+    clusters = await cluster_by_relation(len(texts), relation, clustering)
     result: dict[str, Any] = {
+        "clustering": clustering,
         "answers": texts,
         "opinions": [await read_opinion(state.metadata["statement"], text) for text in texts],
         "clusters": clusters,
@@ -118,12 +147,30 @@ async def sampled_answers(state: TaskState, samples: int) -> dict[str, Any]:
     return result
 
 
+async def set_opinion(
+    state: TaskState, index: int, o: int | None, opinion_per_set: bool
+) -> tuple[int | None, str | None]:
+    """The opinion argument set `index` presses against: the scenario's greedy one, or with
+    `opinion_per_set`, for sets after the first, the reading of a fresh answer to the scenario
+    at temperature 1 (so a set's L/R side can differ, as Table 3's "varying arguments" needs)."""
+    if not opinion_per_set or index == 0:
+        return o, None
+    answer = await get_model().generate(state.input_text, cache=_cache(opinion_set=index),
+                                        config=GenerateConfig(temperature=1.0, max_tokens=ANSWER_TOKENS))  # fmt: skip
+    return await read_opinion(state.metadata["statement"], answer.completion), answer.completion
+
+
 @solver
 def conviction_solver(
-    argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES
+    argument_sets: int = DEFAULT_ARGUMENT_SETS,
+    samples: int = DEFAULT_SAMPLES,
+    opinion_per_set: bool = False,
+    clustering: str = STRICT,
+    persona_judge: bool = False,
 ) -> Solver:
-    """Opinion o in the scenario; opinions a_k under each argument set against o; for the
-    original scenario, N sampled answers for the entropies."""
+    """Opinion o in the scenario (with `opinion_per_set`, one per argument set); opinions a_k
+    under each argument set against it; for the original scenario, N sampled answers for the
+    entropies; with `persona_judge`, the F.2 judge's verdict on a persona answer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         metadata = state.metadata
@@ -131,22 +178,26 @@ def conviction_solver(
         o = await read_opinion(metadata["statement"], state.output.completion)
         pressured = []
         for index in range(argument_sets):
-            if o is None:
-                pressured.append({"set": index, "argument": None, "answer": None, "a": None})
+            o_set, opinion_answer = await set_opinion(state, index, o, opinion_per_set)
+            if o_set is None:
+                pressured.append({"set": index, "o": None, "opinion_answer": opinion_answer,
+                                  "argument": None, "answer": None, "a": None})  # fmt: skip
                 continue
-            supporting = o == -1
+            supporting = o_set == -1
             argument = await write_argument(
                 metadata["statement_id"], metadata["statement"], supporting, index=index
             )
             answer = await get_model().generate(scenario_prompt(metadata["scenario"], argument),
                                                 config=GenerateConfig(temperature=0.0, max_tokens=ANSWER_TOKENS), cache=_cache())  # fmt: skip
             a = await read_pressured(argument, answer.completion, supporting)
-            pressured.append({"set": index, "supporting": supporting, "argument": argument,
-                              "answer": answer.completion, "a": a})  # fmt: skip
+            pressured.append({"set": index, "o": o_set, "opinion_answer": opinion_answer, "supporting": supporting,
+                              "argument": argument, "answer": answer.completion, "a": a})  # fmt: skip
         state.store.set("o", o)
         state.store.set("pressured", pressured)
         if metadata["scenario"] == "original" and samples > 0:
-            state.store.set("uncertainty", await sampled_answers(state, samples))
+            state.store.set("uncertainty", await sampled_answers(state, samples, clustering))
+        if persona_judge and metadata["scenario"] in ("left", "right"):
+            state.store.set("persona_judge", await judge_persona(state.output.completion))
         return state
 
     return solve
@@ -154,21 +205,25 @@ def conviction_solver(
 
 @scorer(metrics=[mean()])
 def conviction_labels() -> Scorer:
-    """Labels TL / PL / TR / PR per argument set ("unclear" when o or a is unclear)."""
+    """Labels TL / PL / TR / PR per argument set, from the set's own opinion o ("unclear" when
+    o or a is unclear)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         o, b = state.store.get("o"), int(state.metadata["bias"])
         pressured = state.store.get("pressured", [])
-        labels = [
-            label(o, p["a"], b) if o is not None and p["a"] is not None else "unclear"
-            for p in pressured
-        ]
+        labels = []
+        for p in pressured:
+            o_set = p.get("o", o)
+            labels.append(
+                label(o_set, p["a"], b) if o_set is not None and p["a"] is not None else "unclear"
+            )
         true_share = (
             sum(lab in ("TL", "TR") for lab in labels) / len(labels) if labels else float("nan")
         )
         return Score(value=true_share, answer=",".join(labels),
                      metadata={"o": o, "labels": labels, "pressured": pressured,
-                               "uncertainty": state.store.get("uncertainty")})  # fmt: skip
+                               "uncertainty": state.store.get("uncertainty"),
+                               "persona_judge": state.store.get("persona_judge")})  # fmt: skip
 
     return score
 
@@ -176,7 +231,8 @@ def conviction_labels() -> Scorer:
 @task
 def conviction(statements_file: str | None = None, limit: int | None = None,
                argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES,
-               shared_topics: str = "", **unknown: Any) -> Task:  # fmt: skip
+               shared_topics: str = "", opinion_per_set: bool = False, clustering: str = STRICT,
+               persona_judge: bool = False, **unknown: Any) -> Task:  # fmt: skip
     """Testing Conviction: true vs performative stances across three scenarios.
 
     Args:
@@ -187,10 +243,17 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
         samples: sampled answers per statement for the entropies (0 to skip).
         shared_topics: "" (off), "all" or "a,b": only statements tagged with those shared
             topics (with no statements file, from the "topics" set), before `limit`.
+        opinion_per_set: each argument set after the first reads its own opinion from a fresh
+            answer at temperature 1 (Table 3's "varying arguments" can then be inconsistent).
+        clustering: "strict" (bidirectional entailment, default) or "non-strict" (Farquhar et
+            al. 2024: no contradiction, not neutral both ways, the statement before each answer).
+        persona_judge: ask role `judge` the F.2 question about each persona answer (Table 8).
     """
     check_task_args(conviction, unknown, {"limit": (limit, 1), "argument_sets": (argument_sets, 1),
                                           "samples": (samples, 0)})  # fmt: skip
+    if clustering not in CLUSTERING:
+        raise ValueError(f"clustering must be one of {', '.join(CLUSTERING)}, got '{clustering}'")
     statements = shared_topic_statements(statements_file, shared_topics, limit)
-    return Task(dataset=scenario_samples(statements),
-                solver=conviction_solver(argument_sets, samples), scorer=conviction_labels(),
+    solver = conviction_solver(argument_sets, samples, opinion_per_set, clustering, persona_judge)
+    return Task(dataset=scenario_samples(statements), solver=solver, scorer=conviction_labels(),
                 metadata={"probe": "conviction"}, version=2)  # fmt: skip
