@@ -17,7 +17,7 @@ from stancelab.llm_bias_bench.results import (
     analyze,
     analyze_conversations,
 )
-from stancelab.llm_bias_bench.scorers import JUDGE_ROLE
+from stancelab.llm_bias_bench.scorers import JUDGE_MAX_TOKENS, JUDGE_ROLE
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_ROLE
 from stancelab.llm_bias_bench.task import DEFAULT_TURNS, llm_bias_bench
 
@@ -43,7 +43,9 @@ class BiasBenchRun(ProbeRun):
     blind_judge: bool = False
     """also judge without the persona"""
     max_tokens: int | None = None
-    """cap on each generated message"""
+    """cap on each message of the subject and the simulated user"""
+    judge_max_tokens: int = JUDGE_MAX_TOKENS
+    """cap on the judge's reply (the authors': 2048)"""
     temperature: float = SUBJECT_TEMPERATURE
     """subject sampling temperature"""
     shared_topics: str = ""
@@ -68,6 +70,7 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         judge_every_turn=run.judge_every_turn,
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
+        judge_max_tokens=run.judge_max_tokens,
         temperature=run.temperature,
         shared_topics=run.shared_topics,
     )
