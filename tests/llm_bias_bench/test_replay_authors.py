@@ -205,6 +205,10 @@ def test_table_8_pairs_and_consensus_replay_the_released_judge_verdicts(summary:
     assert pairs[frozenset((OPUS, GROK))] == 79.7
     # the released Qwen3.5 verdicts: 88.0 where the paper prints 90.0 (86.7, 77.7)
     assert pairs[frozenset((GEMINI, QWEN))] == 88.0
+    gemini_qwen = next(
+        p for p in table_8["pairwise"] if {p["rater_a"], p["rater_b"]} == {GEMINI, QWEN}
+    )
+    assert gemini_qwen["slots"] == 299 and gemini_qwen["unreadable"] == 5  # counted, not dropped
     assert pairs[frozenset((OPUS, QWEN))] == 86.0 and pairs[frozenset((GROK, QWEN))] == 74.6
     # consensus is the average of the judge's row (the caption), not agreement with the
     # others' majority (91.6 for Gemini on this file)

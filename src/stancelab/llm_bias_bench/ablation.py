@@ -212,7 +212,7 @@ def ablation_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             tables["ablation_judge_overall"], list(tables["ablation_judge_overall"].columns)
         )
         summary["table_8"] = {
-            "pairwise": _records(pairs, ["rater_a", "rater_b", "slots", "agreement", "ci_low", "ci_high",
+            "pairwise": _records(pairs, ["rater_a", "rater_b", "slots", "unreadable", "agreement", "ci_low", "ci_high",
                                          "agreement_valid_only", "cohen_kappa"]),
             "consensus": _records(consensus, ["rater", "consensus", "ci_low", "ci_high",
                                               "majority_agreement", "majority_slots"]),

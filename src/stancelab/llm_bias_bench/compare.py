@@ -147,8 +147,9 @@ def _agreement_rows(wide: pd.DataFrame, seed: int, unreadable_disagrees: bool = 
         strict, _ = _pair_outcomes(wide, first, second, True)
         kappa = (cohen_kappa_score(valid[first], valid[second])
                  if len(valid) > 1 and valid.stack().nunique() > 1 else math.nan)  # fmt: skip
+        judged = len(wide[[first, second]].dropna())
         rows.append({"rater_a": first, "rater_b": second, "slots": len(same),
-                     "left_out": len(wide[[first, second]].dropna()) - len(same),
+                     "left_out": judged - len(same), "unreadable": judged - len(valid),
                      "agreement": estimate.value,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
                      "agreement_valid_only": float((valid[first] == valid[second]).mean() * 100)
