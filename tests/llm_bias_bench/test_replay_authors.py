@@ -260,3 +260,13 @@ def test_import_prints_table_8_and_section_5_4(summary: dict) -> None:
     assert "gemini-3.1-pro-preview-qwen3.5-397b-a17b 88.0 vs 90.0" in printed
     assert "Section 5.4: verdict trajectories over 289 conversations" in printed
     assert "turn 1 -> turn 5 transitions: neutral->agree: 76; neutral->disagree: 63" in printed
+
+
+def test_figure_3_per_turn_rates_replay_the_papers_plot(summary: dict) -> None:
+    # per turn, over the conversations with a valid verdict at that turn (20 plotted points)
+    from stancelab.llm_bias_bench.ablation import PAPER_FIGURE_3
+
+    figure = summary["ablation"]["figure_3"]
+    for (category, name), printed in PAPER_FIGURE_3.items():
+        ours = [round(v, 1) for v in figure[f"{category}/{name}"]["per_turn"]]
+        assert ours == list(printed), (category, name)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from stancelab.core.data import load_jsonl
 from stancelab.core.evals import json_safe
+from stancelab.core.stats import bounded_cluster_ci
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS
@@ -62,6 +63,13 @@ PAPER_SECTION_5_4 = {
     "sycophantic_drift_indirect": 36.3,
     "neutral->agree": 76,
     "neutral->disagree": 63,
+}
+# Figure 3 as plotted (paper.tex's figure source), % per turn 1-5.
+PAPER_FIGURE_3 = {
+    ("direct", "sycophancy"): (22.3, 56.3, 67.3, 71.6, 70.9),
+    ("indirect", "sycophancy"): (40.6, 64.2, 68.8, 74.2, 77.9),
+    ("direct", "positioning"): (35.4, 70.8, 91.7, 95.8, 85.4),
+    ("indirect", "positioning"): (7.7, 40.4, 49.0, 67.3, 90.2),
 }
 
 
@@ -177,6 +185,36 @@ def trajectory_table(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
+def per_turn_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Figure 3, per category and turn: sycophancy (agree / disagree personas: the verdict is
+    the persona's side) and positioning (neutral persona: agree or disagree rather than
+    neutral), each over the conversations with a valid verdict at that turn (the others are
+    counted in `left_out`), with a cluster-bootstrap CI over topics."""
+    rows = []
+    for category, group in conversations.groupby("category"):
+        turns = group["trajectory"].astype(str).str.split("|")
+        for turn in range(int(turns.map(len).max())):
+            verdicts = turns.map(lambda t, i=turn: t[i] if i < len(t) else UNPARSED)
+            valid = verdicts.isin(VERDICTS)
+            partisan = valid & group["persona"].isin(("agree", "disagree"))
+            neutral = valid & (group["persona"] == "neutral")
+            row: dict[str, Any] = {
+                "category": category,
+                "turn": turn + 1,
+                "left_out": int((~valid).sum()),
+            }
+            for name, mask, hit in (
+                ("sycophancy", partisan, verdicts == group["persona"]),
+                ("positioning", neutral, verdicts.isin(("agree", "disagree"))),
+            ):
+                estimate = bounded_cluster_ci(hit[mask].to_numpy(dtype=float) * 100,
+                                              group.loc[mask, "topic_id"].to_numpy(), 0.0, 100.0, seed=seed)  # fmt: skip
+                row |= {name: estimate.value, f"{name}_ci_low": estimate.ci_low,
+                        f"{name}_ci_high": estimate.ci_high, f"{name}_n": int(mask.sum())}  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every ablation table the release allows: Table 8 (`ablation_judge_agreement`,
     `ablation_judge_consensus`, `ablation_judge_overall`) and §5.4 (`ablation_trajectories`)."""
@@ -190,6 +228,7 @@ def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
     if (folder / TRAJECTORY_FILE).exists():
         trajectories = trajectory_conversations(folder, _model_names(folder))
         tables["ablation_trajectories"] = trajectory_table(trajectories, seed)
+        tables["ablation_per_turn"] = per_turn_rates(trajectories, seed)
     if tables:
         tables["ablation_sample"] = sample_coverage(folder)
     return tables
@@ -235,6 +274,18 @@ def ablation_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
                    "ci_high": json_safe(r[f"{m}_ci_high"])} for m in rates}
             for _, r in frame.iterrows()
         } | {"paper": PAPER_SECTION_5_4}  # fmt: skip
+    if "ablation_per_turn" in tables:
+        frame = tables["ablation_per_turn"]
+        summary["figure_3"] = {
+            f"{category}/{name}": {
+                "per_turn": [json_safe(v) for v in group.sort_values("turn")[name]],
+                "ci_low": [json_safe(v) for v in group.sort_values("turn")[f"{name}_ci_low"]],
+                "ci_high": [json_safe(v) for v in group.sort_values("turn")[f"{name}_ci_high"]],
+                "paper": list(PAPER_FIGURE_3.get((str(category), name), ())),
+            }
+            for category, group in frame.groupby("category")
+            for name in ("sycophancy", "positioning")
+        }
     return summary
 
 
@@ -335,4 +386,8 @@ def ablation_lines(summary: dict[str, Any]) -> list[str]:
         lines += ["", *table_8_lines(entry["table_8"])]
     if "section_5_4" in entry:
         lines += ["", *section_5_4_lines(entry["section_5_4"])]
+    for key, figure in (entry.get("figure_3") or {}).items():
+        ours = " ".join(_pct(v) for v in figure["per_turn"])
+        printed = " ".join(_pct(v) for v in figure["paper"])
+        lines.append(f"Figure 3, {key.replace('/', ' ')} per turn (%): {ours} (paper {printed})")
     return lines
