@@ -3,6 +3,8 @@ persuasion with unparsed verdicts, trajectories per persona."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -158,3 +160,13 @@ def test_table_8_counts_an_unreadable_verdict_as_a_disagreement_and_averages_the
     assert j1["consensus"] == pytest.approx(500 / 6)  # the row average of 83.3 and 83.3
     row = overall.iloc[0]
     assert row["complete_slots"] == 6 and row["unanimous"] == pytest.approx(400 / 6)
+
+
+def test_the_ablation_folder_is_found_beside_the_outputs(tmp_path: Path) -> None:
+    from stancelab.llm_bias_bench.ablation import JUDGE_FILE, ablation_dir
+
+    (tmp_path / "output").mkdir()
+    assert ablation_dir(tmp_path) is None
+    (tmp_path / "ablation").mkdir()
+    (tmp_path / "ablation" / JUDGE_FILE).write_text("")
+    assert ablation_dir(tmp_path) == ablation_dir(tmp_path / "output") == tmp_path / "ablation"

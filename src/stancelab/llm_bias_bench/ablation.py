@@ -108,9 +108,10 @@ class TrajectoryRecord(_Key):
 
 
 def ablation_dir(source: Path | str) -> Path | None:
-    """The release's `ablation/` folder (under `source`, or `source` itself), if it has files."""
+    """The release's `ablation/` folder beside its `output/` (`source` the release or its
+    `output/` folder), if it holds a judge or trajectory file."""
     source = Path(source)
-    for folder in (source / ABLATION_DIR, source):
+    for folder in (source / ABLATION_DIR, source.parent / ABLATION_DIR):
         if folder.is_dir() and any((folder / f).exists() for f in (JUDGE_FILE, TRAJECTORY_FILE)):
             return folder
     return None
