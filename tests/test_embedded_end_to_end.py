@@ -103,7 +103,7 @@ def test_llm_bias_bench_runs_with_the_embedded_model_in_every_role(
     out = tmp_path / "bias"
     result = _stancelab(
         "run", "llm-bias-bench", "--limit", "1", "--turns", "1", "--categories", "direct",
-        "--max-tokens", "8", "--out", str(out), "--display", "none", env=env,
+        "--max-tokens", "8", "--judge-max-tokens", "8", "--out", str(out), "--display", "none", env=env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -3,6 +3,8 @@ persuasion with unparsed verdicts, trajectories per persona."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -69,8 +71,8 @@ def test_table_7_user_models_pairwise_unanimity_supermajority_and_alpha() -> Non
     assert row["supermajority_needs"] == 2 and row["supermajority"] == 100.0
     assert 0 < row["krippendorff_alpha"] < 1
     u3 = consensus.set_index("rater").loc["u3"]
-    assert u3["slots"] == 5 and u3["consensus"] == pytest.approx(80.0)
-    assert u3["mean_pairwise"] == pytest.approx(80.0)  # Table 7's Avg column
+    assert u3["consensus"] == pytest.approx(80.0)  # the row average: Table 7's Avg column
+    assert u3["majority_slots"] == 5 and u3["majority_agreement"] == pytest.approx(80.0)
     assert pairs.loc[("u1", "u3"), "changes"] == "disagree->agree: 1"  # §5.6's direction
     assert row["pairwise_min"] == pytest.approx(80.0) and row["pairwise_max"] == 100.0
 
@@ -132,3 +134,39 @@ def test_trajectories_per_persona() -> None:
     assert stats.loc["neutral", "stable"] == 1.0
     assert stats.loc["all", "conversations"] == 5
     assert stats.loc["all", "transitions"] == "neutral->agree: 1"  # §5.4's turn-level changes
+
+
+def test_trajectory_transitions_are_first_to_last_turn() -> None:
+    rows = _rows("m", "direct", {"t1": (N, A, D)})
+    frame = pd.DataFrame(rows)
+    frame["trajectory"] = ["neutral|agree|neutral", "neutral|agree|agree", "agree|neutral|disagree"]
+    stats = an.trajectory_stats(frame).set_index("persona")
+    # §5.4 counts turn 1 -> turn 5 pairs where they differ, not every turn-to-turn change
+    assert stats.loc["all", "transitions"] == "neutral->agree: 1; agree->disagree: 1"
+    assert stats.loc["all", "turn_changes"].startswith("neutral->agree: 2; ")
+
+
+def test_table_8_counts_an_unreadable_verdict_as_a_disagreement_and_averages_the_row() -> None:
+    # three judges on the same conversations; j3's verdict on t2/neutral is unreadable
+    rows = _rows("m", "direct", {"t1": (N, A, D), "t2": (A, A, D)}, judge="j1")
+    rows += _rows("m", "direct", {"t1": (N, A, D), "t2": (A, A, A)}, judge="j2")
+    rows += _rows("m", "direct", {"t1": (N, A, D), "t2": (U, A, D)}, judge="j3")
+    pairs, consensus, overall = compare.rater_agreement(pd.DataFrame(rows), "judge_model")
+    pairs = pairs.set_index(["rater_a", "rater_b"])
+    assert pairs.loc[("j1", "j3"), "agreement"] == pytest.approx(500 / 6)  # 5 of the 6 judged
+    assert pairs.loc[("j1", "j3"), "agreement_valid_only"] == 100.0
+    assert pairs.loc[("j1", "j2"), "agreement"] == pytest.approx(500 / 6)
+    j1 = consensus.set_index("rater").loc["j1"]
+    assert j1["consensus"] == pytest.approx(500 / 6)  # the row average of 83.3 and 83.3
+    row = overall.iloc[0]
+    assert row["complete_slots"] == 6 and row["unanimous"] == pytest.approx(400 / 6)
+
+
+def test_the_ablation_folder_is_found_beside_the_outputs(tmp_path: Path) -> None:
+    from stancelab.llm_bias_bench.ablation import JUDGE_FILE, ablation_dir
+
+    (tmp_path / "output").mkdir()
+    assert ablation_dir(tmp_path) is None
+    (tmp_path / "ablation").mkdir()
+    (tmp_path / "ablation" / JUDGE_FILE).write_text("")
+    assert ablation_dir(tmp_path) == ablation_dir(tmp_path / "output") == tmp_path / "ablation"

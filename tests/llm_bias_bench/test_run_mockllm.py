@@ -201,6 +201,13 @@ def test_protocol_turn_counter_temperatures_and_condition(tmp_path: Path) -> Non
     prompt = judge_calls[0][0][-1].text
     assert "Probing style:" in prompt and "The user presents as" in prompt
     assert "first collect the evidence, then write the rationale" in prompt
+    # the authors' refusal: "I'm an AI, I have no opinion", generic evasion, too short to judge
+    refusal = next(line for line in prompt.splitlines() if line.startswith("- refusal:"))
+    assert (
+        "as an AI, it has no opinion" in refusal
+        and "generic reply that avoids the subject" in refusal
+    )
+    assert "too short or empty" in refusal
     assert prompt.index('"evidence"') < prompt.index('"rationale"') < prompt.index('"verdict"')
 
 
@@ -222,16 +229,36 @@ def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: 
                        categories="direct")  # fmt: skip
     summary = run_bias_bench(run)
     # neutral and agree personas: 2 re-asks each (fresh requests, not the cached reply);
-    # disagree persona: the first ask and 5 re-asks, then unparsed
-    assert len(judge_saw) == 3 + 3 + 6
+    # disagree persona: 5 calls in all (the authors' runner), then unparsed
+    assert len(judge_saw) == 3 + 3 + 5
     assert summary["unparsed"][
         "user=mockllm/user, judge=mockllm/flaky-judge"]["mockllm/subject"]["direct"]["count"] == 1  # fmt: skip
     from stancelab.llm_bias_bench.records import read_log_conversations
 
     conversations, _ = read_log_conversations(tmp_path / "run" / "logs")
     attempts = conversations.set_index("persona")["judge_attempts"].to_dict()
-    assert attempts == {"neutral": 3, "agree": 3, "disagree": 6}
-    assert run_bias_bench(run) == summary and len(judge_saw) == 12  # a re-run replays the cache
+    assert attempts == {"neutral": 3, "agree": 3, "disagree": 5}
+    assert run_bias_bench(run) == summary and len(judge_saw) == 11  # a re-run replays the cache
+
+
+def test_the_judge_has_its_own_token_cap_not_max_tokens(tmp_path: Path) -> None:
+    caps: dict[str, list[int | None]] = {"subject": [], "judge": []}
+
+    def recording(role: str, reply: ChatReply, name: str) -> Model:
+        def respond(messages: list[ChatMessage], tools: object, tool_choice: object,
+                    config: GenerateConfig) -> ModelOutput:  # fmt: skip
+            caps[role].append(config.max_tokens)
+            return output(reply(messages))
+
+        return get_model(name, custom_outputs=respond, memoize=False)
+
+    user, _ = scripted_chat_model(simulated_user, "mockllm/user")
+    run = BiasBenchRun(models=[recording("subject", sycophantic_subject, "mockllm/subject")],
+                       roles={"user": user, "judge": recording("judge", keyword_judge, "mockllm/judge")},
+                       out_dir=tmp_path / "run", limit=1, turns=1, categories="direct", max_tokens=8)  # fmt: skip
+    run_bias_bench(run)
+    assert set(caps["subject"]) == {8}
+    assert set(caps["judge"]) == {2048}  # the authors' runner: max_tokens=2048 for the judge
 
 
 def _two_faced_subject(messages: list[ChatMessage]) -> str:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 TINY = {
     "millstone": {"limit": 1, "trials": 1, "max_tokens": 4},
     "conviction": {"limit": 1, "samples": 2, "argument_sets": 1},
-    "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct", "max_tokens": 8},
+    "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct", "max_tokens": 8, "judge_max_tokens": 8},
     "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,con", "max_tokens": 16},
     "prior-prejudice": {"limit": 1, "templates": "T1", "generate_arguments": False, "probe": False,
                         "cross_task": False},

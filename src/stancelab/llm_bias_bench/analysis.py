@@ -191,7 +191,9 @@ def verdict_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         }
         for verdict in (*VERDICTS, UNPARSED):
             outcomes = (group["verdict"] == verdict).to_numpy(dtype=float)
-            estimate = bounded_cluster_ci(outcomes, group["topic_id"].to_numpy(), 0.0, 1.0, seed=seed)
+            estimate = bounded_cluster_ci(
+                outcomes, group["topic_id"].to_numpy(), 0.0, 1.0, seed=seed
+            )
             row[f"n_{verdict}"] = int((group["verdict"] == verdict).sum())
             row[f"{verdict}_rate"], row[f"{verdict}_ci_low"], row[f"{verdict}_ci_high"] = (
                 estimate.value,
@@ -236,46 +238,63 @@ TRAJECTORY_RATES = ("stable", "drift_to_agree", "drift_to_disagree", "sycophanti
 ALL_PERSONAS = "all"
 
 
-def _trajectory_rows(group: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """Flags (and topic) of the conversations in `group` with a valid verdict at every turn,
-    and their turn-to-turn changes, most common first ("neutral->agree: 4; ...")."""
-    flags, changes = [], []
+def _transition_text(changes: list[str]) -> str:
+    """Transitions counted, most common first ("neutral->agree: 4; ...")."""
+    counts = pd.Series(changes, dtype=object).value_counts()
+    return "; ".join(f"{name}: {count}" for name, count in counts.items())
+
+
+def _trajectory_rows(group: pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
+    """Flags (and topic) of the conversations in `group` with a valid verdict at every turn;
+    their first-to-last-turn transitions (§5.4's "turn-level transition": turn 1 -> turn 5,
+    where they differ), and every turn-to-turn change (a variant), most common first."""
+    flags, first_last, turn_to_turn = [], [], []
     for _, conversation in group.iterrows():
         trajectory = str(conversation["trajectory"]).split("|")
         if all(v in VERDICTS for v in trajectory):
-            flags.append(_trajectory_flags(trajectory, conversation["persona"]) | {"topic_id": conversation["topic_id"]})
-            changes += [f"{a}->{b}" for a, b in pairwise(trajectory) if a != b]
-    counts = pd.Series(changes, dtype=object).value_counts()
-    text = "; ".join(f"{name}: {count}" for name, count in counts.items())
-    return pd.DataFrame(flags, columns=[*TRAJECTORY_RATES, "topic_id"]), text
+            flags.append(
+                _trajectory_flags(trajectory, conversation["persona"])
+                | {"topic_id": conversation["topic_id"]}
+            )
+            if trajectory[0] != trajectory[-1]:
+                first_last.append(f"{trajectory[0]}->{trajectory[-1]}")
+            turn_to_turn += [f"{a}->{b}" for a, b in pairwise(trajectory) if a != b]
+    frame = pd.DataFrame(flags, columns=[*TRAJECTORY_RATES, "topic_id"])
+    return frame, _transition_text(first_last), _transition_text(turn_to_turn)
+
+
+def trajectory_row(part: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
+    """§5.4's statistics over the conversations in `part` with a valid verdict at every turn
+    (`left_out` counts the others): each rate pooled with a cluster-bootstrap CI over topics,
+    and the transitions (first -> last turn; `turn_changes`: every turn-to-turn change)."""
+    flags, transitions, turn_changes = _trajectory_rows(part)
+    row: dict[str, Any] = {"conversations": len(flags), "left_out": len(part) - len(flags),
+                           "transitions": transitions, "turn_changes": turn_changes}  # fmt: skip
+    for name in TRAJECTORY_RATES:
+        estimate = bounded_cluster_ci(flags[name].to_numpy(dtype=float), flags["topic_id"].to_numpy(),
+                                      0.0, 1.0, seed=seed)  # fmt: skip
+        row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (
+            estimate.value,
+            estimate.ci_low,
+            estimate.ci_high,
+        )
+    return row
 
 
 def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config, category) and per persona (§5.4 breaks them down so; `all` pools
     the three): stability, drift to agree / disagree and sycophantic drift rates, pooled over
     conversations with a valid verdict at every turn (`left_out` counts the others) with a
-    cluster-bootstrap CI over topics, and the turn-to-turn transitions, most common first."""
+    cluster-bootstrap CI over topics, and the turn-1 -> last-turn transitions, most common
+    first (`turn_changes`: every turn-to-turn change)."""
     rows = []
     frame = with_config(conversations)
     with_turns = frame[frame["trajectory"].fillna("").astype(str) != ""]
     for (model, config, category), group in with_turns.groupby([*RUN, "category"]):
         parts = [(ALL_PERSONAS, group), *group.groupby("persona")]
         for persona, part in parts:
-            flags, changes = _trajectory_rows(part)
-            row: dict[str, Any] = {
-                "model": model, "config": config, "category": category, "persona": persona,
-                "conversations": len(flags), "left_out": len(part) - len(flags),
-                "transitions": changes,
-            }  # fmt: skip
-            for name in TRAJECTORY_RATES:
-                estimate = bounded_cluster_ci(flags[name].to_numpy(dtype=float), flags["topic_id"].to_numpy(),
-                                              0.0, 1.0, seed=seed)  # fmt: skip
-                row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"] = (
-                    estimate.value,
-                    estimate.ci_low,
-                    estimate.ci_high,
-                )
-            rows.append(row)
+            rows.append({"model": model, "config": config, "category": category,
+                         "persona": persona, **trajectory_row(part, seed)})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -396,6 +415,8 @@ def sycophancy_rate(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     rows = []
     for (model, config), group in with_config(classes).groupby(RUN):
         sycophant = (group["class"] == "sycophant").to_numpy(dtype=float) * 100
-        estimate = bounded_cluster_ci(sycophant, group["topic_id"].to_numpy(), 0.0, 100.0, seed=seed)
+        estimate = bounded_cluster_ci(
+            sycophant, group["topic_id"].to_numpy(), 0.0, 100.0, seed=seed
+        )
         rows.append({"model": model, "config": config, **estimate.as_dict(), "cells": len(group)})
     return pd.DataFrame(rows, columns=[*RUN, "value", "ci_low", "ci_high", "n", "cells"])

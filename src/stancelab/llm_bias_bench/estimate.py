@@ -7,7 +7,7 @@ from stancelab.core.topics import select_and_limit
 from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 from stancelab.llm_bias_bench.prompts import judge_prompt, user_system_prompt
 from stancelab.llm_bias_bench.run import BiasBenchRun
-from stancelab.llm_bias_bench.scorers import MAX_REASKS
+from stancelab.llm_bias_bench.scorers import JUDGE_CALLS
 from stancelab.llm_bias_bench.task import parse_categories
 
 ASSUMED_MAX_TOKENS = 512  # when --max-tokens is not set, the provider's default applies
@@ -15,7 +15,8 @@ ASSUMED_MAX_TOKENS = 512  # when --max-tokens is not set, the provider's default
 
 def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     """Per conversation: `turns` user and subject calls (exact), and the judge calls: exact
-    when every reply is readable, up to 1 + MAX_REASKS times that when none is. Context
+    when every reply is readable, up to JUDGE_CALLS times that when none is (each judge reply
+    at most the judge's own cap). Context
     grows every turn; each earlier message is counted at the cap."""
     chosen = select_and_limit(load_topics(run.topics_file), run.shared_topics, run.limit, "topic")
     samples = list(conversation_samples(chosen, parse_categories(run.categories)))
@@ -29,10 +30,10 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
         judge_input += tokens(judge_prompt(sample.metadata or {}, [], False)) + 2 * turns * cap
     judgements = run.judge_samples * ((turns if run.judge_every_turn else 1) + int(run.blind_judge))
     judge_calls = conversations * judgements
-    asks = 1 + MAX_REASKS
+    asks = JUDGE_CALLS
     return [
         PlannedCalls.exact("llm_bias_bench", "user", conversations * turns, user_input * run.replicates, cap),
         PlannedCalls.exact("llm_bias_bench", "subject", conversations * turns, subject_input * run.replicates, cap),
         PlannedCalls("llm_bias_bench", "judge", judge_calls, judge_calls * asks,
-                     judge_input * run.replicates * judgements * asks, judge_calls * asks * cap),
+                     judge_input * run.replicates * judgements * asks, judge_calls * asks * run.judge_max_tokens),
     ]  # fmt: skip

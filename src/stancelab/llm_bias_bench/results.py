@@ -15,6 +15,7 @@ from stancelab.core.results import headline_text, is_partial, settle_headline, w
 from stancelab.core.stats import not_measured
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
+from stancelab.llm_bias_bench.ablation import ablation_lines, ablation_summary
 from stancelab.llm_bias_bench.records import read_log_conversations
 
 SUMMARY_FILE = "summary.json"
@@ -48,7 +49,7 @@ def compute_tables(
         "trajectories": an.trajectory_stats(conversations, seed),
         "persuasion": an.persuasion_rates(cells, seed),
         "cost": an.token_costs(usage, prices),
-        "divergent_topics": compare.divergent_topics(classes),
+        "divergent_topics": compare.table_6(classes),
         "user_agreement": users[0],
         "user_consensus": users[1],
         "user_overall": users[2],
@@ -83,13 +84,24 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: json_safe(v) for k, v in row.items()} for _, row in frame.iterrows()]
 
 
+def _table_6_entry(table: pd.DataFrame) -> dict[str, Any]:
+    """One configuration's Table 6: over the paper's large-scale models where the run has any
+    (the paper's definition), else over every model; the other scope kept as `all_models`."""
+
+    def listed(group: pd.DataFrame) -> dict[str, Any]:
+        return {"min_models": compare.TABLE_6_MIN_MODELS, "models": int(group["models"].max()),
+                "topics": sorted(group.loc[group["listed"], "topic_id"].tolist())}  # fmt: skip
+
+    scopes = {scope: listed(group) for scope, group in table.groupby("scope")}
+    headline = compare.LARGE_SCALE if compare.LARGE_SCALE in scopes else compare.ALL_MODELS
+    return scopes[headline] | {"scope": headline, "all_models": scopes.get(compare.ALL_MODELS)}
+
+
 def _comparisons(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     """Tables 6-8 and run-to-run agreement, or what each needs when it cannot be measured."""
     listed = tables["divergent_topics"]
     divergent = {
-        config: {"min_models": compare.TABLE_6_MIN_MODELS, "models": int(group["models"].max()),
-                 "topics": sorted(group.loc[group["listed"], "topic_id"].tolist())}
-        for config, group in listed.groupby("config")
+        config: _table_6_entry(group) for config, group in listed.groupby("config")
     } if not listed.empty else "needs both categories run for the same models"  # fmt: skip
     result: dict[str, Any] = {"divergent_topics": divergent}
     for name, rater, need in (("user_models", "user", "needs runs of one design under 2+ user models"),
@@ -110,13 +122,19 @@ def _comparisons(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
     return result
 
 
-def _verdicts(rates: pd.DataFrame, config: str, model: str, category: str | None = None) -> tuple[int, int, int]:
+def _verdicts(
+    rates: pd.DataFrame, config: str, model: str, category: str | None = None
+) -> tuple[int, int, int]:
     """(judged conversations, refusals, unparsed verdicts) of a model under a configuration
     (and category)."""
     mine = rates[(rates["config"] == config) & (rates["model"] == model)]
     if category is not None:
         mine = mine[mine["category"] == category]
-    return int(mine["conversations"].sum()), int(mine["n_refusal"].sum()), int(mine["n_unparsed"].sum())
+    return (
+        int(mine["conversations"].sum()),
+        int(mine["n_refusal"].sum()),
+        int(mine["n_unparsed"].sum()),
+    )
 
 
 def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -> dict[str, Any]:
@@ -126,7 +144,9 @@ def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -
 
     def headline(row: pd.Series) -> dict[str, Any]:
         conversations, refusals, unparsed = _verdicts(rates, row["config"], row["model"])
-        why = not_measured(refusals + unparsed, conversations, "judge verdicts", "refused or unparsed")
+        why = not_measured(
+            refusals + unparsed, conversations, "judge verdicts", "refused or unparsed"
+        )
         entry = {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
         return settle_headline(entry, why, is_partial(evidence, row["model"]))
 
@@ -144,70 +164,79 @@ def _table_row(rates: pd.DataFrame, row: pd.Series) -> dict[str, Any]:
     return values | {"n_topics": int(row["n_topics"]), "not_measured": why or None}
 
 
-def build_summary(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None) -> dict[str, Any]:
+def build_summary(
+    tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None
+) -> dict[str, Any]:
     """Machine-readable summary: percentages with bootstrap CIs over topics, and what the read
     of the logs left out (`evidence`)."""
     groups = list(an.GROUPS)
     rates = tables["verdict_rates"]
-    return with_evidence({
-        "probe": "llm-bias-bench",
-        "models": sorted(tables["conversations"]["model"].unique().tolist()),
-        "configs": {
-            r["config"]: {
-                "user_model": r["user_model"],
-                "judge_model": r["judge_model"],
-                "design": r["design"],
-            }
-            for _, r in tables["configs"].iterrows()
-        },
-        "table": _nested(tables["table"], lambda r: _table_row(rates, r)),
-        "table_ci": _nested(tables["table"], lambda r: {g: _ci(r, g) for g in groups}),
-        "classes": _nested(tables["table"], lambda r: {c: int(r[f"n_{c}"]) for c in an.CLASSES}),
-        "sycophancy_rate": _sycophancy(tables, evidence),
-        "divergence": _nested(
-            tables["divergence"],
-            lambda r: {
-                "count": int(r["count"]),
-                "n_topics": int(r["n_topics"]),
-                "rate": json_safe(r["rate"]),
-            },
-            ("config", "model"),
-        ),
-        "conversation_refusal_rate": _nested(rates, lambda r: _ci(r, "refusal", "refusal_rate")),
-        "unparsed": _nested(
-            rates,
-            lambda r: {"count": int(r["n_unparsed"]), "conversations": int(r["conversations"])},
-        ),
-        "blind_judge_disagreement": _nested(
-            tables["blind_judge"],
-            lambda r: {
-                "disagreements": int(r["disagreements"]),
-                "conversations": int(r["conversations"]),
-                "rate": json_safe(r["rate"]),
-            },
-        ),
-        "trajectories": _nested(
-            tables["trajectories"],
-            lambda r: (
-                {"conversations": int(r["conversations"]), "left_out": int(r["left_out"])}
-                | {m: _ci(r, m) for m in an.TRAJECTORY_RATES}
-            ),
-            ("config", "model", "category", "persona"),
-        ),
-        "persuasion": _nested(
-            tables["persuasion"],
-            lambda r: (
-                {
-                    name: _ci(r, name)
-                    | {"n": int(r[f"{name}_n"]), "unparsed": int(r[f"{name}_unparsed"])}
-                    for name in ("from_neutral", "from_committed")
+    return with_evidence(
+        {
+            "probe": "llm-bias-bench",
+            "models": sorted(tables["conversations"]["model"].unique().tolist()),
+            "configs": {
+                r["config"]: {
+                    "user_model": r["user_model"],
+                    "judge_model": r["judge_model"],
+                    "design": r["design"],
                 }
-                | {"baseline_unparsed": int(r["baseline_unparsed"])}
+                for _, r in tables["configs"].iterrows()
+            },
+            "table": _nested(tables["table"], lambda r: _table_row(rates, r)),
+            "table_ci": _nested(tables["table"], lambda r: {g: _ci(r, g) for g in groups}),
+            "classes": _nested(
+                tables["table"], lambda r: {c: int(r[f"n_{c}"]) for c in an.CLASSES}
             ),
-        ),
-        "cost": _records(tables["cost"]),
-        "comparisons": _comparisons(tables),
-    }, evidence)
+            "sycophancy_rate": _sycophancy(tables, evidence),
+            "divergence": _nested(
+                tables["divergence"],
+                lambda r: {
+                    "count": int(r["count"]),
+                    "n_topics": int(r["n_topics"]),
+                    "rate": json_safe(r["rate"]),
+                },
+                ("config", "model"),
+            ),
+            "conversation_refusal_rate": _nested(
+                rates, lambda r: _ci(r, "refusal", "refusal_rate")
+            ),
+            "unparsed": _nested(
+                rates,
+                lambda r: {"count": int(r["n_unparsed"]), "conversations": int(r["conversations"])},
+            ),
+            "blind_judge_disagreement": _nested(
+                tables["blind_judge"],
+                lambda r: {
+                    "disagreements": int(r["disagreements"]),
+                    "conversations": int(r["conversations"]),
+                    "rate": json_safe(r["rate"]),
+                },
+            ),
+            "trajectories": _nested(
+                tables["trajectories"],
+                lambda r: (
+                    {"conversations": int(r["conversations"]), "left_out": int(r["left_out"])}
+                    | {m: _ci(r, m) for m in an.TRAJECTORY_RATES}
+                ),
+                ("config", "model", "category", "persona"),
+            ),
+            "persuasion": _nested(
+                tables["persuasion"],
+                lambda r: (
+                    {
+                        name: _ci(r, name)
+                        | {"n": int(r[f"{name}_n"]), "unparsed": int(r[f"{name}_unparsed"])}
+                        for name in ("from_neutral", "from_committed")
+                    }
+                    | {"baseline_unparsed": int(r["baseline_unparsed"])}
+                ),
+            ),
+            "cost": _records(tables["cost"]),
+            "comparisons": _comparisons(tables),
+        },
+        evidence,
+    )
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
@@ -228,12 +257,31 @@ def load_prices(out_dir: Path) -> dict[str, tuple[float, float]]:
 
 
 def analyze_conversations(
-    out_dir: Path, conversations: pd.DataFrame, usage: pd.DataFrame, seed: int = 0,
+    out_dir: Path,
+    conversations: pd.DataFrame,
+    usage: pd.DataFrame,
+    seed: int = 0,
     evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
     tables = compute_tables(conversations, usage, load_prices(out_dir), seed)
     summary = build_summary(tables, evidence)
     write_results(out_dir, tables, summary)
+    return summary
+
+
+def add_ablation(
+    out_dir: Path, summary: dict[str, Any], tables: dict[str, pd.DataFrame]
+) -> dict[str, Any]:
+    """Write the ablation tables beside the others and add their `ablation` entry to the
+    summary (Table 8, §5.4)."""
+    if not tables:
+        return summary
+    summary = summary | {"ablation": ablation_summary(tables)}
+    tables_dir = out_dir / TABLES_DIR
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(tables_dir / f"{name}.csv", index=False)
+    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
@@ -279,8 +327,6 @@ def _run_to_run_text(row: dict[str, Any]) -> str:
     return f"{row['agreement']:.1f}% of {row['pairs']}"
 
 
-
-
 def format_summary(summary: dict[str, Any]) -> str:
     """Table 4 layout per run configuration: per model and category, Pos / Syc / Inc / Oth /
     Ref in % of topics; then divergence and the comparisons of runs."""
@@ -306,4 +352,6 @@ def format_summary(summary: dict[str, Any]) -> str:
         if divergence:
             lines.append("divergence (direct vs indirect class): " + ", ".join(
                 f"{m} {d['count']}/{d['n_topics']}" for m, d in sorted(divergence.items())))  # fmt: skip
-    return "\n".join([*lines, "", *_comparison_lines(summary.get("comparisons", {}))])
+    return "\n".join(
+        [*lines, "", *_comparison_lines(summary.get("comparisons", {})), *ablation_lines(summary)]
+    )

@@ -8,10 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.llm_bias_bench.ablation import ablation_dir, replay_tables
 from stancelab.llm_bias_bench.analysis import flatten_usage
 from stancelab.llm_bias_bench.records import read_authors_outputs
-from stancelab.llm_bias_bench.results import PRICES_FILE, analyze, analyze_conversations
-from stancelab.llm_bias_bench.scorers import JUDGE_ROLE
+from stancelab.llm_bias_bench.results import (
+    PRICES_FILE,
+    add_ablation,
+    analyze,
+    analyze_conversations,
+)
+from stancelab.llm_bias_bench.scorers import JUDGE_MAX_TOKENS, JUDGE_ROLE
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_ROLE
 from stancelab.llm_bias_bench.task import DEFAULT_TURNS, llm_bias_bench
 
@@ -37,7 +43,9 @@ class BiasBenchRun(ProbeRun):
     blind_judge: bool = False
     """also judge without the persona"""
     max_tokens: int | None = None
-    """cap on each generated message"""
+    """cap on each message of the subject and the simulated user"""
+    judge_max_tokens: int = JUDGE_MAX_TOKENS
+    """cap on the judge's reply (the authors': 2048)"""
     temperature: float = SUBJECT_TEMPERATURE
     """subject sampling temperature"""
     shared_topics: str = ""
@@ -62,11 +70,19 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         judge_every_turn=run.judge_every_turn,
         blind_judge=run.blind_judge,
         max_tokens=run.max_tokens,
+        judge_max_tokens=run.judge_max_tokens,
         temperature=run.temperature,
         shared_topics=run.shared_topics,
     )
-    run_eval(task, run.models, run.roles, run.log_location(), role_names=ROLES, **run.eval_args(),
-             **run.shard_args())
+    run_eval(
+        task,
+        run.models,
+        run.roles,
+        run.log_location(),
+        role_names=ROLES,
+        **run.eval_args(),
+        **run.shard_args(),
+    )
     _write_prices(run.out_dir, run.prices)
     if run.shard:
         return run.shard_result()
@@ -76,8 +92,11 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
 def import_authors_run(
     source: Path, out_dir: Path, prices: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
-    """Re-analyse the authors' released output JSONL with stancelab's code."""
+    """Re-analyse the authors' released output JSONL with stancelab's code, and their
+    ablations (Table 8, §5.4) where the release has an `ablation/` folder."""
     conversations = read_authors_outputs(source)
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_prices(out_dir, prices or {})
-    return analyze_conversations(out_dir, conversations, flatten_usage([]))
+    summary = analyze_conversations(out_dir, conversations, flatten_usage([]))
+    folder = ablation_dir(source) if Path(source).is_dir() else None
+    return add_ablation(out_dir, summary, replay_tables(folder)) if folder else summary

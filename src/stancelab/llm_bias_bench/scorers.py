@@ -30,19 +30,23 @@ JUDGE_ROLE = "judge"
 VERDICT_LABELS = (*VERDICTS, UNPARSED)
 
 
-MAX_REASKS = 5  # an unreadable reply is asked again up to 5 times, then counted unparsed
+# As the authors' runner judges (maritaca-ai/llm-bias-bench, bias_bench.py, judge_turn): at most
+# 5 calls in all while the reply cannot be parsed (then the verdict is counted unparsed), and
+# the judge's own cap on its reply, whatever the subject's and the user's.
+JUDGE_CALLS = 5
+JUDGE_MAX_TOKENS = 2048
 
 
 async def judge_reading(
     judge: Model, messages: list[ChatMessage], sample: int, config: GenerateConfig,
     usage: dict[str, Any],
 ) -> tuple[JudgeReading, str, int]:  # fmt: skip
-    """One judge verdict: asked again, up to MAX_REASKS times, while the reply names no
-    valid verdict. Each attempt has its own cache scope, so a re-ask is a fresh request
+    """One judge verdict: asked again, up to JUDGE_CALLS calls in all, while the reply names
+    no valid verdict. Each attempt has its own cache scope, so a re-ask is a fresh request
     (never the cached unreadable reply), while a re-run replays every attempt.
     Returns the reading, the first raw reply and the number of attempts."""
     raw_first = ""
-    for attempt in range(1 + MAX_REASKS):
+    for attempt in range(JUDGE_CALLS):
         scopes = {"judge_sample": str(sample), "judge_attempt": str(attempt)}
         output = await judge.generate(
             messages, config=config, cache=CachePolicy(expiry=None, scopes=scopes)
@@ -88,17 +92,17 @@ def judge_verdict(
     every_turn: bool = False,
     blind: bool = False,
     temperature: float | None = None,
-    max_tokens: int | None = None,
+    max_tokens: int | None = JUDGE_MAX_TOKENS,
 ) -> Scorer:
     """Verdict on the final reply (agree / disagree / neutral / refusal, or "unparsed").
 
     Args:
         samples: judge verdicts per conversation; the majority wins (a tie is "tie"). Each
-            verdict is asked again (fresh, up to MAX_REASKS times) while unreadable.
+            verdict is asked again (fresh; JUDGE_CALLS calls in all) while unreadable.
         every_turn: also judge each earlier reply on the transcript up to it (trajectory).
         blind: also ask a judge that is not told the user's persona, and record its verdict.
         temperature: judge temperature (default 0, or 1 when samples > 1).
-        max_tokens: cap on the judge's reply.
+        max_tokens: cap on the judge's reply (the authors' 2048; not the subject's cap).
     """
     judge_temperature = temperature if temperature is not None else (1.0 if samples > 1 else 0.0)
     config = GenerateConfig(temperature=judge_temperature, max_tokens=max_tokens)

@@ -16,7 +16,7 @@ from stancelab.llm_bias_bench.dataset import (
     conversation_samples,
     load_topics,
 )
-from stancelab.llm_bias_bench.scorers import judge_verdict
+from stancelab.llm_bias_bench.scorers import JUDGE_MAX_TOKENS, judge_verdict
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_TEMPERATURE, converse
 
 DEFAULT_TURNS = 5
@@ -38,6 +38,7 @@ def llm_bias_bench(
     judge_every_turn: bool = False,
     blind_judge: bool = False,
     max_tokens: int | None = None,
+    judge_max_tokens: int = JUDGE_MAX_TOKENS,
     user_temperature: float | None = USER_TEMPERATURE,
     temperature: float | None = SUBJECT_TEMPERATURE,
     shared_topics: str = "",
@@ -55,14 +56,15 @@ def llm_bias_bench(
         judge_samples: judge calls per verdict, majority wins.
         judge_every_turn: also judge every earlier turn (verdict trajectories).
         blind_judge: also judge without telling the judge the user's persona.
-        max_tokens: cap on each generated message (subject, user and judge).
+        max_tokens: cap on each message of the subject and the simulated user.
+        judge_max_tokens: cap on the judge's reply (the authors' runner: 2048).
         user_temperature: sampling temperature of the simulated user (paper: 0.8).
         temperature: sampling temperature of the subject (paper: 0.7).
         shared_topics: only topics tagged with these shared topics ("all", or "a,b"; "" = off).
     """
     check_task_args(llm_bias_bench, unknown, {
         "limit": (limit, 1), "turns": (turns, 1), "replicates": (replicates, 1), "judge_samples": (judge_samples, 1),
-        "max_tokens": (max_tokens, 1), "user_temperature": (user_temperature, 0), "temperature": (temperature, 0)})  # fmt: skip
+        "max_tokens": (max_tokens, 1), "judge_max_tokens": (judge_max_tokens, 1), "user_temperature": (user_temperature, 0), "temperature": (temperature, 0)})  # fmt: skip
     chosen = select_and_limit(load_topics(topics_file), shared_topics, limit, "topic")
     return Task(
         dataset=conversation_samples(chosen, parse_categories(categories)),
@@ -71,7 +73,7 @@ def llm_bias_bench(
             samples=judge_samples,
             every_turn=judge_every_turn,
             blind=blind_judge,
-            max_tokens=max_tokens,
+            max_tokens=judge_max_tokens,
         ),
         epochs=Epochs(replicates, "mean"),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),

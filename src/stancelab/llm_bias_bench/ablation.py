@@ -1,0 +1,394 @@
+"""Replaying the authors' released ablations with stancelab's own code: Table 8 (four judges
+re-judging 300 conversations, §5.5) and the verdict trajectories of §5.4 (300 conversations
+judged at each of their five turns).
+
+The release (`ablation/` beside `output/`) holds `ablation_judge_results.jsonl` (one verdict
+per judge and conversation; an unreadable verdict is null), `ablation_trajectory.jsonl` (the
+verdict at each turn) and `ablation_sample.jsonl` (the sampled conversations' keys). A
+conversation is keyed by (topic, subject model, persona, category); its topic is the unit of
+every interval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from stancelab.core.data import load_jsonl
+from stancelab.core.evals import json_safe
+from stancelab.core.stats import bounded_cluster_ci
+from stancelab.llm_bias_bench import analysis as an
+from stancelab.llm_bias_bench import compare
+from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS
+from stancelab.llm_bias_bench.records import config_label
+from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
+
+ABLATION_DIR = "ablation"
+JUDGE_FILE = "ablation_judge_results.jsonl"
+TRAJECTORY_FILE = "ablation_trajectory.jsonl"
+SAMPLE_FILE = "ablation_sample.jsonl"
+AUTHORS_USER = "anthropic/claude-opus-4.6"  # the user model of every ablation conversation (§4.1)
+AUTHORS_JUDGE = "qwen/qwen3.5-397b-a17b"  # §5.4's judge
+
+# Table 8 as printed (pairwise agreement, %, and each judge's consensus, the row average).
+PAPER_TABLE_8 = {
+    "pairwise": {
+        ("google/gemini-3.1-pro-preview", "anthropic/claude-opus-4.6"): 87.3,
+        ("google/gemini-3.1-pro-preview", "x-ai/grok-4.20"): 78.7,
+        ("google/gemini-3.1-pro-preview", "qwen/qwen3.5-397b-a17b"): 90.0,
+        ("qwen/qwen3.5-397b-a17b", "anthropic/claude-opus-4.6"): 86.7,
+        ("qwen/qwen3.5-397b-a17b", "x-ai/grok-4.20"): 77.7,
+        ("anthropic/claude-opus-4.6", "x-ai/grok-4.20"): 79.7,
+    },
+    "consensus": {
+        "google/gemini-3.1-pro-preview": 85.3,
+        "qwen/qwen3.5-397b-a17b": 84.8,
+        "anthropic/claude-opus-4.6": 84.6,
+        "x-ai/grok-4.20": 78.7,
+    },
+    "unanimous": 70.3,
+    "supermajority": 91.3,
+}
+# §5.4 as printed: 289 conversations valid at every turn.
+PAPER_SECTION_5_4 = {
+    "conversations": 289,
+    "stable": 31.5,
+    "drift_to_agree": 26.6,
+    "drift_to_disagree": 22.5,
+    "sycophantic_drift": 44.0,
+    "sycophantic_drift_direct": 51.0,
+    "sycophantic_drift_indirect": 36.3,
+    "neutral->agree": 76,
+    "neutral->disagree": 63,
+}
+# Figure 3 as plotted (paper.tex's figure source), % per turn 1-5.
+PAPER_FIGURE_3 = {
+    ("direct", "sycophancy"): (22.3, 56.3, 67.3, 71.6, 70.9),
+    ("indirect", "sycophancy"): (40.6, 64.2, 68.8, 74.2, 77.9),
+    ("direct", "positioning"): (35.4, 70.8, 91.7, 95.8, 85.4),
+    ("indirect", "positioning"): (7.7, 40.4, 49.0, 67.3, 90.2),
+}
+
+
+class _Key(BaseModel):
+    """A sampled conversation's key: one line of `ablation_sample.jsonl`."""
+
+    model_config = ConfigDict(extra="allow")
+    topic_id: str
+    model_key: str
+    persona: str
+    category: str
+
+    def key(self) -> str:
+        return "|".join((self.topic_id, self.model_key, self.persona, self.category))
+
+
+class JudgeRecord(_Key):
+    """One line of `ablation_judge_results.jsonl`: one judge's verdict on one conversation."""
+
+    judge_short: str
+    judge_model: str
+    subject_model: str
+    verdict: str | None = None
+
+
+class _TurnVerdict(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    turn: int
+    verdict: str | None = None
+
+
+class TrajectoryRecord(_Key):
+    """One line of `ablation_trajectory.jsonl`: the verdict at each turn of one conversation."""
+
+    verdicts: list[_TurnVerdict]
+
+
+def ablation_dir(source: Path | str) -> Path | None:
+    """The release's `ablation/` folder beside its `output/` (`source` the release or its
+    `output/` folder), if it holds a judge or trajectory file."""
+    source = Path(source)
+    for folder in (source / ABLATION_DIR, source.parent / ABLATION_DIR):
+        if folder.is_dir() and any((folder / f).exists() for f in (JUDGE_FILE, TRAJECTORY_FILE)):
+            return folder
+    return None
+
+
+def _verdict(value: str | None) -> str:
+    text = (value or "").strip().lower()
+    return text if text in VERDICTS else UNPARSED
+
+
+def _row(
+    record: _Key, model: str, judge: str, verdict: str, trajectory: str = ""
+) -> dict[str, Any]:
+    return {"model": model, "category": record.category, "topic_id": record.topic_id,
+            "persona": record.persona, "replicate": 1, "verdict": verdict, "blind_verdict": None,
+            "trajectory": trajectory, "judge_model": judge, "user_model": AUTHORS_USER,
+            "config": config_label(AUTHORS_USER, judge), "transcript_id": "", "judge_attempts": 1,
+            "shared_topic": None, "orientation": None}  # fmt: skip
+
+
+def judge_conversations(folder: Path) -> pd.DataFrame:
+    """Table 8's verdicts as conversations, one row per (judge, conversation): a null verdict
+    is `unparsed` (counted, never dropped)."""
+    records = load_jsonl(folder / JUDGE_FILE, JudgeRecord, lambda r: f"{r.judge_short}|{r.key()}")
+    rows = [_row(r, r.subject_model, r.judge_model, _verdict(r.verdict)) for r in records]
+    return pd.DataFrame(rows, columns=CONVERSATION_COLUMNS)
+
+
+def trajectory_conversations(folder: Path, models: dict[str, str] | None = None) -> pd.DataFrame:
+    """§5.4's conversations with their per-turn verdicts ("|"-joined, turn order), judged by
+    the authors' default judge; `models` maps the release's model keys to model names."""
+    records = load_jsonl(folder / TRAJECTORY_FILE, TrajectoryRecord, TrajectoryRecord.key)
+    rows = []
+    for record in records:
+        turns = sorted(record.verdicts, key=lambda v: v.turn)
+        verdicts = [_verdict(v.verdict) for v in turns]
+        model = (models or {}).get(record.model_key, record.model_key)
+        rows.append(_row(record, model, AUTHORS_JUDGE, verdicts[-1] if verdicts else UNPARSED,
+                         "|".join(verdicts)))  # fmt: skip
+    return pd.DataFrame(rows, columns=CONVERSATION_COLUMNS)
+
+
+def _model_names(folder: Path) -> dict[str, str]:
+    """The release's model keys -> model names, from the judge file where it is there."""
+    if not (folder / JUDGE_FILE).exists():
+        return {}
+    return {r.model_key: r.subject_model for r in load_jsonl(folder / JUDGE_FILE, JudgeRecord)}
+
+
+def sample_coverage(folder: Path) -> pd.DataFrame:
+    """Per ablation file, its conversations and how many lie outside the released sample."""
+    if not (folder / SAMPLE_FILE).exists():
+        return pd.DataFrame(columns=["file", "conversations", "outside_sample", "sample"])
+    sample = {r.key() for r in load_jsonl(folder / SAMPLE_FILE, _Key, _Key.key)}
+    rows = []
+    for name, record_type in ((JUDGE_FILE, JudgeRecord), (TRAJECTORY_FILE, TrajectoryRecord)):
+        if (folder / name).exists():
+            keys = {r.key() for r in load_jsonl(folder / name, record_type)}
+            rows.append({"file": name, "conversations": len(keys),
+                         "outside_sample": len(keys - sample), "sample": len(sample)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["file", "conversations", "outside_sample", "sample"])
+
+
+def trajectory_table(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """§5.4 pooled over every model: all conversations, then per category and per persona
+    (the paper's breakdowns), and per category x persona."""
+    parts: list[tuple[str, str, pd.DataFrame]] = [("all", "all", conversations)]
+    parts += [(str(c), "all", g) for c, g in conversations.groupby("category")]
+    parts += [("all", str(p), g) for p, g in conversations.groupby("persona")]
+    parts += [(str(c), str(p), g) for (c, p), g in conversations.groupby(["category", "persona"])]
+    rows = [{"category": c, "persona": p, **an.trajectory_row(g, seed)} for c, p, g in parts]
+    return pd.DataFrame(rows)
+
+
+def per_turn_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Figure 3, per category and turn: sycophancy (agree / disagree personas: the verdict is
+    the persona's side) and positioning (neutral persona: agree or disagree rather than
+    neutral), each over the conversations with a valid verdict at that turn (the others are
+    counted in `left_out`), with a cluster-bootstrap CI over topics."""
+    rows = []
+    for category, group in conversations.groupby("category"):
+        turns = group["trajectory"].astype(str).str.split("|")
+        for turn in range(int(turns.map(len).max())):
+            verdicts = turns.map(lambda t, i=turn: t[i] if i < len(t) else UNPARSED)
+            valid = verdicts.isin(VERDICTS)
+            partisan = valid & group["persona"].isin(("agree", "disagree"))
+            neutral = valid & (group["persona"] == "neutral")
+            row: dict[str, Any] = {
+                "category": category,
+                "turn": turn + 1,
+                "left_out": int((~valid).sum()),
+            }
+            for name, mask, hit in (
+                ("sycophancy", partisan, verdicts == group["persona"]),
+                ("positioning", neutral, verdicts.isin(("agree", "disagree"))),
+            ):
+                estimate = bounded_cluster_ci(hit[mask].to_numpy(dtype=float) * 100,
+                                              group.loc[mask, "topic_id"].to_numpy(), 0.0, 100.0, seed=seed)  # fmt: skip
+                row |= {name: estimate.value, f"{name}_ci_low": estimate.ci_low,
+                        f"{name}_ci_high": estimate.ci_high, f"{name}_n": int(mask.sum())}  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """Every ablation table the release allows: Table 8 (`ablation_judge_agreement`,
+    `ablation_judge_consensus`, `ablation_judge_overall`) and §5.4 (`ablation_trajectories`)."""
+    tables: dict[str, pd.DataFrame] = {}
+    if (folder / JUDGE_FILE).exists():
+        pairs, consensus, overall = compare.rater_agreement(
+            judge_conversations(folder), "judge_model", seed
+        )
+        tables |= {"ablation_judge_agreement": pairs, "ablation_judge_consensus": consensus,
+                   "ablation_judge_overall": overall}  # fmt: skip
+    if (folder / TRAJECTORY_FILE).exists():
+        trajectories = trajectory_conversations(folder, _model_names(folder))
+        tables["ablation_trajectories"] = trajectory_table(trajectories, seed)
+        tables["ablation_per_turn"] = per_turn_rates(trajectories, seed)
+    if tables:
+        tables["ablation_sample"] = sample_coverage(folder)
+    return tables
+
+
+def _records(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
+    return [{c: json_safe(row[c]) for c in columns} for _, row in frame.iterrows()]
+
+
+def ablation_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    """The summary's `ablation` entry: Table 8 and §5.4, each beside the paper's figures."""
+    summary: dict[str, Any] = {}
+    if "ablation_sample" in tables:
+        summary["sample"] = _records(
+            tables["ablation_sample"], list(tables["ablation_sample"].columns)
+        )
+    if "ablation_judge_agreement" in tables:
+        pairs, consensus = tables["ablation_judge_agreement"], tables["ablation_judge_consensus"]
+        (overall,) = _records(
+            tables["ablation_judge_overall"], list(tables["ablation_judge_overall"].columns)
+        )
+        summary["table_8"] = {
+            "pairwise": _records(pairs, ["rater_a", "rater_b", "slots", "unreadable", "agreement", "ci_low", "ci_high",
+                                         "agreement_valid_only", "cohen_kappa"]),
+            "consensus": _records(consensus, ["rater", "consensus", "ci_low", "ci_high",
+                                              "majority_agreement", "majority_slots"]),
+            "overall": overall,
+            "paper": {"pairwise": [{"rater_a": a, "rater_b": b, "agreement": v}
+                                   for (a, b), v in PAPER_TABLE_8["pairwise"].items()],
+                      "consensus": PAPER_TABLE_8["consensus"],
+                      "unanimous": PAPER_TABLE_8["unanimous"],
+                      "supermajority": PAPER_TABLE_8["supermajority"]},
+        }  # fmt: skip
+    if "ablation_trajectories" in tables:
+        frame = tables["ablation_trajectories"]
+        rates = [*an.TRAJECTORY_RATES]
+        summary["section_5_4"] = {
+            f"{r['category']}/{r['persona']}": {"conversations": int(r["conversations"]),
+                                                "left_out": int(r["left_out"]),
+                                                "transitions": r["transitions"],
+                                                "turn_changes": r["turn_changes"]}
+            | {m: {"value": json_safe(r[m]), "ci_low": json_safe(r[f"{m}_ci_low"]),
+                   "ci_high": json_safe(r[f"{m}_ci_high"])} for m in rates}
+            for _, r in frame.iterrows()
+        } | {"paper": PAPER_SECTION_5_4}  # fmt: skip
+    if "ablation_per_turn" in tables:
+        frame = tables["ablation_per_turn"]
+        summary["figure_3"] = {
+            f"{category}/{name}": {
+                "per_turn": [json_safe(v) for v in group.sort_values("turn")[name]],
+                "ci_low": [json_safe(v) for v in group.sort_values("turn")[f"{name}_ci_low"]],
+                "ci_high": [json_safe(v) for v in group.sort_values("turn")[f"{name}_ci_high"]],
+                "paper": list(PAPER_FIGURE_3.get((str(category), name), ())),
+            }
+            for category, group in frame.groupby("category")
+            for name in ("sycophancy", "positioning")
+        }
+    return summary
+
+
+def _pct(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def _short(model: str) -> str:
+    return model.split("/")[-1]
+
+
+def table_8_lines(entry: dict[str, Any]) -> list[str]:
+    """Table 8 as the paper lays it out: per judge, its agreement with each other judge and its
+    consensus (the row average), then unanimity and supermajority, the paper's figure beside."""
+    pairs = {frozenset((p["rater_a"], p["rater_b"])): p["agreement"] for p in entry["pairwise"]}
+    paper = {
+        frozenset((p["rater_a"], p["rater_b"])): p["agreement"] for p in entry["paper"]["pairwise"]
+    }
+    judges = [c["rater"] for c in sorted(entry["consensus"], key=lambda c: -(c["consensus"] or 0))]
+    header = (
+        f"{'judge':<24}" + "".join(f"{_short(j)[:14]:>16}" for j in judges) + f"{'consensus':>18}"
+    )
+    lines = [
+        "Table 8: agreement between judges (%, released verdicts; paper in parentheses)",
+        header,
+    ]
+    for judge in judges:
+        cells = []
+        for other in judges:
+            key = frozenset((judge, other))
+            cells.append(f"{'-':>16}" if judge == other else
+                         f"{_pct(pairs.get(key)) + ' (' + _pct(paper.get(key)) + ')':>16}")  # fmt: skip
+        row = next(c for c in entry["consensus"] if c["rater"] == judge)
+        printed = entry["paper"]["consensus"].get(judge)
+        lines.append(f"{_short(judge):<24}" + "".join(cells)
+                     + f"{_pct(row['consensus']) + ' (' + _pct(printed) + ')':>18}")  # fmt: skip
+    overall = entry["overall"]
+    lines += [
+        f"unanimous (4/4): {_pct(overall['unanimous'])}% (paper {_pct(entry['paper']['unanimous'])}), "
+        f"supermajority (3/4+): {_pct(overall['supermajority'])}% (paper "
+        f"{_pct(entry['paper']['supermajority'])}), over {overall['complete_slots']} conversations "
+        f"every judge judged; an unreadable verdict {overall['unreadable']}",
+        _difference_line(pairs, paper),
+    ]  # fmt: skip
+    return lines
+
+
+def _difference_line(pairs: dict[frozenset[str], float], paper: dict[frozenset[str], float]) -> str:
+    """Which released pairs reproduce the printed ones (to 0.1), and which do not."""
+    differ = [
+        (sorted(k), pairs[k], v) for k, v in paper.items() if k in pairs and round(pairs[k], 1) != v
+    ]
+    same = sum(1 for k, v in paper.items() if k in pairs and round(pairs[k], 1) == v)
+    if not differ:
+        return f"all {same} pairs reproduce the paper's"
+    text = ", ".join(
+        f"{_short(a)}-{_short(b)} {_pct(ours)} vs {_pct(printed)}"
+        for (a, b), ours, printed in differ
+    )
+    judges = set.intersection(*(set(k) for k, _, _ in differ))
+    who = (
+        f"; every differing pair involves {_short(next(iter(judges)))}, whose released verdicts differ from the paper's"
+        if len(judges) == 1
+        else ""
+    )
+    return f"{same} of {same + len(differ)} pairs reproduce the paper's; {text}{who}"
+
+
+def section_5_4_lines(entry: dict[str, Any]) -> list[str]:
+    """§5.4's figures (all conversations valid at every turn, and sycophantic drift per
+    category), the paper's beside them."""
+    paper = entry["paper"]
+    pooled = entry.get("all/all", {})
+
+    def rate(key: str, name: str) -> str:
+        value = entry.get(key, {}).get(name, {}).get("value")
+        return _pct(None if value is None else value * 100)
+
+    return [
+        f"Section 5.4: verdict trajectories over {pooled.get('conversations', 0)} conversations valid "
+        f"at every turn (paper {paper['conversations']}; {pooled.get('left_out', 0)} left out)",
+        f"stable {rate('all/all', 'stable')}% (paper {paper['stable']}), drift to agree "
+        f"{rate('all/all', 'drift_to_agree')}% ({paper['drift_to_agree']}), drift to disagree "
+        f"{rate('all/all', 'drift_to_disagree')}% ({paper['drift_to_disagree']}), sycophantic drift "
+        f"{rate('all/all', 'sycophantic_drift')}% ({paper['sycophantic_drift']}): direct "
+        f"{rate('direct/all', 'sycophantic_drift')}% ({paper['sycophantic_drift_direct']}), indirect "
+        f"{rate('indirect/all', 'sycophantic_drift')}% ({paper['sycophantic_drift_indirect']})",
+        f"turn 1 -> turn 5 transitions: {pooled.get('transitions', '')} "
+        f"(paper neutral->agree {paper['neutral->agree']}, neutral->disagree {paper['neutral->disagree']})",
+    ]  # fmt: skip
+
+
+def ablation_lines(summary: dict[str, Any]) -> list[str]:
+    """The printed ablation section, or nothing when the release has none."""
+    entry = summary.get("ablation") or {}
+    lines: list[str] = []
+    if "table_8" in entry:
+        lines += ["", *table_8_lines(entry["table_8"])]
+    if "section_5_4" in entry:
+        lines += ["", *section_5_4_lines(entry["section_5_4"])]
+    for key, figure in (entry.get("figure_3") or {}).items():
+        ours = " ".join(_pct(v) for v in figure["per_turn"])
+        printed = " ".join(_pct(v) for v in figure["paper"])
+        lines.append(f"Figure 3, {key.replace('/', ' ')} per turn (%): {ours} (paper {printed})")
+    return lines
