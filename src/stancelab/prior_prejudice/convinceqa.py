@@ -1,7 +1,9 @@
 """ConvinceQA in its published format (the authors' Hugging Face release, gated: download it
-yourself). One row per claim: `category, claim, supporting, strongly_supporting, opposing,
-strongly_opposing` (test split: 1,264 claims). Read from CSV or JSON Lines; every row is
-validated and a bad one names the file, line and field. The release has no negations.
+yourself). The release is Parquet (`data/test-00000-of-00001.parquet`, the split the paper's
+experiments run on), one row per claim: `category, claim, supporting, strongly_supporting,
+opposing, strongly_opposing` (test split: 1,264 claims). Read from that Parquet file, or from
+CSV or JSON Lines with the same columns; every row is validated and a bad one names the file,
+line (for Parquet: the row, counted from 1) and field. The release has no negations.
 """
 
 from __future__ import annotations
@@ -10,11 +12,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.errors import DataFileError
 
-COLUMNS = ("category", "claim", "supporting", "strongly_supporting", "opposing", "strongly_opposing")
+COLUMNS = (
+    "category",
+    "claim",
+    "supporting",
+    "strongly_supporting",
+    "opposing",
+    "strongly_opposing",
+)
 ARGUMENT_COLUMNS = {
     ("supporting", "standard"): "supporting",
     ("supporting", "strong"): "strongly_supporting",
@@ -29,6 +41,7 @@ CATEGORY_NAMES = {
     "misinfo": "misinformation",
 }
 SOURCE = "ConvinceQA"
+PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 class ConvinceQARow(BaseModel):
@@ -47,7 +60,9 @@ class ConvinceQARow(BaseModel):
     def _known_category(cls, value: str) -> str:
         name = CATEGORY_NAMES.get(value.strip().lower())
         if name is None:
-            raise ValueError(f"unknown category {value!r} (expected one of {sorted(CATEGORY_NAMES)})")
+            raise ValueError(
+                f"unknown category {value!r} (expected one of {sorted(CATEGORY_NAMES)})"
+            )
         return name
 
     @field_validator("claim")
@@ -64,8 +79,9 @@ class ConvinceQARow(BaseModel):
 
 
 def is_convinceqa(path: Path) -> bool:
-    """Whether a claims file is in ConvinceQA's format (CSV, or JSON Lines with its columns)."""
-    if path.suffix.lower() == ".csv":
+    """Whether a claims file is in ConvinceQA's format (Parquet or CSV, or JSON Lines with its
+    columns)."""
+    if path.suffix.lower() in (".csv", *PARQUET_SUFFIXES):
         return True
     try:
         with path.open(encoding="utf-8") as handle:
@@ -83,9 +99,30 @@ def _validate(path: Path, line: int, raw: dict[str, Any]) -> ConvinceQARow:
         raise invalid_record(path, line, error) from error
 
 
+def _parquet_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(row number from 1, row) pairs of a Parquet file with ConvinceQA's columns; a missing
+    or unreadable file, a missing column or no rows is a DataFileError. Null cells are None."""
+    if not path.exists():
+        raise DataFileError(path, None, None, "file does not exist")
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise DataFileError(path, None, None, f"not a readable Parquet file ({error})") from error
+    missing = [column for column in COLUMNS if column not in frame.columns]
+    if missing:
+        raise DataFileError(path, None, missing[0], "missing column")
+    if frame.empty:
+        raise DataFileError(path, None, None, "file holds no rows")
+    cells = frame[list(COLUMNS)].astype(object)
+    records = cells.where(cells.notna(), None).to_dict("records")
+    return [(number, record) for number, record in enumerate(records, start=1)]
+
+
 def read_rows(path: Path | str) -> list[ConvinceQARow]:
-    """The validated rows of a ConvinceQA file (CSV or JSON Lines)."""
+    """The validated rows of a ConvinceQA file (Parquet, CSV or JSON Lines)."""
     path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return [_validate(path, number, row) for number, row in _parquet_rows(path)]
     if path.suffix.lower() == ".csv":
         return [_validate(path, line, row) for line, row in read_csv_rows(path, COLUMNS)]
     return load_jsonl(path, ConvinceQARow)
