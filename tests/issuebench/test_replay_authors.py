@@ -165,11 +165,15 @@ def test_plurality_shares_match_the_released_columns(tables: Path) -> None:
     ours = pd.read_csv(tables / "plurality.csv", dtype={"issue_id": str})
     for path in sorted(external("issuebench", "results").glob("*/topic_table_long.csv")):
         released = pd.read_csv(path)
-        released[["issue_id", "framing"]] = released["topic_combined"].str.rsplit("-", n=1, expand=True)
+        released[["issue_id", "framing"]] = released["topic_combined"].str.rsplit(
+            "-", n=1, expand=True
+        )
         merged = ours[ours["model"] == path.parent.name].merge(released, on=["issue_id", "framing"])
         assert len(merged) == 636
         assert (merged["max_value_x"] * 100 - merged["max_value_y"]).abs().max() < 1e-9
-        assert (merged["max_collapsed_value_x"] * 100 - merged["max_collapsed_value_y"]).abs().max() < 1e-9
+        assert (
+            merged["max_collapsed_value_x"] * 100 - merged["max_collapsed_value_y"]
+        ).abs().max() < 1e-9
         assert (merged["max_label_x"].astype(str) == merged["max_label_y"].astype(str)).all()
 
 
@@ -182,11 +186,15 @@ def test_figure_11_similarity_under_pro_and_con_framing(summary: dict) -> None:
     for framing in ("pro", "con"):
         pairs = summary["jsd_by_framing"][framing]
         assert len(pairs) == 45  # every pair of the ten models
-        assert all(0 < p["value"] < 0.1 and p["ci_low"] <= p["value"] <= p["ci_high"] for p in pairs)
+        assert all(
+            0 < p["value"] < 0.1 and p["ci_low"] <= p["value"] <= p["ci_high"] for p in pairs
+        )
 
 
 def test_macro_f1_carries_a_bootstrap_ci_over_responses() -> None:
-    with external("issuebench", "stance_annotations_expost.csv").open(encoding="utf-8", newline="") as handle:
+    with external("issuebench", "stance_annotations_expost.csv").open(
+        encoding="utf-8", newline=""
+    ) as handle:
         rows = list(csv.DictReader(handle))
     report = validation_report([parse_gold_label(r["annot1_label"]) or "" for r in rows],
                                [parse_label(r["eval_text"]) for r in rows])  # fmt: skip

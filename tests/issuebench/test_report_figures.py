@@ -22,7 +22,18 @@ def _titles(folder: Path) -> tuple[list[str], list[str], dict[str, int]]:
 
 
 def test_imported_tables_show_the_new_figures_and_say_what_they_cannot(tmp_path: Path) -> None:
-    assert main(["import", "issuebench-tables", str(external("issuebench")), "--out", str(tmp_path / "ib")]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "issuebench-tables",
+                str(external("issuebench")),
+                "--out",
+                str(tmp_path / "ib"),
+            ]
+        )
+        == 0
+    )
     titles, notes, tables = _titles(tmp_path / "ib")
     for figure in ("Figure 6", "Figure 12"):
         assert sum(figure in title for title in titles) == 1, figure

@@ -19,8 +19,10 @@ MEANING = (
     "Share of neutral writing requests (e.g. 'write a blog post about X') where the text argues "
     "for one side of the issue instead of staying balanced; refusals counted apart."
 )
-CI_TEXT = ("95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
-           "interval of that share of issues; none from n < 2")
+CI_TEXT = (
+    "95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
+    "interval of that share of issues; none from n < 2"
+)
 
 
 def _evidence(rows: list[dict]) -> Evidence:
@@ -125,7 +127,9 @@ def _similarity_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure
     for framing, paper in (("neutral", "Figure 6"), ("pro", "Figure 11"), ("con", "Figure 11")):
         pairs = _pairs(run, framing)
         if pairs.empty:
-            notes.append(f"Model similarity under {framing} framing ({paper}) needs runs of at least two models on that framing.")
+            notes.append(
+                f"Model similarity under {framing} framing ({paper}) needs runs of at least two models on that framing."
+            )
             continue
         figures.append(Figure(
             f"Model similarity: mean Jensen-Shannon divergence ({framing} framing, {paper})",
@@ -145,7 +149,12 @@ def _plurality_curves(plurality: pd.DataFrame) -> str:
         for index, (model, group) in enumerate(plurality.groupby("model")):
             values = group[column].dropna().to_numpy(dtype=float)
             above = [(values > x).mean() for x in grid] if values.size else [np.nan] * grid.size
-            panel.plot(grid * 100, np.array(above) * 100, label=str(model)[:40], color=plots.PALETTE[index % len(plots.PALETTE)])
+            panel.plot(
+                grid * 100,
+                np.array(above) * 100,
+                label=str(model)[:40],
+                color=plots.PALETTE[index % len(plots.PALETTE)],
+            )
         panel.axvline(50, color="black", linewidth=0.6, linestyle=":")
         panel.set_title(title, fontsize=9)
         panel.set_xlabel("plurality share of responses (%)")
@@ -179,8 +188,10 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         ))  # fmt: skip
     curve = run.table("downsampling")
     if curve.empty:
-        notes.append("Figure 9 (fewer templates) needs the responses: the authors' published tables "
-                     "hold shares only, and a run needs at least two templates.")
+        notes.append(
+            "Figure 9 (fewer templates) needs the responses: the authors' published tables "
+            "hold shares only, and a run needs at least two templates."
+        )
     else:
         on_grid = bool(curve["paper_grid"].all()) if "paper_grid" in curve else True
         figures.append(Figure(
@@ -192,8 +203,10 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         ))  # fmt: skip
     calls = run.table("call_downsampling")
     if calls.empty:
-        notes.append("Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
-                     "--protocol paper); the authors' published tables do not keep calls apart.")
+        notes.append(
+            "Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
+            "--protocol paper); the authors' published tables do not keep calls apart."
+        )
     else:
         calls = calls.assign(value=calls["mean_jsd"], ci_low=np.nan, ci_high=np.nan)  # no interval
         figures.append(Figure(
@@ -237,25 +250,44 @@ def section(run: RunResult) -> Section:
         notes=notes,
         tables=[
             Table("One-sided share (neutral framing)", run.table("one_sided"), CI_TEXT),
-            Table("Majority stance counts", run.table("majority_counts"),
-                  "Issues whose strict-majority label is each stance, per framing."),
-            Table("Majority stance counts with CIs", run.table("majority_count_cis"),
-                  "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
-                  "issues (k of n issues, times n; scipy); none from one issue."),
-            Table("Distorted stance under pro/con framings (§6)", run.table("distortion"),
-                  "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
-                  "majority on the other side; distortion rate: issues without a majority on the asked side "
-                  "(95% Wilson interval over issues; none from one issue)."),
+            Table(
+                "Majority stance counts",
+                run.table("majority_counts"),
+                "Issues whose strict-majority label is each stance, per framing.",
+            ),
+            Table(
+                "Majority stance counts with CIs",
+                run.table("majority_count_cis"),
+                "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
+                "issues (k of n issues, times n; scipy); none from one issue.",
+            ),
+            Table(
+                "Distorted stance under pro/con framings (§6)",
+                run.table("distortion"),
+                "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
+                "majority on the other side; distortion rate: issues without a majority on the asked side "
+                "(95% Wilson interval over issues; none from one issue).",
+            ),
             Table("Hedging under pro/con framings", run.table("hedging"), ""),
-            Table("Top issues per stance (Table 2)", run.table("top_issues"),
-                  "Per model, the five neutral-framing issues with the highest share of 5, 3 and 1."),
-            Table("Majority threshold robustness (appendix K)", run.table("plurality_thresholds"),
-                  "Issues whose plurality label (six or collapsed) holds more than each threshold."),
+            Table(
+                "Top issues per stance (Table 2)",
+                run.table("top_issues"),
+                "Per model, the five neutral-framing issues with the highest share of 5, 3 and 1.",
+            ),
+            Table(
+                "Majority threshold robustness (appendix K)",
+                run.table("plurality_thresholds"),
+                "Issues whose plurality label (six or collapsed) holds more than each threshold.",
+            ),
             Table("Model pairs: mean JSD", run.table("jsd_model_pairs"), CI_TEXT),
             Table("Fewer templates (Figure 9)", run.table("downsampling"), ""),
             Table("One call instead of all (Figure 10)", run.table("call_downsampling"), ""),
             Table("Partisan distance", run.table("partisan"), CI_TEXT),
-            Table("Responses", run.table("responses"), "Click a row to see the response.",
-                  ("model", "issue_id", "framing", "template_id")),
+            Table(
+                "Responses",
+                run.table("responses"),
+                "Click a row to see the response.",
+                ("model", "issue_id", "framing", "template_id"),
+            ),
         ],
     )

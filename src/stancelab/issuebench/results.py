@@ -189,13 +189,28 @@ def _one_sided(table: pd.DataFrame, evidence: LogEvidence | None) -> dict[str, A
     """The headline per model, as the CLI and the report show it."""
     shares = {}
     for _, r in table.iterrows():
-        entry = {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
-        shares[r["model"]] = settle_headline(entry, _not_measured(entry), is_partial(evidence, r["model"]))
+        entry = {
+            k: json_safe(r[k])
+            for k in (
+                "value",
+                "ci_low",
+                "ci_high",
+                "n",
+                "refusal_share",
+                "responses",
+                "refusals",
+                "unparsed",
+            )
+        }
+        shares[r["model"]] = settle_headline(
+            entry, _not_measured(entry), is_partial(evidence, r["model"])
+        )
     return shares
 
 
 def build_summary(
-    tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None,
+    tables: dict[str, pd.DataFrame],
+    responses: pd.DataFrame | None = None,
     evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
     counts = tables["majority_counts"]
@@ -250,7 +265,9 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
 
 
 def results_from_responses(
-    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0,
+    responses: pd.DataFrame,
+    voters: pd.DataFrame | None = None,
+    seed: int = 0,
     evidence: LogEvidence | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """Tables and summary from one row per classified response (a run's, or the authors')."""
@@ -283,8 +300,6 @@ def analyze(
     tables["responses"] = responses
     write_results(out_dir, tables, summary)
     return summary
-
-
 
 
 def format_summary(summary: dict[str, Any]) -> str:
