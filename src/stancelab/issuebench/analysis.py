@@ -9,6 +9,7 @@ produce it from responses; the authors' released tables load straight into it.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import numpy as np
@@ -169,7 +170,7 @@ def model_positions(
     chosen = dists[dists["framing"] == framing].copy()
     denominator = 1 - chosen["refusal"] if exclude_refusals else 1.0
     chosen["position"] = (chosen["1"] + chosen["2"] - chosen["4"] - chosen["5"]) / denominator
-    return chosen[["model", "issue_id", "position"]]
+    return chosen[["model", "issue_id", *(["issue"] if "issue" in chosen else []), "position"]]
 
 
 def partisan_distances(
@@ -449,3 +450,71 @@ def _majority_across_calls(group: pd.DataFrame) -> pd.DataFrame:
     keys = [*KEYS, "template_id"]
     modes = group.groupby(keys)["label"].agg(lambda labels: labels.mode().iloc[0]).reset_index()
     return modes
+
+
+# ------------------------------------------------------------------ §7-8: largest model per family
+
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
+
+
+def model_family(model: str) -> tuple[str, float]:
+    """(family, size in billions of parameters) from a model name: the size token ("70B",
+    "135m") taken out, a date suffix kept ("Llama-3.1-70B-Instruct" -> ("llama-3.1-instruct",
+    70)). A name without a size is a family of its own, size 0."""
+    name = model.split("/")[-1]
+    match = _SIZE.search(name)
+    if not match:
+        return name.lower(), 0.0
+    size = float(match.group(1)) * (1.0 if match.group(2).lower() == "b" else 0.001)
+    family = re.sub(r"[-_.]{2,}", "-", (name[: match.start()] + name[match.end() :]).lower()).strip(
+        "-_."
+    )
+    return family, size
+
+
+def largest_per_family(models: list[str]) -> list[str]:
+    """The largest model of each family (§7-8: "we restrict our analysis to the largest models
+    from each family"), in the order given."""
+    best: dict[str, tuple[float, str]] = {}
+    for model in models:
+        family, size = model_family(model)
+        if family not in best or size > best[family][0]:
+            best[family] = (size, model)
+    chosen = {model for _, model in best.values()}
+    return [model for model in models if model in chosen]
+
+
+def issue_jsd_largest(dists: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
+    """Figure 7: per issue, the mean JSD over every pair of the largest models of each family,
+    most divergent first, with the issue's name and the models compared."""
+    models = largest_per_family(sorted(dists["model"].unique()))
+    chosen = dists[dists["model"].isin(models)]
+    table = issue_jsd(pairwise_jsd(chosen, framing), framing)
+    names = (
+        chosen.drop_duplicates("issue_id").set_index("issue_id")["issue"]
+        if "issue" in chosen
+        else None
+    )
+    table.insert(
+        1, "issue", table["issue_id"].map(names) if names is not None else table["issue_id"]
+    )
+    return table.assign(models=", ".join(models))
+
+
+def partisan_issue_summary(per_issue: pd.DataFrame) -> pd.DataFrame:
+    """Figure 8 / §8, per issue with voter data, over the largest model of each family: voter
+    positions (`dem`, `rep`), the models' lowest, highest and mean position, which party the
+    mean is closer to, and whether it lies beyond both parties (more extreme than either)."""
+    models = largest_per_family(sorted(per_issue["model"].unique()))
+    chosen = per_issue[per_issue["model"].isin(models)]
+    names = {"issue": ("issue", "first")} if "issue" in chosen else {}
+    table = chosen.groupby("issue_id").agg(**names, dem=("dem", "first"), rep=("rep", "first"), model_low=("position", "min"),
+                                           model_high=("position", "max"), model_mean=("position", "mean"),
+                                           models=("model", "count")).reset_index()  # fmt: skip
+    to_dem, to_rep = (
+        (table["model_mean"] - table["dem"]).abs(),
+        (table["model_mean"] - table["rep"]).abs(),
+    )
+    table["closer_to"] = np.where(to_dem < to_rep, "dem", np.where(to_rep < to_dem, "rep", "equal"))
+    outside = (table["model_mean"] > table[["dem", "rep"]].max(axis=1)) | (table["model_mean"] < table[["dem", "rep"]].min(axis=1))  # fmt: skip
+    return table.assign(beyond_both=outside)

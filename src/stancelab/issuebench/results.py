@@ -159,6 +159,7 @@ def compute_tables(
         "jsd_issue_pairs": pairs,
         "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
         "jsd_issues": an.issue_jsd(pairs),
+        "jsd_issues_largest": an.issue_jsd_largest(dists),
         "plurality": plurality,
         "plurality_thresholds": an.threshold_robustness(plurality),
         "top_issues": an.top_issues(dists),
@@ -167,6 +168,7 @@ def compute_tables(
     if voters is not None:
         per_issue, per_model = an.partisan_distances(dists, voters, seed)
         tables["partisan_issues"], tables["partisan"] = per_issue, per_model
+        tables["partisan_issue_summary"] = an.partisan_issue_summary(per_issue)
     if responses is not None and not responses.empty:
         sizes, on_grid = an.template_grid(responses["template_id"].nunique())
         curve = an.downsampling_curve(responses, sizes)
