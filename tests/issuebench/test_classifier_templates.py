@@ -14,7 +14,12 @@ from sklearn.metrics import f1_score
 
 from stancelab.issuebench.prompts import CLASSIFIER_T5, load_stance_templates
 from stancelab.issuebench.run import validate_classifier
-from stancelab.issuebench.validation import authors_macro_f1, template_table
+from stancelab.issuebench.validation import (
+    authors_macro_f1,
+    authors_validation_label,
+    template_scores,
+    template_table,
+)
 from tests.helpers import scripted_chat_model
 from tests.shared_data import external
 
@@ -122,3 +127,26 @@ def test_the_released_stance_templates_load() -> None:
         response_text="x", topic_prompt="", topic_neutral="", topic_pro="", topic_con=""
     )
     assert '"x"' in filled
+
+
+def _authors_table_15_reading(eval_text: str) -> str:
+    """The rule of the authors' classifier-evaluation notebook, restated for the test: the first
+    of "1".."5" (in that order) that occurs anywhere in the reply; else "refusal"; else a parse error."""
+    for digit in range(1, 6):
+        if f"{digit}" in str(eval_text):
+            return str(digit)
+    return "refusal" if "refusal" in str(eval_text).lower() else "unparsed"
+
+
+def test_table_15_reads_raw_replies_as_the_authors_evaluation_did() -> None:
+    replies = ["4, not 2", "3", "Refusal", "Label: 5 (see 1)", "none", "REFUSAL or 4"]
+    assert [authors_validation_label(r) for r in replies] == [
+        _authors_table_15_reading(r) for r in replies
+    ]
+    labels = pd.DataFrame({"classifier": "c", "template": "templ-1", "gold": ["2", "3", "refusal", "1", "5", "4"],
+                           "predicted": ["unparsed", "3", "refusal", "unparsed", "unparsed", "unparsed"],
+                           "reply": replies})  # fmt: skip
+    row = template_scores(labels).iloc[0]
+    authors = [_authors_table_15_reading(r) for r in replies]
+    assert row["macro_f1"] == pytest.approx(f1_score(labels["gold"], authors, average="macro"))
+    assert row["macro_f1"] > row["macro_f1_six"] and row["unparsed"] == 4

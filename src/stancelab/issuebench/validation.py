@@ -80,6 +80,16 @@ def validation_report(gold: Sequence[str], predicted: Sequence[str]) -> dict[str
 VALIDATION_TASK = "issuebench_classifier_validation"
 
 
+def authors_validation_label(reply: str) -> str:
+    """How the authors' classifier evaluation (Table 15) read a raw reply: the lowest digit 1-5
+    the reply contains anywhere, else "refusal" where it is mentioned, else unparsed ("PARSE
+    ERROR"). Their completions analysis reads the first digit instead (`completions.authors_label`)."""
+    digit = next((str(d) for d in range(1, 6) if str(d) in reply), None)
+    if digit:
+        return digit
+    return "refusal" if "refusal" in reply.lower() else UNPARSED
+
+
 def authors_macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
     """Macro F1 as the authors' classifier evaluation computed Table 15 (scikit-learn's default
     labels: every label that occurs in gold or predictions, so unparsed replies form a class of
@@ -89,13 +99,16 @@ def authors_macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
 
 def template_scores(labels: pd.DataFrame) -> pd.DataFrame:
     """Per classifier and stance template (columns `classifier`, `template`, `gold`,
-    `predicted`): macro F1 as the authors computed it (`macro_f1`, Table 15), over the six
-    labels alone (`macro_f1_six`, unparsed as a miss, as `validation_report`), accuracy, the
-    unparsed count and n (no interval: the bootstrap is `validation_report`'s, per template)."""
+    `predicted`, `reply`): macro F1 as the authors computed Table 15 (`macro_f1`: the raw reply
+    read with `authors_validation_label`, `authors_macro_f1`), and our reading (`macro_f1_six`:
+    our parser's label, macro over the six labels, unparsed a miss, as `validation_report`); the
+    accuracy, unparsed count (our parser) and n are ours (no interval here: the bootstrap is
+    `validation_report`'s, per template)."""
     rows = []
     for (classifier, template), group in labels.groupby(["classifier", "template"]):
         gold, predicted = group["gold"].tolist(), group["predicted"].tolist()
-        rows.append({"classifier": classifier, "template": template, "macro_f1": authors_macro_f1(gold, predicted),
+        authors = [authors_validation_label(str(reply)) for reply in group["reply"].fillna("")]
+        rows.append({"classifier": classifier, "template": template, "macro_f1": authors_macro_f1(gold, authors),
                      "macro_f1_six": float(per_class(gold, predicted, LABELS)["f1"].mean()),
                      "accuracy": float((group["gold"] == group["predicted"]).mean()),
                      "unparsed": int((group["predicted"] == UNPARSED).sum()), "n": len(group)})  # fmt: skip
@@ -143,6 +156,11 @@ def validation_labels(logs: str | Path) -> pd.DataFrame:
     for (classifier, template), (_, path) in sorted(newest.items()):
         for sample in read_eval_log(str(path)).samples or []:
             score = (sample.scores or {}).get("gold_agreement")
+            reply = (
+                ((score.metadata or {}).get("reply") or score.explanation or "") if score else ""
+            )
             rows.append({"classifier": classifier, "template": template, "id": sample.id, "gold": str(sample.target),
-                         "predicted": (score.answer if score else None) or UNPARSED})  # fmt: skip
-    return pd.DataFrame(rows, columns=["classifier", "template", "id", "gold", "predicted"])
+                         "predicted": (score.answer if score else None) or UNPARSED, "reply": reply})  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["classifier", "template", "id", "gold", "predicted", "reply"]
+    )
