@@ -179,6 +179,10 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("--limit", type=positive_int, help="use the first N gold responses")
     validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
     validate.add_argument("--display", choices=get_args(DisplayType), help="Inspect display")
+    validate.add_argument("--stance-templates-file", dest="stance_templates", type=Path,
+                          help="stance templates in the authors' format (stance_templates.csv)")  # fmt: skip
+    validate.add_argument("--stance-template", dest="stance_template", action="append",
+                          help="template id to score (repeatable; 'all'; default templ-5): Table 15")  # fmt: skip
 
 
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
@@ -449,13 +453,16 @@ def _issuebench(args: argparse.Namespace) -> int:
     from stancelab.issuebench.run import ROLES, validate_classifier
 
     classifier = parse_roles(args.role, ROLES).get("classifier", resolve_model(None))
-    report = validate_classifier(args.gold, classifier, args.out, args.limit, args.display)
+    report = validate_classifier(args.gold, classifier, args.out, args.limit, args.display,
+                                 args.stance_templates, args.stance_template)  # fmt: skip
     print(
         f"classifier {classifier} on {report['n']} gold responses: macro F1 {report['macro_f1']:.3f}, "
         f"collapsed 4-label F1 {report['collapsed_macro_f1']:.3f}, unparsed {report['unparsed']}"
     )
     print(report["per_class"].round(3).to_string(index=False))
     print(report["confusion"].to_string())
+    print("\nmacro F1 per classifier and stance template (Table 15; logs in the folder):")
+    print(report["templates"].round(2).to_string(index=False))
     return 0
 
 

@@ -22,12 +22,24 @@ def _titles(folder: Path) -> tuple[list[str], list[str], dict[str, int]]:
 
 
 def test_imported_tables_show_the_new_figures_and_say_what_they_cannot(tmp_path: Path) -> None:
-    assert main(["import", "issuebench-tables", str(external("issuebench")), "--out", str(tmp_path / "ib")]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "issuebench-tables",
+                str(external("issuebench")),
+                "--out",
+                str(tmp_path / "ib"),
+            ]
+        )
+        == 0
+    )
     titles, notes, tables = _titles(tmp_path / "ib")
-    for figure in ("Figure 6", "Figure 12"):
+    for figure in ("Figure 5", "Figure 6", "Figure 7", "Figure 8", "Figure 12"):
         assert sum(figure in title for title in titles) == 1, figure
     assert sum("Figure 11" in title for title in titles) == 2  # pro and con
     assert any("Figure 9" in note for note in notes) and any("Figure 10" in note for note in notes)
+    assert tables["Partisan positions per issue (Figure 8)"] == 20
     assert tables["Top issues per stance (Table 2)"] == 10 * 3 * 5
     assert tables["Distorted stance under pro/con framings (§6)"] == 10 * 2
     assert tables["Majority stance counts with CIs"] == 10 * 3 * 7
@@ -52,9 +64,9 @@ def test_a_run_shows_every_new_figure(tmp_path: Path) -> None:
     run_issuebench(IssueBenchRun(models=[keen, wary], roles={"classifier": classifier}, out_dir=tmp_path / "run",
                                  limit=2, n_templates=4, calls=2))  # fmt: skip
     titles, notes, _ = _titles(tmp_path / "run")
-    for figure in ("Figure 6", "Figure 12", "Figure 9", "Figure 10"):
+    for figure in ("Figure 5", "Figure 6", "Figure 7", "Figure 12", "Figure 9", "Figure 10"):
         assert sum(figure in title for title in titles) == 1, (figure, titles)
     assert sum("Figure 11" in title for title in titles) == 2
-    assert notes == []
+    assert [note.split(" (")[0] for note in notes] == ["Figure 8"]  # no voter file was given
     result = build_report([tmp_path / "run"], tmp_path / "report.html")
     assert result.figures >= len(titles)

@@ -9,6 +9,7 @@ produce it from responses; the authors' released tables load straight into it.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import numpy as np
@@ -109,7 +110,9 @@ def framing_correlations(dists: pd.DataFrame, base: str = "neutral") -> pd.DataF
 def jensen_shannon(p: np.ndarray, q: np.ndarray) -> float:
     """Jensen-Shannon divergence, natural log (0 to ln 2), as the paper: scipy's
     Jensen-Shannon distance squared."""
-    return float(jensenshannon(np.asarray(p, dtype=float), np.asarray(q, dtype=float), base=np.e) ** 2)
+    return float(
+        jensenshannon(np.asarray(p, dtype=float), np.asarray(q, dtype=float), base=np.e) ** 2
+    )
 
 
 def pairwise_jsd(dists: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
@@ -145,7 +148,9 @@ def model_pair_jsd(pairs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         estimate = bounded_cluster_ci(group["jsd"].to_numpy(), group["issue_id"].to_numpy(), 0.0, np.log(2),
                                       seed=seed)  # fmt: skip
         rows.append({"framing": framing, "model_a": a, "model_b": b, **estimate.as_dict()})
-    return pd.DataFrame(rows, columns=["framing", "model_a", "model_b", "value", "ci_low", "ci_high", "n"])
+    return pd.DataFrame(
+        rows, columns=["framing", "model_a", "model_b", "value", "ci_low", "ci_high", "n"]
+    )
 
 
 def issue_jsd(pairs: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
@@ -165,7 +170,7 @@ def model_positions(
     chosen = dists[dists["framing"] == framing].copy()
     denominator = 1 - chosen["refusal"] if exclude_refusals else 1.0
     chosen["position"] = (chosen["1"] + chosen["2"] - chosen["4"] - chosen["5"]) / denominator
-    return chosen[["model", "issue_id", "position"]]
+    return chosen[["model", "issue_id", *(["issue"] if "issue" in chosen else []), "position"]]
 
 
 def partisan_distances(
@@ -199,7 +204,9 @@ TEMPLATE_GRID = (50, 100, 250, 500, 750)
 DOWNSAMPLING_SEEDS = 100  # Figure 9: mean and sd over 100 random seeds
 
 
-def template_grid(n_templates: int, grid: tuple[int, ...] = TEMPLATE_GRID) -> tuple[list[int], bool]:
+def template_grid(
+    n_templates: int, grid: tuple[int, ...] = TEMPLATE_GRID
+) -> tuple[list[int], bool]:
     """(sizes, on the paper's grid?): the grid's sizes below `n_templates`, else a quarter and
     a half of them for a run too small for the grid."""
     sizes = [size for size in grid if size < n_templates]
@@ -214,12 +221,19 @@ def _label_counts(chosen: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     issues = sorted(chosen["issue_id"].unique())
     table = chosen.groupby(["issue_id", "template_id", "label"]).size()
     index = pd.MultiIndex.from_product([issues, templates, list(LABELS)])
-    counts = table.reindex(index, fill_value=0).to_numpy().reshape(len(issues), len(templates), len(LABELS))
+    counts = (
+        table.reindex(index, fill_value=0)
+        .to_numpy()
+        .reshape(len(issues), len(templates), len(LABELS))
+    )
     return counts, templates
 
 
 def downsampling_curve(
-    responses: pd.DataFrame, sizes: list[int], seeds: int = DOWNSAMPLING_SEEDS, framing: str = "neutral"
+    responses: pd.DataFrame,
+    sizes: list[int],
+    seeds: int = DOWNSAMPLING_SEEDS,
+    framing: str = "neutral",
 ) -> pd.DataFrame:
     """Figure 9: per model and N, the mean JSD over issues between the distribution from N
     sampled templates and from all templates; mean and sd of that over `seeds` draws."""
@@ -233,7 +247,9 @@ def downsampling_curve(
                 continue
             means = []
             for seed in range(seeds):
-                picked = np.random.default_rng(seed).choice(len(templates), size=size, replace=False)
+                picked = np.random.default_rng(seed).choice(
+                    len(templates), size=size, replace=False
+                )
                 sub = counts[:, picked, :].sum(axis=1)
                 keep = (sub.sum(axis=1) > 0) & (full.sum(axis=1) > 0)
                 values = jensenshannon(sub[keep], full[keep], axis=1, base=np.e) ** 2
@@ -263,7 +279,17 @@ def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0
             "refusals": round((group["refusal"].fillna(0) * readable).sum()) if counted else None,
             "unparsed": int(group["n_unparsed"].sum()) if counted else None,
         })  # fmt: skip
-    columns = ["model", "value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed"]
+    columns = [
+        "model",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n",
+        "refusal_share",
+        "responses",
+        "refusals",
+        "unparsed",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -278,7 +304,9 @@ def plurality_shares(dists: pd.DataFrame) -> pd.DataFrame:
     and of the most common collapsed label (`max_collapsed_value`: 1+2, 3, 4+5, refusal), as
     appendix K and the authors' released tables; NaN where no response was readable."""
     shares = dists[list(LABELS)].astype(float)
-    collapsed = pd.DataFrame({name: shares[cols].sum(axis=1, min_count=1) for name, cols in COLLAPSED_GROUPS.items()})
+    collapsed = pd.DataFrame(
+        {name: shares[cols].sum(axis=1, min_count=1) for name, cols in COLLAPSED_GROUPS.items()}
+    )
     frame = dists[KEYS].copy()
     frame["max_value"] = shares.max(axis=1)
     frame["max_label"] = _top_label(shares)
@@ -294,7 +322,9 @@ def _top_label(shares: pd.DataFrame) -> pd.Series:
     return shares.fillna(-1.0).idxmax(axis=1).where(readable)
 
 
-def threshold_robustness(plurality: pd.DataFrame, thresholds: tuple[float, ...] = THRESHOLDS) -> pd.DataFrame:
+def threshold_robustness(
+    plurality: pd.DataFrame, thresholds: tuple[float, ...] = THRESHOLDS
+) -> pd.DataFrame:
     """Per model, framing and label set: issues whose plurality share exceeds each threshold
     (strictly, as Tables 1 and 3), and the share of issues that is (appendix K)."""
     rows = []
@@ -305,10 +335,13 @@ def threshold_robustness(plurality: pd.DataFrame, thresholds: tuple[float, ...] 
                 above = int(np.sum(values > threshold))
                 rows.append({"model": model, "framing": framing, "labels": labels, "threshold": threshold,
                              "issues_above": above, "issues": len(values), "share": above / len(values)})  # fmt: skip
-    return pd.DataFrame(rows, columns=["model", "framing", "labels", "threshold", "issues_above", "issues", "share"])
+    return pd.DataFrame(
+        rows, columns=["model", "framing", "labels", "threshold", "issues_above", "issues", "share"]
+    )
 
 
 # ------------------------------------------------------------------ Table 2
+
 
 def top_issues(dists: pd.DataFrame, labels: tuple[str, ...] = ("5", "3", "1"), k: int = 5,
                framing: str = "neutral") -> pd.DataFrame:  # fmt: skip
@@ -345,7 +378,9 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     majority on the asked side), with a Wilson CI over issues."""
     labelled = dists.assign(majority=majority_labels(dists))
     rows = []
-    for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(["model", "framing"]):
+    for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(
+        ["model", "framing"]
+    ):
         asked, hedge, opposite = ASKED[framing]
         complied = group["majority"].isin(asked).to_numpy(dtype=float)
         rate = proportion_ci(1 - complied)
@@ -353,7 +388,17 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                      "hedged": int((group["majority"] == hedge).sum()),
                      "opposite": int(group["majority"].isin(opposite).sum()),
                      "distortion_rate": rate.value, "ci_low": rate.ci_low, "ci_high": rate.ci_high})  # fmt: skip
-    columns = ["model", "framing", "issues", "complied", "hedged", "opposite", "distortion_rate", "ci_low", "ci_high"]
+    columns = [
+        "model",
+        "framing",
+        "issues",
+        "complied",
+        "hedged",
+        "opposite",
+        "distortion_rate",
+        "ci_low",
+        "ci_high",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -370,10 +415,13 @@ def majority_count_cis(dists: pd.DataFrame) -> pd.DataFrame:
             rows.append({"model": model, "framing": framing, "label": label, "value": int(hits.sum()),
                          "ci_low": share.ci_low * len(group), "ci_high": share.ci_high * len(group),
                          "n": len(group)})  # fmt: skip
-    return pd.DataFrame(rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n"])
+    return pd.DataFrame(
+        rows, columns=["model", "framing", "label", "value", "ci_low", "ci_high", "n"]
+    )
 
 
 # ------------------------------------------------------------------ appendix H: Figure 10
+
 
 def call_downsampling(responses: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
     """Figure 10: per model, the mean JSD over issues between the distribution from one call
@@ -388,7 +436,9 @@ def call_downsampling(responses: pd.DataFrame, framing: str = "neutral") -> pd.D
         subsets["majority"] = _majority_across_calls(group)
         for name, part in subsets.items():
             dist = label_distributions(part).set_index("issue_id")[list(LABELS)]
-            values = [jensen_shannon(dist.loc[i], full.loc[i]) for i in dist.index if i in full.index]
+            values = [
+                jensen_shannon(dist.loc[i], full.loc[i]) for i in dist.index if i in full.index
+            ]
             rows.append({"model": model, "call": name, "mean_jsd": float(np.mean(values)),
                          "sd_jsd": float(np.std(values)), "issues": len(values)})  # fmt: skip
     return pd.DataFrame(rows, columns=["model", "call", "mean_jsd", "sd_jsd", "issues"])
@@ -400,3 +450,71 @@ def _majority_across_calls(group: pd.DataFrame) -> pd.DataFrame:
     keys = [*KEYS, "template_id"]
     modes = group.groupby(keys)["label"].agg(lambda labels: labels.mode().iloc[0]).reset_index()
     return modes
+
+
+# ------------------------------------------------------------------ §7-8: largest model per family
+
+_SIZE = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([BbMm])(?![A-Za-z0-9])")
+
+
+def model_family(model: str) -> tuple[str, float]:
+    """(family, size in billions of parameters) from a model name: the size token ("70B",
+    "135m") taken out, a date suffix kept ("Llama-3.1-70B-Instruct" -> ("llama-3.1-instruct",
+    70)). A name without a size is a family of its own, size 0."""
+    name = model.split("/")[-1]
+    match = _SIZE.search(name)
+    if not match:
+        return name.lower(), 0.0
+    size = float(match.group(1)) * (1.0 if match.group(2).lower() == "b" else 0.001)
+    family = re.sub(r"[-_.]{2,}", "-", (name[: match.start()] + name[match.end() :]).lower()).strip(
+        "-_."
+    )
+    return family, size
+
+
+def largest_per_family(models: list[str]) -> list[str]:
+    """The largest model of each family (§7-8: "we restrict our analysis to the largest models
+    from each family"), in the order given."""
+    best: dict[str, tuple[float, str]] = {}
+    for model in models:
+        family, size = model_family(model)
+        if family not in best or size > best[family][0]:
+            best[family] = (size, model)
+    chosen = {model for _, model in best.values()}
+    return [model for model in models if model in chosen]
+
+
+def issue_jsd_largest(dists: pd.DataFrame, framing: str = "neutral") -> pd.DataFrame:
+    """Figure 7: per issue, the mean JSD over every pair of the largest models of each family,
+    most divergent first, with the issue's name and the models compared."""
+    models = largest_per_family(sorted(dists["model"].unique()))
+    chosen = dists[dists["model"].isin(models)]
+    table = issue_jsd(pairwise_jsd(chosen, framing), framing)
+    names = (
+        chosen.drop_duplicates("issue_id").set_index("issue_id")["issue"]
+        if "issue" in chosen
+        else None
+    )
+    table.insert(
+        1, "issue", table["issue_id"].map(names) if names is not None else table["issue_id"]
+    )
+    return table.assign(models=", ".join(models))
+
+
+def partisan_issue_summary(per_issue: pd.DataFrame) -> pd.DataFrame:
+    """Figure 8 / §8, per issue with voter data, over the largest model of each family: voter
+    positions (`dem`, `rep`), the models' lowest, highest and mean position, which party the
+    mean is closer to, and whether it lies beyond both parties (more extreme than either)."""
+    models = largest_per_family(sorted(per_issue["model"].unique()))
+    chosen = per_issue[per_issue["model"].isin(models)]
+    names = {"issue": ("issue", "first")} if "issue" in chosen else {}
+    table = chosen.groupby("issue_id").agg(**names, dem=("dem", "first"), rep=("rep", "first"), model_low=("position", "min"),
+                                           model_high=("position", "max"), model_mean=("position", "mean"),
+                                           models=("model", "count")).reset_index()  # fmt: skip
+    to_dem, to_rep = (
+        (table["model_mean"] - table["dem"]).abs(),
+        (table["model_mean"] - table["rep"]).abs(),
+    )
+    table["closer_to"] = np.where(to_dem < to_rep, "dem", np.where(to_rep < to_dem, "rep", "equal"))
+    outside = (table["model_mean"] > table[["dem", "rep"]].max(axis=1)) | (table["model_mean"] < table[["dem", "rep"]].min(axis=1))  # fmt: skip
+    return table.assign(beyond_both=outside)

@@ -3,32 +3,60 @@
 One row per model response, in the authors' column names (as in
 `stance_annotations_expost.csv`): `topic_id` (issue), `topic_polarity` (framing),
 `template_id`, `response_text`, the classifier's output as `eval_label` (parsed) and/or
-`eval_text` (raw, parsed here with the same reader as our runs), and optionally `common_id`
-(prompt id), `call_idx`, `response_model` (else the file's name) and `topic_neutral` (the
-issue phrase). CSV, JSONL or Parquet; files are streamed and response texts are checked but
-not kept, so a 3.18M-row model file fits in memory. Every row is validated: a bad one fails
-with its file, line and field.
+`eval_text` (raw, read with the authors' rule: `authors_label`), and optionally `common_id`
+(`<model>.<template>.<issue>-<framing>.<call>`), `call_idx`, `response_model` and
+`topic_neutral` (the issue phrase). The model is taken from the data: `response_model`, else
+the model part of `common_id` (the authors' short names mapped to their released names), and
+only where a file has neither, from the file's name without a Hugging Face shard suffix
+(`grok.3.mini-00000-of-00002` is `grok.3.mini`; a bare split shard such as
+`train-00000-of-00023` is named by its folder). CSV, JSONL or Parquet (read one batch of rows
+at a time); response texts are checked but not kept, so a 3.18M-row model file fits in memory.
+Every row is validated: a bad one fails with its file, line and field.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
+import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stancelab.core.data import csv_field_limit, invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
-from stancelab.issuebench.labels import parse_label
+from stancelab.issuebench.labels import UNPARSED, parse_label
 from stancelab.issuebench.results import RESPONSE_COLUMNS
 
 SUFFIXES = (".csv", ".jsonl", ".parquet")
+PARQUET_BATCH_ROWS = 10_000
+# The model part of the authors' `common_id` -> the model's name in their released tables
+# (pairs as they stand in `stance_annotations_expost.csv`).
+AUTHORS_MODEL_NAMES = {
+    "llama-31-8b": "Llama-3.1-8B-Instruct", "llama-31-70b": "Llama-3.1-70B-Instruct",
+    "qwen25-7b": "Qwen-2.5-7B-Instruct", "qwen25-14b": "Qwen-2.5-14B-Instruct",
+    "qwen25-72b": "Qwen-2.5-72B-Instruct", "olmo2-7b": "OLMo-2-1124-7B-Instruct",
+    "olmo2-13b": "OLMo-2-1124-13B-Instruct", "gpt4o": "gpt-4o-mini-2024-07-18",
+    "deepseek": "deepseek-chat-v3-0324", "grok": "grok-3-mini",
+}  # fmt: skip
+_SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
+_SPLIT_NAMES = {"train", "test", "validation", "data", ""}
+
+
+def authors_label(eval_text: str) -> str:
+    """The authors' reading of a raw classifier reply (their analysis notebook's
+    `parse_eval_text`): the first character of the reply that is a digit 1-5, else "refusal"
+    where the reply mentions it anywhere, else unparsed (their "PARSE ERROR")."""
+    digit = next((char for char in eval_text if char in "12345"), None)
+    if digit:
+        return digit
+    return "refusal" if "refusal" in eval_text.lower() else UNPARSED
 
 
 class Completion(BaseModel):
@@ -54,9 +82,31 @@ class Completion(BaseModel):
         return self
 
     def label(self) -> str:
-        """The authors' parsed label where given ("PARSE ERROR" is unparsed), else our reading
-        of the raw classifier reply."""
-        return parse_label(self.eval_label) if self.eval_label else parse_label(self.eval_text or "")
+        """The authors' parsed label where given ("PARSE ERROR" is unparsed), else the raw
+        classifier reply read with the authors' rule."""
+        return (
+            parse_label(self.eval_label) if self.eval_label else authors_label(self.eval_text or "")
+        )
+
+    def model_in_data(self) -> str | None:
+        """`response_model`, else the model part of `common_id` (None where neither says)."""
+        if self.response_model:
+            return self.response_model
+        suffix = f".{self.template_id}.{self.topic_id}-{self.topic_polarity}.{self.call_idx}"
+        if self.common_id and self.common_id.endswith(suffix) and len(self.common_id) > len(suffix):
+            short = self.common_id[: -len(suffix)]
+            return AUTHORS_MODEL_NAMES.get(short, short)
+        return None
+
+
+def model_from_path(path: Path) -> str:
+    """A model name from a file that names none in its rows: the file name without a Hugging
+    Face shard suffix, or the folder's name for a bare split shard (`train-00000-of-00023`)."""
+    stem = _SHARD_SUFFIX.sub("", path.stem)
+    if stem.lower() not in _SPLIT_NAMES:
+        return stem
+    folders = [part for part in reversed(path.parent.parts) if part.lower() not in _SPLIT_NAMES]
+    return folders[0] if folders else stem
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -66,7 +116,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             for row in reader:
                 yield reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}
         except csv.Error as error:
-            raise DataFileError(path, reader.line_num + 1, None, f"malformed CSV: {error}") from error
+            raise DataFileError(
+                path, reader.line_num + 1, None, f"malformed CSV: {error}"
+            ) from error
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -84,8 +136,12 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    frame = pd.read_parquet(path)
-    yield from enumerate(frame.to_dict("records"), start=1)
+    """Rows one batch at a time (a row's number counts from 1 over the whole file)."""
+    number = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS):
+        for record in batch.to_pylist():
+            number += 1
+            yield number, record
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -105,9 +161,10 @@ def _validated(path: Path, line: int, record: dict[str, Any]) -> Completion:
 def read_completions(path: Path) -> pd.DataFrame:
     """One file's responses as a stancelab responses frame (text left out)."""
     rows = []
+    fallback = model_from_path(path)
     for line, record in _rows(path):
         row = _validated(path, line, record)
-        rows.append((row.response_model or path.stem, row.topic_id, row.topic_neutral or row.topic_id,
+        rows.append((row.model_in_data() or fallback, row.topic_id, row.topic_neutral or row.topic_id,
                      row.topic_polarity, row.template_id, row.call_idx, row.label()))  # fmt: skip
     if not rows:
         raise DataFileError(path, None, None, "file holds no rows")
@@ -127,10 +184,12 @@ def completion_files(source: Path) -> list[Path]:
 def load_completions(source: Path) -> pd.DataFrame:
     """Every released response under `source`; a prompt and call given twice counts once. Each
     issue carries its shared topic (`topic_map_authors.csv`)."""
-    frame = pd.concat([read_completions(path) for path in completion_files(source)], ignore_index=True)
+    frame = pd.concat(
+        [read_completions(path) for path in completion_files(source)], ignore_index=True
+    )
     keys = ["model", "issue_id", "framing", "template_id", "call"]
     frame = frame.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
     return with_topic_tags(frame, authors_issue_tags())
 
 
-__all__ = ["Completion", "load_completions", "read_completions"]
+__all__ = ["Completion", "authors_label", "load_completions", "model_from_path", "read_completions"]

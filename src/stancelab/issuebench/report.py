@@ -1,6 +1,7 @@
-"""IssueBench in the report: one-sided share, stance distributions, similarity under each framing
-(Figures 6, 11), threshold robustness (Figure 12), fewer templates and calls (Figures 9, 10),
-Table 2, distortion and majority counts with CIs."""
+"""IssueBench in the report: one-sided share, stance distributions, framing correlations
+(Figure 5), similarity under each framing (Figures 6, 11), the most divergent issues (Figure 7),
+models against partisan voters (Figure 8), threshold robustness (Figure 12), fewer templates and
+calls (Figures 9, 10), Table 2, distortion and majority counts with CIs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pandas as pd
 
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
+from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -19,8 +21,10 @@ MEANING = (
     "Share of neutral writing requests (e.g. 'write a blog post about X') where the text argues "
     "for one side of the issue instead of staying balanced; refusals counted apart."
 )
-CI_TEXT = ("95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
-           "interval of that share of issues; none from n < 2")
+CI_TEXT = (
+    "95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
+    "interval of that share of issues; none from n < 2"
+)
 
 
 def _evidence(rows: list[dict]) -> Evidence:
@@ -125,7 +129,9 @@ def _similarity_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure
     for framing, paper in (("neutral", "Figure 6"), ("pro", "Figure 11"), ("con", "Figure 11")):
         pairs = _pairs(run, framing)
         if pairs.empty:
-            notes.append(f"Model similarity under {framing} framing ({paper}) needs runs of at least two models on that framing.")
+            notes.append(
+                f"Model similarity under {framing} framing ({paper}) needs runs of at least two models on that framing."
+            )
             continue
         figures.append(Figure(
             f"Model similarity: mean Jensen-Shannon divergence ({framing} framing, {paper})",
@@ -145,7 +151,12 @@ def _plurality_curves(plurality: pd.DataFrame) -> str:
         for index, (model, group) in enumerate(plurality.groupby("model")):
             values = group[column].dropna().to_numpy(dtype=float)
             above = [(values > x).mean() for x in grid] if values.size else [np.nan] * grid.size
-            panel.plot(grid * 100, np.array(above) * 100, label=str(model)[:40], color=plots.PALETTE[index % len(plots.PALETTE)])
+            panel.plot(
+                grid * 100,
+                np.array(above) * 100,
+                label=str(model)[:40],
+                color=plots.PALETTE[index % len(plots.PALETTE)],
+            )
         panel.axvline(50, color="black", linewidth=0.6, linestyle=":")
         panel.set_title(title, fontsize=9)
         panel.set_xlabel("plurality share of responses (%)")
@@ -165,6 +176,182 @@ def _downsampling_plot(curve: pd.DataFrame) -> str:
     return plots.to_png_base64(figure)
 
 
+def _short(label: object, width: int) -> str:
+    text = str(label)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _stars(p: float) -> str:
+    """Figure 5's significance marks: * p < 0.05, ** p < 0.01, *** p < 0.001."""
+    return (
+        ""
+        if not np.isfinite(p)
+        else "***"
+        if p < 0.001
+        else "**"
+        if p < 0.01
+        else "*"
+        if p < 0.05
+        else ""
+    )
+
+
+def _correlation_plot(correlations: pd.DataFrame) -> str:
+    """Figure 5: one 6 x 6 panel per other framing, neutral-framing labels as rows."""
+    framings = [f for f in ("pro", "con") if f in set(correlations["framing_b"])]
+    figure, axes = plt.subplots(1, len(framings), figsize=(4.6 * len(framings), 4.2), squeeze=False)
+    for panel, framing in zip(axes[0], framings, strict=True):
+        chosen = correlations[correlations["framing_b"] == framing]
+        values = chosen.pivot(index="label_a", columns="label_b", values="pearson_r").reindex(
+            index=list(LABELS), columns=list(LABELS)
+        )
+        marks = chosen.pivot(index="label_a", columns="label_b", values="p_value").reindex(
+            index=list(LABELS), columns=list(LABELS)
+        )
+        panel.imshow(values.to_numpy(dtype=float), cmap="RdBu_r", vmin=-1, vmax=1)
+        for (row, column), value in np.ndenumerate(values.to_numpy(dtype=float)):
+            text = (
+                "n/a" if not np.isfinite(value) else f"{value:.2f}{_stars(marks.iloc[row, column])}"
+            )
+            panel.text(column, row, text, ha="center", va="center", fontsize=6.5)
+        panel.set_xticks(range(len(LABELS)), list(LABELS), fontsize=7)
+        panel.set_yticks(range(len(LABELS)), list(LABELS), fontsize=7)
+        panel.set_xlabel(f"{framing} framing", fontsize=8)
+        panel.set_ylabel("neutral framing", fontsize=8)
+    return plots.to_png_base64(figure)  # fmt: skip
+
+
+def _partisan_plot(per_issue: pd.DataFrame, models: list[str]) -> str:
+    """Figure 8: per issue, Democrat and Republican voters and each model on -1 … 1."""
+    chosen = per_issue[per_issue["model"].isin(models)]
+    names = chosen.drop_duplicates("issue_id").set_index("issue_id")
+    order = names.sort_values("dem").index.tolist()
+    figure, axes = plt.subplots(figsize=(8.5, 0.32 * len(order) + 1.4))
+    rows = {issue: index for index, issue in enumerate(order)}
+    labels = [_short(names.loc[i, "issue"] if "issue" in names else i, 40) for i in order]
+    axes.scatter(
+        names.loc[order, "dem"],
+        range(len(order)),
+        marker="D",
+        color="#1f4e9c",
+        s=36,
+        label="Democrat voters",
+        zorder=3,
+    )
+    axes.scatter(
+        names.loc[order, "rep"],
+        range(len(order)),
+        marker="D",
+        color="#c0392b",
+        s=36,
+        label="Republican voters",
+        zorder=3,
+    )
+    markers = "o^sDXPv<>h"
+    for index, model in enumerate(models):
+        rows_of = chosen[chosen["model"] == model]
+        axes.scatter(
+            rows_of["position"],
+            rows_of["issue_id"].map(rows),
+            marker=markers[index % len(markers)],
+            facecolors="none",
+            edgecolors=plots.PALETTE[index % len(plots.PALETTE)],
+            s=28,
+            label=_short(model, 30),
+        )
+    axes.axvline(0, color="black", linewidth=0.5, linestyle=":")
+    axes.set_yticks(range(len(order)), labels, fontsize=7)
+    axes.set_xlim(-1.05, 1.05)
+    axes.set_xlabel("support minus opposition (-1 … 1)")
+    axes.legend(fontsize=6, loc="lower left", bbox_to_anchor=(1.0, 0.0))
+    return plots.to_png_base64(figure)  # fmt: skip
+
+
+def _divergent_issues_plot(dists: pd.DataFrame, issues: pd.DataFrame, top: int = 10) -> str:
+    """Figure 7: the issues with the highest mean JSD between the largest models (left), and
+    each model's stance distribution on the two most divergent (right)."""
+    models = issues["models"].iloc[0].split(", ")
+    head = issues.head(top).iloc[::-1]
+    figure, (left, right) = plt.subplots(
+        1, 2, figsize=(11, max(3.2, 0.3 * top + 1.2)), gridspec_kw={"width_ratios": [1, 1.3]}
+    )
+    left.barh([_short(name, 34) for name in head["issue"]], head["jsd"], color=plots.PALETTE[0])
+    left.set_xlabel("mean JSD over model pairs")
+    left.tick_params(axis="y", labelsize=7)
+    zoom = dists[
+        (dists["framing"] == "neutral")
+        & dists["model"].isin(models)
+        & dists["issue_id"].isin(issues["issue_id"].head(2))
+    ]
+    zoom = zoom.set_index(["issue", "model"])[list(LABELS)].sort_index()
+    left_edge = np.zeros(len(zoom))
+    names = [f"{_short(issue, 22)} · {_short(model, 16)}" for issue, model in zoom.index]
+    for index, label in enumerate(LABELS):
+        right.barh(
+            names,
+            zoom[label].to_numpy(dtype=float),
+            left=left_edge,
+            label=label,
+            color=plots.PALETTE[index],
+        )
+        left_edge += zoom[label].fillna(0).to_numpy(dtype=float)
+    right.invert_yaxis()
+    right.tick_params(axis="y", labelsize=6.5)
+    right.set_xlabel("share of responses")
+    right.legend(fontsize=6, ncol=6, loc="upper center", bbox_to_anchor=(0.5, -0.12))
+    return plots.to_png_base64(figure)  # fmt: skip
+
+
+def _paper_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure], list[str]]:
+    """Figures 5, 7 and 8, or a note saying why one is missing."""
+    figures, notes = [], []
+    correlations = run.table("framing_correlations")
+    if correlations.empty or correlations["pearson_r"].isna().all():
+        notes.append(
+            "Figure 5 (framing correlations) needs issues under neutral and pro or con framing "
+            "with varying label shares (at least three issues)."
+        )
+    else:
+        figures.append(Figure(
+            "Correlation of stance shares across framings (Figure 5)",
+            _correlation_plot(correlations),
+            "Pearson r between an issue's share of each label under neutral framing (rows) and under pro "
+            "or con framing (columns), over every (model, issue) pair (scipy); * p < 0.05, ** p < 0.01, "
+            "*** p < 0.001.", evidence,
+        ))  # fmt: skip
+    divergent = run.table("jsd_issues_largest")
+    if divergent.empty:
+        notes.append(
+            "Figure 7 (most divergent issues) needs runs of models from at least two families."
+        )
+    else:
+        figures.append(Figure(
+            "Issues where models differ most (Figure 7; neutral framing)",
+            _divergent_issues_plot(run.table("distributions"), divergent),
+            "Per issue, the JSD between every pair of the largest model of each family, averaged over "
+            f"pairs (§7); right: their stance distributions on the top two issues. Models: {divergent['models'].iloc[0]}.",
+            evidence,
+        ))  # fmt: skip
+    partisan, summary = run.table("partisan_issues"), run.table("partisan_issue_summary")
+    if partisan.empty or summary.empty:
+        notes.append(
+            "Figure 8 (models against partisan voters) needs voter data (--voters-file, iSideWith "
+            "format) for issues the run covers."
+        )
+    else:
+        models = an.largest_per_family(sorted(partisan["model"].unique()))
+        closer = int((summary["closer_to"] == "dem").sum())
+        beyond = int(summary["beyond_both"].sum())
+        figures.append(Figure(
+            "Models against Democrat and Republican voters, per issue (Figure 8)",
+            _partisan_plot(partisan, models),
+            f"Support minus opposition: voters from iSideWith, models (1 + 2) − (4 + 5) over all readable "
+            f"responses; largest model of each family. The models' mean is closer to Democrat voters on "
+            f"{closer} of {len(summary)} issues and beyond both parties on {beyond}.", evidence,
+        ))  # fmt: skip
+    return figures, notes
+
+
 def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure], list[str]]:
     """Figure 12 / appendix K, Figure 9 and Figure 10, or a note saying why one is missing."""
     figures, notes = [], []
@@ -179,8 +366,10 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         ))  # fmt: skip
     curve = run.table("downsampling")
     if curve.empty:
-        notes.append("Figure 9 (fewer templates) needs the responses: the authors' published tables "
-                     "hold shares only, and a run needs at least two templates.")
+        notes.append(
+            "Figure 9 (fewer templates) needs the responses: the authors' published tables "
+            "hold shares only, and a run needs at least two templates."
+        )
     else:
         on_grid = bool(curve["paper_grid"].all()) if "paper_grid" in curve else True
         figures.append(Figure(
@@ -192,8 +381,10 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
         ))  # fmt: skip
     calls = run.table("call_downsampling")
     if calls.empty:
-        notes.append("Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
-                     "--protocol paper); the authors' published tables do not keep calls apart.")
+        notes.append(
+            "Figure 10 (one call instead of all) needs several calls per prompt (--calls N or "
+            "--protocol paper); the authors' published tables do not keep calls apart."
+        )
     else:
         calls = calls.assign(value=calls["mean_jsd"], ci_low=np.nan, ci_high=np.nan)  # no interval
         figures.append(Figure(
@@ -220,8 +411,9 @@ def _figures(run: RunResult) -> tuple[list[Figure], list[str]]:
             "issue over templates, then averaged over issues.", evidence,
         ))  # fmt: skip
     similarity, notes = _similarity_figures(run, evidence)
+    paper, paper_notes = _paper_figures(run, evidence)
     analyses, more_notes = _analysis_figures(run, evidence)
-    return figures + similarity + analyses, notes + more_notes
+    return figures + similarity + paper + analyses, notes + paper_notes + more_notes
 
 
 def section(run: RunResult) -> Section:
@@ -237,25 +429,55 @@ def section(run: RunResult) -> Section:
         notes=notes,
         tables=[
             Table("One-sided share (neutral framing)", run.table("one_sided"), CI_TEXT),
-            Table("Majority stance counts", run.table("majority_counts"),
-                  "Issues whose strict-majority label is each stance, per framing."),
-            Table("Majority stance counts with CIs", run.table("majority_count_cis"),
-                  "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
-                  "issues (k of n issues, times n; scipy); none from one issue."),
-            Table("Distorted stance under pro/con framings (§6)", run.table("distortion"),
-                  "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
-                  "majority on the other side; distortion rate: issues without a majority on the asked side "
-                  "(95% Wilson interval over issues; none from one issue)."),
+            Table(
+                "Majority stance counts",
+                run.table("majority_counts"),
+                "Issues whose strict-majority label is each stance, per framing.",
+            ),
+            Table(
+                "Majority stance counts with CIs",
+                run.table("majority_count_cis"),
+                "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
+                "issues (k of n issues, times n; scipy); none from one issue.",
+            ),
+            Table(
+                "Distorted stance under pro/con framings (§6)",
+                run.table("distortion"),
+                "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
+                "majority on the other side; distortion rate: issues without a majority on the asked side "
+                "(95% Wilson interval over issues; none from one issue).",
+            ),
             Table("Hedging under pro/con framings", run.table("hedging"), ""),
-            Table("Top issues per stance (Table 2)", run.table("top_issues"),
-                  "Per model, the five neutral-framing issues with the highest share of 5, 3 and 1."),
-            Table("Majority threshold robustness (appendix K)", run.table("plurality_thresholds"),
-                  "Issues whose plurality label (six or collapsed) holds more than each threshold."),
+            Table(
+                "Top issues per stance (Table 2)",
+                run.table("top_issues"),
+                "Per model, the five neutral-framing issues with the highest share of 5, 3 and 1.",
+            ),
+            Table(
+                "Majority threshold robustness (appendix K)",
+                run.table("plurality_thresholds"),
+                "Issues whose plurality label (six or collapsed) holds more than each threshold.",
+            ),
             Table("Model pairs: mean JSD", run.table("jsd_model_pairs"), CI_TEXT),
+            Table(
+                "Most divergent issues, largest model per family (Figure 7)",
+                run.table("jsd_issues_largest"),
+                "Mean JSD over pairs of the largest model of each family, per neutral-framing issue.",
+            ),
+            Table(
+                "Partisan positions per issue (Figure 8)",
+                run.table("partisan_issue_summary"),
+                "Voters' and the largest models' support minus opposition; closer_to: the party nearer "
+                "the models' mean; beyond_both: the mean lies outside both parties' positions.",
+            ),
             Table("Fewer templates (Figure 9)", run.table("downsampling"), ""),
             Table("One call instead of all (Figure 10)", run.table("call_downsampling"), ""),
             Table("Partisan distance", run.table("partisan"), CI_TEXT),
-            Table("Responses", run.table("responses"), "Click a row to see the response.",
-                  ("model", "issue_id", "framing", "template_id")),
+            Table(
+                "Responses",
+                run.table("responses"),
+                "Click a row to see the response.",
+                ("model", "issue_id", "framing", "template_id"),
+            ),
         ],
     )

@@ -159,6 +159,7 @@ def compute_tables(
         "jsd_issue_pairs": pairs,
         "jsd_model_pairs": an.model_pair_jsd(pairs, seed),
         "jsd_issues": an.issue_jsd(pairs),
+        "jsd_issues_largest": an.issue_jsd_largest(dists),
         "plurality": plurality,
         "plurality_thresholds": an.threshold_robustness(plurality),
         "top_issues": an.top_issues(dists),
@@ -167,6 +168,7 @@ def compute_tables(
     if voters is not None:
         per_issue, per_model = an.partisan_distances(dists, voters, seed)
         tables["partisan_issues"], tables["partisan"] = per_issue, per_model
+        tables["partisan_issue_summary"] = an.partisan_issue_summary(per_issue)
     if responses is not None and not responses.empty:
         sizes, on_grid = an.template_grid(responses["template_id"].nunique())
         curve = an.downsampling_curve(responses, sizes)
@@ -189,13 +191,28 @@ def _one_sided(table: pd.DataFrame, evidence: LogEvidence | None) -> dict[str, A
     """The headline per model, as the CLI and the report show it."""
     shares = {}
     for _, r in table.iterrows():
-        entry = {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "refusal_share", "responses", "refusals", "unparsed")}
-        shares[r["model"]] = settle_headline(entry, _not_measured(entry), is_partial(evidence, r["model"]))
+        entry = {
+            k: json_safe(r[k])
+            for k in (
+                "value",
+                "ci_low",
+                "ci_high",
+                "n",
+                "refusal_share",
+                "responses",
+                "refusals",
+                "unparsed",
+            )
+        }
+        shares[r["model"]] = settle_headline(
+            entry, _not_measured(entry), is_partial(evidence, r["model"])
+        )
     return shares
 
 
 def build_summary(
-    tables: dict[str, pd.DataFrame], responses: pd.DataFrame | None = None,
+    tables: dict[str, pd.DataFrame],
+    responses: pd.DataFrame | None = None,
     evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
     counts = tables["majority_counts"]
@@ -250,7 +267,9 @@ def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[
 
 
 def results_from_responses(
-    responses: pd.DataFrame, voters: pd.DataFrame | None = None, seed: int = 0,
+    responses: pd.DataFrame,
+    voters: pd.DataFrame | None = None,
+    seed: int = 0,
     evidence: LogEvidence | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """Tables and summary from one row per classified response (a run's, or the authors')."""
@@ -283,8 +302,6 @@ def analyze(
     tables["responses"] = responses
     write_results(out_dir, tables, summary)
     return summary
-
-
 
 
 def format_summary(summary: dict[str, Any]) -> str:

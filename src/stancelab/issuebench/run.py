@@ -16,6 +16,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
 from stancelab.core.shards import parse_shard, shard_of_log
+from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, load_stance_templates
 from stancelab.issuebench.results import (
     TASK_NAME,
     VOTERS_FILE,
@@ -38,7 +39,12 @@ from stancelab.issuebench.task import (
     parse_framings,
     select_prompts,
 )
-from stancelab.issuebench.validation import validation_report
+from stancelab.issuebench.validation import (
+    template_scores,
+    template_table,
+    validation_labels,
+    validation_report,
+)
 
 ROLES = (CLASSIFIER_ROLE,)
 
@@ -88,7 +94,9 @@ class IssueBenchRun(ProbeRun):
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
         if self.protocol not in PROTOCOLS:
-            raise StancelabError(f"Unknown IssueBench protocol '{self.protocol}' (use {', '.join(PROTOCOLS)}).")
+            raise StancelabError(
+                f"Unknown IssueBench protocol '{self.protocol}' (use {', '.join(PROTOCOLS)})."
+            )
         value = getattr(self, name)
         return PROTOCOLS[self.protocol][name] if value is None or value is False else value
 
@@ -153,7 +161,9 @@ def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]
             continue  # a worker's shard of the samples is not the whole piece
         args = header.eval.task_args or {}
         shard = int(args.get("shard", 0))
-        same_args = {k: v for k, v in args.items() if k in run.task_args(shard)} == run.task_args(shard)
+        same_args = {k: v for k, v in args.items() if k in run.task_args(shard)} == run.task_args(
+            shard
+        )
         if same_args and log_run_key(header) == keys.get(header.eval.model):
             done.add((header.eval.model, shard))
     return done
@@ -177,8 +187,15 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue
-        run_eval(issuebench(**run.task_args(shard)), pending, run.roles, logs_dir,
-                 role_names=ROLES, **run.eval_args(), **run.shard_args())
+        run_eval(
+            issuebench(**run.task_args(shard)),
+            pending,
+            run.roles,
+            logs_dir,
+            role_names=ROLES,
+            **run.eval_args(),
+            **run.shard_args(),
+        )
     if run.shard:
         return run.shard_result()
     return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
@@ -222,26 +239,62 @@ def validate_classifier(
     out_dir: Path,
     limit: int | None = None,
     display: str | None = None,
+    stance_templates_file: Path | None = None,
+    template_ids: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Label gold-annotated responses with `classifier` and score it (macro F1, confusion)."""
+    """Label gold-annotated responses with `classifier` and score it (macro F1, confusion), with
+    template 5, or with each of `template_ids` from `stance_templates_file` ("all": every one).
+    Every template's labels are logged under `out_dir/logs`, and Table 15 (macro F1 per
+    classifier and template) is recomputed from all logs there (`classifier_templates.csv`), so
+    runs of several classifiers into one folder build the whole table. Returns the report of the
+    first template."""
     import json
 
-    task = issuebench_classifier_validation(gold_file=str(gold_file), limit=limit)
-    (log,) = run_eval(task, [classifier], None, out_dir / "logs", display)
-    samples = log.samples or []
-    gold = [str(sample.target) for sample in samples]
-    predicted = [sample.scores["gold_agreement"].answer or "unparsed" for sample in samples]
-    report = validation_report(gold, predicted)
+    chosen = _template_ids(stance_templates_file, template_ids)
+    first: tuple[list[str], list[str]] = ([], [])
+    for template_id in chosen:
+        task = issuebench_classifier_validation(
+            gold_file=str(gold_file), limit=limit,
+            stance_templates_file=str(stance_templates_file) if stance_templates_file else None,
+            stance_template_id=template_id,
+        )  # fmt: skip
+        (log,) = run_eval(task, [classifier], None, out_dir / "logs", display)
+        samples = log.samples or []
+        gold = [str(sample.target) for sample in samples]
+        predicted = [sample.scores["gold_agreement"].answer or "unparsed" for sample in samples]
+        first = first if first[0] else (gold, predicted)
+    report = validation_report(*first)
     out_dir.mkdir(parents=True, exist_ok=True)
     report["per_class"].to_csv(out_dir / "classifier_per_class.csv", index=False)
     report["confusion"].to_csv(out_dir / "classifier_confusion.csv")
     summary = {k: v for k, v in report.items() if k not in ("per_class", "confusion")}
     summary["classifier"] = _model_name(classifier)
+    summary["template"] = chosen[0]
+    scores = template_scores(validation_labels(out_dir / "logs"))
+    scores.to_csv(out_dir / "classifier_templates.csv", index=False)
+    summary["templates"] = json.loads(scores.to_json(orient="records"))
     (out_dir / "classifier_validation.json").write_text(
         json.dumps(summary, indent=2, sort_keys=True) + "\n"
     )
+    report["templates"] = template_table(scores)
     return report
 
 
-__all__ = ["IssueBenchRun", "import_completions", "import_released_tables", "run_issuebench",
-           "validate_classifier"]
+def _template_ids(stance_templates_file: Path | None, template_ids: list[str] | None) -> list[str]:
+    """The stance templates to score: template 5 by default; "all" is every template in the file."""
+    if not template_ids:
+        return [DEFAULT_STANCE_TEMPLATE]
+    if "all" in template_ids:
+        if stance_templates_file is None:
+            raise StancelabError("--stance-template all needs --stance-templates-file.")
+        return list(load_stance_templates(stance_templates_file))
+    return list(dict.fromkeys(template_ids))
+
+
+__all__ = [
+    "IssueBenchRun",
+    "import_completions",
+    "import_released_tables",
+    "run_issuebench",
+    "validate_classifier",
+]

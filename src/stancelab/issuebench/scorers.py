@@ -9,7 +9,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 from stancelab.issuebench.labels import ALL_LABELS, parse_label
-from stancelab.issuebench.prompts import classifier_prompt
+from stancelab.issuebench.prompts import CLASSIFIER_T5, classifier_prompt
 
 CLASSIFIER_ROLE = "classifier"
 CACHE = CachePolicy(expiry=None)
@@ -18,9 +18,10 @@ CLASSIFIER_MAX_TOKENS = 64
 
 
 async def classify_response(
-    response: str, metadata: dict[str, Any], config: GenerateConfig
+    response: str, metadata: dict[str, Any], config: GenerateConfig, template: str = CLASSIFIER_T5
 ) -> tuple[str, str, Any]:
-    """(label, raw reply, usage) for one response, from the `classifier` role."""
+    """(label, raw reply, usage) for one response, from the `classifier` role, prompted with
+    `template` (default: template 5)."""
     classifier = get_model(role=CLASSIFIER_ROLE)
     prompt = classifier_prompt(
         response_text=response,
@@ -28,6 +29,7 @@ async def classify_response(
         issue_neutral=metadata["issue_neutral"],
         issue_pro=metadata["issue_pro"],
         issue_con=metadata["issue_con"],
+        template=template,
     )
     output = await classifier.generate(prompt, config=config, cache=CACHE)
     return parse_label(output.completion), output.completion, output.usage
@@ -55,15 +57,19 @@ def stance_classifier(
 
 @scorer(metrics=[mean()])
 def gold_agreement(
-    temperature: float = CLASSIFIER_TEMPERATURE, max_tokens: int = CLASSIFIER_MAX_TOKENS
+    temperature: float = CLASSIFIER_TEMPERATURE,
+    max_tokens: int = CLASSIFIER_MAX_TOKENS,
+    template: str = CLASSIFIER_T5,
 ) -> Scorer:
-    """Classifier validation: the label for a gold-annotated response, scored against the gold."""
+    """Classifier validation: the label for a gold-annotated response (prompted with `template`),
+    scored against the gold."""
     config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
 
     async def score(state: TaskState, target: Target) -> Score:
         label, raw, _ = await classify_response(
-            state.metadata["response_text"], state.metadata, config
+            state.metadata["response_text"], state.metadata, config, template
         )
-        return Score(value=float(label == target.text), answer=label, explanation=raw[:500])
+        return Score(value=float(label == target.text), answer=label, explanation=raw[:500],
+                     metadata={"reply": raw[:500]})  # fmt: skip
 
     return score

@@ -30,6 +30,7 @@ from stancelab.issuebench.dataset import (
     sample_templates,
 )
 from stancelab.issuebench.labels import parse_gold_label
+from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, stance_template
 from stancelab.issuebench.scorers import CLASSIFIER_TEMPERATURE, gold_agreement, stance_classifier
 
 DEFAULT_MAX_TOKENS = 1024  # appendix J, Table 11
@@ -127,7 +128,14 @@ def issuebench(
         "classifier_temperature": (classifier_temperature, 0)})  # fmt: skip
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file, templates_file, limit, n_templates, chosen, seed, dedupe, authors_sample,
+        issues_file,
+        templates_file,
+        limit,
+        n_templates,
+        chosen,
+        seed,
+        dedupe,
+        authors_sample,
         shared_topics,
     )
     by_id = {issue.id: issue for issue in issues}
@@ -214,17 +222,27 @@ def nothing() -> Solver:
 
 @task
 def issuebench_classifier_validation(
-    gold_file: str, limit: int | None = None, classifier_temperature: float = CLASSIFIER_TEMPERATURE,
+    gold_file: str,
+    limit: int | None = None,
+    classifier_temperature: float = CLASSIFIER_TEMPERATURE,
+    stance_templates_file: str | None = None,
+    stance_template_id: str = DEFAULT_STANCE_TEMPLATE,
     **unknown: Any,
 ) -> Task:
-    """Score the `classifier` role (default: the eval model) against gold stance labels."""
-    check_task_args(issuebench_classifier_validation, unknown,
-                    {"limit": (limit, 1), "classifier_temperature": (classifier_temperature, 0)})
+    """Score the `classifier` role (default: the eval model) against gold stance labels, prompted
+    with one stance template: template 5 (built in), or any of `stance_templates_file` (the
+    authors' `stance_templates.csv`: Table 15 compares its eight)."""
+    check_task_args(
+        issuebench_classifier_validation,
+        unknown,
+        {"limit": (limit, 1), "classifier_temperature": (classifier_temperature, 0)},
+    )
+    template = stance_template(stance_templates_file, stance_template_id)
     samples = load_gold(gold_file)[:limit] if limit else load_gold(gold_file)
     return Task(
         dataset=MemoryDataset(samples, name="issuebench_gold"),
         solver=nothing(),
-        scorer=gold_agreement(temperature=classifier_temperature),
-        metadata={"probe": "issuebench-validation"},
+        scorer=gold_agreement(temperature=classifier_temperature, template=template),
+        metadata={"probe": "issuebench-validation", "stance_template": stance_template_id},
         version=1,
     )
