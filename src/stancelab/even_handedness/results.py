@@ -128,6 +128,8 @@ def analyze(
 
 def format_summary(summary: dict[str, Any]) -> str:
     lines = ["Political even-handedness (paired prompts): % of pairs, 95% CI over topics"]
+    if summary.get("not_measured"):
+        return "\n".join([*lines, f"  {summary['not_measured']}"])
     for metric in an.METRICS:
         lines.append(f"{LABELS[metric]}:")
         for model, entry in summary.get(metric, {}).items():
@@ -140,3 +142,11 @@ def format_summary(summary: dict[str, Any]) -> str:
                      f"{row['agreement'] * 100:.0f}% over {row['pairs']} pairs, kappa "
                      + ("n/a" if row["kappa"] is None else f"{row['kappa']:.2f}"))  # fmt: skip
     return "\n".join(lines)
+
+
+def write_unmeasured(out_dir: Path, reason: str) -> dict[str, Any]:
+    """The summary of a run with no pairs to grade (no model measured), and why."""
+    summary: dict[str, Any] = {"probe": PROBE, "models": [], "not_measured": reason,
+                               **{metric: {} for metric in an.METRICS}}  # fmt: skip
+    write_summary(out_dir, summary)
+    return summary
