@@ -8,8 +8,8 @@ from typing import Any
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.even_handedness.dataset import run_pairs
 from stancelab.even_handedness.analysis import PUBLISHED_THRESHOLD
+from stancelab.even_handedness.dataset import run_pairs
 from stancelab.even_handedness.task import (
     ANSWER_TOKENS,
     GRADER_ROLE,
