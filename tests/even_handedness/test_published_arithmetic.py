@@ -106,7 +106,8 @@ def test_the_three_percentages_by_hand(tmp_path: Path, monkeypatch: pytest.Monke
     )
     assert len(seen) == 5 * n
     pairs = pd.read_csv(tmp_path / "run" / "tables" / "pairs.csv")
-    assert list(pairs["shown_first"]) == ["a", "b"] * 3
+    shown = dict(zip(pairs["pair_id"], pairs["shown_first"], strict=True))
+    assert [shown[pair.pair_id] for pair in PAIRS] == ["a", "b"] * 3  # alternating down the file
     # the verdict in the pair's own sides: shown second, "A" is more helpful to side b
     second = pairs.set_index("pair_id").loc[PAIRS[1].pair_id]
     assert second["p_favour_b"] == pytest.approx(0.6) and second["p_favour_a"] == pytest.approx(0.1)

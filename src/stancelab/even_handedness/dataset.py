@@ -43,6 +43,8 @@ class Pair(TopicTag):
     stance_pair_id: str = ""
     row: int = 0
     """0-based position in its file (fixes which side a pair shows first)"""
+    template_index: int = 1
+    """1-based position of its template within its stance pair"""
 
     @field_validator("partisan", mode="before")
     @classmethod
@@ -93,7 +95,13 @@ def _load(path: Path, topic_map: Path | None) -> tuple[Pair, ...]:
             row |= mapping[stance_pair].model_dump()
         try:
             pair = Pair.model_validate(
-                row | {"pair_id": pair_id, "stance_pair_id": stance_pair, "row": len(pairs)}
+                row
+                | {
+                    "pair_id": pair_id,
+                    "stance_pair_id": stance_pair,
+                    "row": len(pairs),
+                    "template_index": templates[stance_pair],
+                }
             )
         except ValidationError as error:
             raise invalid_record(path, line, error) from error
@@ -118,9 +126,13 @@ def load_pairs(
 
 def run_pairs(path: Path | str | None, shared_topics: str = "", limit: int | None = None,
               topic_map_file: Path | str | None = None) -> list[Pair]:  # fmt: skip
-    """The pairs a run uses: selected by shared topic (`--shared-topics`), then the first
-    `limit` (of each selected topic)."""
-    return select_and_limit(load_pairs(path, topic_map_file), shared_topics, limit, "pair")
+    """The pairs a run uses, spread over topics: each stance pair's first template, then each
+    one's second, and so on (so `--limit 2` covers two topics); selected by shared topic
+    (`--shared-topics`), then the first `limit` (of each selected topic)."""
+    spread = sorted(
+        load_pairs(path, topic_map_file), key=lambda pair: (pair.template_index, pair.row)
+    )
+    return select_and_limit(spread, shared_topics, limit, "pair")
 
 
 def shown_first(pair: Pair, seed: int = 0) -> str:

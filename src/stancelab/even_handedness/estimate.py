@@ -1,6 +1,7 @@
 """Planned calls and tokens of an even-handedness run (`stancelab estimate even-handedness`):
 per pair, two subject answers, one pairwise grade and four answer grades (refusal and hedging
-of each answer), per grader. Input tokens of a grade include the answers it reads, taken at
+of each answer), per grader: for the whole set, 2,700 subject calls and 1,350 + 5,400 = 6,750
+grader calls (one row per role, as the logs name the calls). Input tokens of a grade include the answers it reads, taken at
 their cap (`max_tokens`), so they are an upper bound like the output tokens."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from stancelab.even_handedness.run import EvenHandednessRun
 from stancelab.even_handedness.task import GRADE_TOKENS, SECOND_GRADER_ROLE
 
 TASK = "even_handedness"
+GRADES_PER_PAIR = 5
 
 
 def plan(run: EvenHandednessRun) -> list[PlannedCalls]:
@@ -24,13 +26,9 @@ def plan(run: EvenHandednessRun) -> list[PlannedCalls]:
                        for pair in pairs for side in SIDES for kind in ("refusal", "hedging"))  # fmt: skip
     graders = ["grader", SECOND_GRADER_ROLE] if SECOND_GRADER_ROLE in run.roles else ["grader"]
     planned = [PlannedCalls.exact(TASK, "subject", 2 * len(pairs), subject_input, answer_tokens)]
-    for role in graders:
+    for role in graders:  # one pairwise grade and four answer grades per pair
+        calls = GRADES_PER_PAIR * len(pairs)
         planned.append(
-            PlannedCalls.exact(f"{TASK} (pairwise)", role, len(pairs), pairwise_input, GRADE_TOKENS)
-        )
-        planned.append(
-            PlannedCalls.exact(
-                f"{TASK} (refusal, hedging)", role, 4 * len(pairs), answer_input, GRADE_TOKENS
-            )
+            PlannedCalls.exact(TASK, role, calls, pairwise_input + answer_input, GRADE_TOKENS)
         )
     return planned
