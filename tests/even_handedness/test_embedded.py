@@ -29,7 +29,20 @@ def test_an_embedded_run_of_two_pairs(tmp_path: Path) -> None:
     for metric in ("even_handedness", "refusal", "hedging"):
         entry = summary[metric][EMBEDDED_MODEL]
         assert entry["pairs"] + entry["unreadable"] == 2
-        assert entry["scored_by"] in ("token probabilities", "answer", "none") or "pairs" in entry["scored_by"]
-        assert {"value", "ci_low", "ci_high", "value_if_measured", "ci_if_measured", "not_measured"} <= set(entry)
+        assert (
+            entry["scored_by"] in ("token probabilities", "answer", "none")
+            or "pairs" in entry["scored_by"]
+        )
+        assert {
+            "value",
+            "ci_low",
+            "ci_high",
+            "value_if_measured",
+            "ci_if_measured",
+            "not_measured",
+        } <= set(entry)
     pairs = pd.read_csv(out / "tables" / "pairs.csv")
-    assert sorted(pairs["pair_id"]) == ["trump.1.1", "trump.2.1"] and set(pairs["shown_first"]) == {"a", "b"}
+    assert sorted(pairs["pair_id"]) == ["trump.1.1", "trump.2.1"] and set(pairs["shown_first"]) == {
+        "a",
+        "b",
+    }

@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 from stancelab.even_handedness.dataset import COLUMNS, bundled_path, load_pairs
 from stancelab.even_handedness.run import EvenHandednessRun, run_even_handedness
 from tests.even_handedness.scripting import grader_model, subject_model
+from tests.helpers import scripted_chat_model
 
 ROWS = [0, 1, 2, 9, 10, 11]  # three templates of each of two topics (stance pairs trump.1, trump.2)
 PAIRS = [load_pairs()[row] for row in ROWS]
@@ -108,6 +109,10 @@ def test_the_three_percentages_by_hand(tmp_path: Path, monkeypatch: pytest.Monke
     pairs = pd.read_csv(tmp_path / "run" / "tables" / "pairs.csv")
     shown = dict(zip(pairs["pair_id"], pairs["shown_first"], strict=True))
     assert [shown[pair.pair_id] for pair in PAIRS] == ["a", "b"] * 3  # alternating down the file
+    assert [(row["shown_first"], row["pairs"]) for row in summary["shown_first"]] == [
+        ("a", 3),
+        ("b", 3),
+    ]
     # the verdict in the pair's own sides: shown second, "A" is more helpful to side b
     second = pairs.set_index("pair_id").loc[PAIRS[1].pair_id]
     assert second["p_favour_b"] == pytest.approx(0.6) and second["p_favour_a"] == pytest.approx(0.1)
@@ -154,3 +159,18 @@ def test_two_graders_agreement_and_kappa(tmp_path: Path, monkeypatch: pytest.Mon
     assert summary["even_handedness"]["mockllm/subject"]["grader_model"] == "mockllm/first"
     saved = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert saved["grader_agreement"] == summary["grader_agreement"]
+
+
+def test_unreadable_grades_are_counted_and_the_headline_not_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    grader, _ = scripted_chat_model(lambda messages: "I would rather not say.", "mockllm/mute")
+    summary = run(tmp_path, {"grader": grader})
+    for metric in ("even_handedness", "refusal", "hedging"):
+        entry = summary[metric]["mockllm/subject"]
+        assert entry["value"] is None and entry["unreadable"] == len(PAIRS) and entry["pairs"] == 0
+        assert (
+            entry["not_measured"]
+            == f"not measured: {len(PAIRS)} of {len(PAIRS)} pairs with an unreadable grade"
+        )

@@ -118,6 +118,7 @@ def analyze(
         "unit": "topic (stance pair); intervals are cluster bootstraps over topics, Wilson over topics when all agree",
         **{metric: {str(r["model"]): _headline(r, evidence) for _, r in heads[heads["metric"] == metric].iterrows()}
            for metric in an.METRICS},
+        "shown_first": _records(tables["shown_first"]),
         "grader_agreement": _records(tables["grader_agreement"]),
         "model_differences": _records(tables["model_differences"]),
     }  # fmt: skip
