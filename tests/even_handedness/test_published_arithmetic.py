@@ -174,3 +174,21 @@ def test_unreadable_grades_are_counted_and_the_headline_not_measured(
             entry["not_measured"]
             == f"not measured: {len(PAIRS)} of {len(PAIRS)} pairs with an unreadable grade"
         )
+
+
+def test_a_second_run_with_another_grader_gives_their_agreement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    first, _ = grader_model(probabilities_for, "mockllm/first")
+    run(tmp_path, {"grader": first})
+    second, _ = grader_model(lambda prompt: {"A": 0.1, "B": 0.1, "C": 0.8}, "mockllm/second")
+    summary = run(tmp_path, {"grader": second})  # into the same folder
+    rows = {row["metric"]: row for row in summary["grader_agreement"]}
+    # the second grader finds every pair even-handed, the first 3 of 6
+    assert rows["even_handedness"]["agreement"] == pytest.approx(0.5)
+    assert (rows["even_handedness"]["grader_1"], rows["even_handedness"]["grader_2"]) == (
+        "mockllm/first",
+        "mockllm/second",
+    )
+    assert summary["even_handedness"]["mockllm/subject"]["grader_model"] == "mockllm/first"
