@@ -7,6 +7,7 @@ works like any other Inspect task.
 from inspect_ai.model import ModelAPI, modelapi
 
 from stancelab.conviction.task import conviction
+from stancelab.even_handedness.task import even_handedness
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 from stancelab.llm_bias_bench.task import llm_bias_bench
 from stancelab.millstone.task import millstone, millstone_rephrase
@@ -36,6 +37,7 @@ def nli() -> type[ModelAPI]:
 __all__ = [
     "conviction",
     "embedded",
+    "even_handedness",
     "issuebench",
     "issuebench_classifier_validation",
     "llm_bias_bench",

@@ -86,7 +86,7 @@ def _add_run_all(commands: argparse._SubParsersAction, estimate: bool = False) -
     """`run all`: every probe on the shared topics, then the topic x lens matrix."""
     from stancelab.matrix.run import DESCRIPTION, RunAll, all_roles
 
-    sub = commands.add_parser("all", help="all five probes on the shared topics, then the topic x lens matrix",
+    sub = commands.add_parser("all", help="all six probes on the shared topics, then the topic x lens matrix",
                               description=DESCRIPTION)  # fmt: skip
     add_option_arguments(sub, RunAll, all_roles())
     sub.add_argument("--config", type=Path, default=argparse.SUPPRESS,
@@ -114,7 +114,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
                         help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     demo = subparsers.add_parser(
-        "demo", help="run all five probes with small limits on two shared topics (abortion, minimum-wage) "
+        "demo", help="run all six probes with small limits on two shared topics (abortion, minimum-wage) "
         "on the embedded model, then the report with the topic x lens matrix"
     )
     demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")

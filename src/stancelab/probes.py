@@ -8,6 +8,7 @@ from stancelab.conviction.probe import PROBE as CONVICTION
 from stancelab.core.errors import StancelabError
 from stancelab.core.logs import log_files
 from stancelab.core.probes import Probe
+from stancelab.even_handedness.probe import PROBE as EVEN_HANDEDNESS
 from stancelab.issuebench.probe import PROBE as ISSUEBENCH
 from stancelab.llm_bias_bench.probe import PROBE as LLM_BIAS_BENCH
 from stancelab.millstone.probe import PROBE as MILLSTONE
@@ -15,7 +16,14 @@ from stancelab.prior_prejudice.probe import PROBE as PRIOR_PREJUDICE
 
 PROBES: dict[str, Probe] = {
     probe.name: probe
-    for probe in (MILLSTONE, CONVICTION, LLM_BIAS_BENCH, PRIOR_PREJUDICE, ISSUEBENCH)
+    for probe in (
+        MILLSTONE,
+        CONVICTION,
+        LLM_BIAS_BENCH,
+        PRIOR_PREJUDICE,
+        ISSUEBENCH,
+        EVEN_HANDEDNESS,
+    )
 }
 ALIASES = {"testing-conviction": "conviction"}
 

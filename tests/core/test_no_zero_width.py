@@ -36,6 +36,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "llm-bias-bench": {"turns": 1, "replicates": 2},
     "prior-prejudice": {},
     "issuebench": {"n_templates": 3},
+    "even-handedness": {"limit": 3, "max_tokens": 16},
 }
 RELEASED = {"millstone": "millstone", "llm-bias-bench": "llm-bias-bench", "issuebench-tables": "issuebench"}
 

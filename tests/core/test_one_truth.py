@@ -26,6 +26,7 @@ HEADLINES: dict[str, Callable[[dict], dict]] = {
                                        for model, entry in by_model.items()},
     "prior-prejudice": lambda summary: summary["subjective_prejudice"],
     "issuebench": lambda summary: summary["one_sided_share"],
+    "even-handedness": lambda summary: summary["even_handedness"],
 }
 
 

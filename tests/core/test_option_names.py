@@ -18,7 +18,7 @@ from stancelab.core.options import _base_type, _flag
 from stancelab.core.task_args import accepted_arguments
 from stancelab.probes import PROBES
 
-MAIN_TASKS = ("millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench")
+MAIN_TASKS = ("millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench", "even_handedness")
 HELPER_TASKS = ("millstone_rephrase", "prior_prejudice_arguments", "prior_prejudice_negations",
                 "prior_prejudice_probe", "prior_prejudice_cross_task")  # fmt: skip
 
@@ -33,9 +33,9 @@ def test_every_probe_task_takes_limit_and_shared_topics(name: str) -> None:
 
 
 def test_the_same_setting_has_the_same_argument_name() -> None:
-    for name in ("millstone", "llm_bias_bench", "issuebench"):
+    for name in ("millstone", "llm_bias_bench", "issuebench", "even_handedness"):
         assert {"temperature", "max_tokens"} <= set(accepted_arguments(_task(name))), name
-    for name in ("millstone", "issuebench"):
+    for name in ("millstone", "issuebench", "even_handedness"):
         assert "seed" in accepted_arguments(_task(name))
     every = {argument for name in MAIN_TASKS + HELPER_TASKS for argument in accepted_arguments(_task(name))}
     assert not {"limit_issues", "limit_topics", "subject_temperature"} & every
@@ -66,7 +66,7 @@ def test_file_flags_end_in_file_and_templates_has_one_meaning() -> None:
         assert "--price" in flags, probe.name
         if "--templates" in flags:  # a list of rating templates, wherever it exists
             assert probe.name == "prior-prejudice"
-    for name in ("millstone", "llm-bias-bench", "issuebench"):
+    for name in ("millstone", "llm-bias-bench", "issuebench", "even-handedness"):
         assert {"--max-tokens", "--temperature"} <= {_flag(item) for item in fields(PROBES[name].options)}
     assert "--max-tokens" in {_flag(item) for item in fields(PROBES["prior-prejudice"].options)}
 

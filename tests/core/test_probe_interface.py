@@ -21,7 +21,7 @@ from tests.helpers import scripted_model
 from tests.millstone.test_run_mockllm import _issues_file, follower
 
 SRC = Path(stancelab.__file__).parent
-PROBE_PACKAGES = {"millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench"}
+PROBE_PACKAGES = {"millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench", "even_handedness"}
 ISSUEBENCH_ONLY = ("--n-templates", "--framings", "--voters-file", "--templates-file", "--protocol")
 
 
@@ -175,6 +175,7 @@ def test_progress_shows_in_a_terminal_and_as_plain_lines_otherwise(
     ["issuebench", "--n-templates", "3", "--protocol", "paper", "--voters-file", "v.csv"],
     ["prior-prejudice", "--no-negations", "--no-probe", "--max-tokens", "64", "--templates", "T1"],
     ["conviction", "--samples", "3", "--statements-file", "s.jsonl"],
+    ["even-handedness", "--pairs-file", "p.csv", "--hedging-threshold", "0.1", "--role", "grader2=openai/gpt-4o"],
 ])  # fmt: skip
 def test_every_probe_config_round_trips(tmp_path: Path, argv: list[str]) -> None:
     from stancelab.cli import _config_probe

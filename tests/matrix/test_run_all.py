@@ -96,7 +96,7 @@ def test_run_all_writes_every_probe_and_the_matrix(run_folder: Path) -> None:
     assert len(matrix["cells"]) == 2 * len(PROBES)
     assert {path.name for path in (run_folder / "matrix" / "tables").iterdir()} >= {"cells.csv", "topics.csv"}
     printed = (run_folder.parent / "printed.txt").read_text()
-    assert "[5/5]" in printed and "Topic x lens matrix" in printed
+    assert f"[{len(PROBES)}/{len(PROBES)}]" in printed and "Topic x lens matrix" in printed
 
 
 def test_analyze_of_a_run_all_folder_rewrites_the_matrix(run_folder: Path, capsys: pytest.CaptureFixture) -> None:

@@ -13,6 +13,7 @@ from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.conviction.stance_script import WIDE_STATEMENTS
+from tests.even_handedness.stance_script import WIDE_PAIRS
 from tests.helpers import own_cache, scripted_chat_model
 from tests.issuebench.stance_script import WIDE_ISSUES
 from tests.llm_bias_bench.stance_script import WIDE_TOPICS
@@ -29,6 +30,7 @@ SCRIPTS = {
     "llm-bias-bench": "tests.llm_bias_bench.stance_script",
     "prior-prejudice": "tests.prior_prejudice.stance_script",
     "issuebench": "tests.issuebench.stance_script",
+    "even-handedness": "tests.even_handedness.stance_script",
 }
 # Where a lens's units are not all alike, the stance read back is below 1: MillStone's three
 # issues per topic read +1, +1 and +0.25 (the wavering one; tests/millstone/stance_script.py).
@@ -40,6 +42,7 @@ SETTINGS = {
     "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
     "prior-prejudice": {"claims_file": WIDE_CLAIMS},
     "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
+    "even-handedness": {"pairs_file": WIDE_PAIRS, "max_tokens": 16},
 }
 
 

@@ -21,6 +21,7 @@ TINY = {
     "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct"},
     "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,pro"},
     "prior-prejudice": {"limit": 1, "templates": "T1", "probe": False, "cross_task": False},
+    "even-handedness": {"limit": 1, "max_tokens": 16},
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import main
+from stancelab.probes import PROBES
 from stancelab.report.build import build_report
 from tests.report.browser import open_in_chromium
 from tests.shared_data import REPO_ROOT, external
@@ -51,7 +52,7 @@ def test_front_table_of_the_three_released_probes(tmp_path: Path) -> None:
         page.set_viewport_size({"width": 1400, "height": 900})
         rows = page.locator("#front-table tbody tr")
         assert rows.count() == len(models)
-        assert page.locator("#front-table thead th").count() == 1 + 5  # model + one per lens
+        assert page.locator("#front-table thead th").count() == 1 + len(PROBES)  # model + one per lens
         assert page.locator("#front-table td.lens:not(.empty)").count() == len(result.profiles)
         height = page.eval_on_selector("section#profiles", "s => s.getBoundingClientRect().height")
         SCREENSHOTS.mkdir(exist_ok=True)

@@ -21,6 +21,7 @@ TINY = {
     "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,con", "max_tokens": 16},
     "prior-prejudice": {"limit": 1, "templates": "T1", "generate_arguments": False, "probe": False,
                         "cross_task": False},
+    "even-handedness": {"limit": 1, "max_tokens": 8},
 }  # fmt: skip
 MAX_REPORT_BYTES = 20 * 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""`stancelab run all`: the five probes on the shared topics for the same models, each into
+"""`stancelab run all`: the six probes on the shared topics for the same models, each into
 `OUT/<probe>/`, then the topic x lens matrix into `OUT/matrix/`."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from stancelab.probes import PROBES, get_probe
 
 ALL = "all"
 DESCRIPTION = (
-    "Run the five probes on the shared topics (the topic key in core/topic_key) for the same "
+    "Run the six probes on the shared topics (the topic key in core/topic_key) for the same "
     "models, each into OUT/<probe>/, then read each probe's stance per model and topic into the "
     "topic x lens matrix (OUT/matrix/summary.json, OUT/matrix/tables/*.csv): the signed "
     "agreement with each topic's canonical claim per lens, its 95% CI, and whether the lenses "
@@ -38,7 +38,7 @@ class RunAll(ProbeRun):
     shared_topics: str = ALL
     """the shared topics: all, or a comma list of topic ids (e.g. abortion,minimum-wage)"""
     probes: str = ""
-    """only these probes, a comma list (default: all five)"""
+    """only these probes, a comma list (default: all six)"""
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """MODEL=IN,OUT: USD per million input and output tokens (kept with the runs)"""
 
@@ -49,7 +49,7 @@ def all_roles() -> tuple[str, ...]:
 
 
 def selected_probes(names: str) -> list[Probe]:
-    """The probes `--probes` names (all five when empty), in the registry's order."""
+    """The probes `--probes` names (all six when empty), in the registry's order."""
     if not names.strip():
         return list(PROBES.values())
     chosen = {get_probe(name.strip()).name for name in names.split(",") if name.strip()}

@@ -1,0 +1,1 @@
+"""Political even-handedness: paired prompts graded for equal help, refusals and hedging."""

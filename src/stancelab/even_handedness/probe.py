@@ -1,0 +1,25 @@
+"""Political even-handedness as one `Probe`: what the CLI, the report and the demo know of it."""
+
+from stancelab.core.probes import Probe
+from stancelab.even_handedness import estimate, report, results, stances
+from stancelab.even_handedness.run import ROLES, EvenHandednessRun, run_even_handedness
+from stancelab.even_handedness.task import even_handedness
+
+PROBE = Probe(
+    name="even-handedness",
+    title="Political even-handedness (paired prompts)",
+    lens="Even-handedness",
+    task_prefix="even_handedness",
+    options=EvenHandednessRun,
+    roles=ROLES,
+    tasks=(even_handedness,),
+    run=run_even_handedness,
+    analyze=results.analyze,
+    format_summary=results.format_summary,
+    plan=estimate.plan,
+    profiles=report.profiles,
+    section=report.section,
+    unit_values=report.unit_values,
+    topic_stances=stances.topic_stances,
+    demo={"limit": 1, "max_tokens": 48},
+)

@@ -1,0 +1,153 @@
+"""From even-handedness logs to tables, `summary.json` and a printed summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.evals import json_safe
+from stancelab.core.logs import LogEvidence, recording_evidence, scored_samples
+from stancelab.core.options import RUN_CONFIG, read_config
+from stancelab.core.results import (
+    headline_text,
+    is_partial,
+    settle_headline,
+    with_evidence,
+    write_summary,
+)
+from stancelab.core.stats import not_measured
+from stancelab.even_handedness import analysis as an
+from stancelab.even_handedness.dataset import SIDES
+from stancelab.even_handedness.grading import EVEN, HIGH, Grade
+
+PROBE, TASK, SCORER = "even-handedness", "even_handedness", "even_handedness_grades"
+PAIR_COLUMNS = ("pair_id", "stance_pair_id", "topic_name", "main_category", "template_category", "shown_first",
+                "shared_topic", "orientation")  # fmt: skip
+LABELS = {"even_handedness": "even-handedness", "refusal": "refusal", "hedging": "hedging"}
+
+
+def _grade(entry: dict[str, Any] | None) -> Grade:
+    entry = entry or {}
+    return Grade(entry.get("answer"), entry.get("probabilities"), entry.get("source") or "none")
+
+
+def grade_row(base: dict[str, Any], role: str, grades: dict[str, Any]) -> dict[str, Any]:
+    """One grader's grades of one pair as a row of numbers (None where unreadable)."""
+    pairwise = grades.get("pairwise") or {}
+    verdict = _grade(pairwise)
+    favours = pairwise.get("p_favours") or {}
+    row = {**base, "grader": role, "grader_model": grades.get("grader_model"),
+           "p_even": verdict.probability(EVEN), "even_answer": verdict.answered(EVEN),
+           "p_favour_a": favours.get("a"), "p_favour_b": favours.get("b"), "favours": pairwise.get("favours"),
+           "pairwise_answer": verdict.answer, "pairwise_source": verdict.source}  # fmt: skip
+    for kind in ("refusal", "hedging"):
+        for side in SIDES:
+            grade = _grade((grades.get(kind) or {}).get(side))
+            row |= {f"p_{kind}_{side}": grade.probability(HIGH), f"{kind}_answer_{side}": grade.answered(HIGH),
+                    f"{kind}_digit_{side}": grade.answer, f"{kind}_source_{side}": grade.source}  # fmt: skip
+    return row
+
+
+def read_grades(logs: Path) -> pd.DataFrame:
+    """One row per (model, grader, pair) from the logs that count."""
+    frame = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"))
+    rows = []
+    for _, sample in frame.iterrows():
+        base = {"model": sample["model"], **{c: sample.get(f"metadata_{c}") for c in PAIR_COLUMNS}}
+        for role, grades in (sample["score"].get("grades") or {}).items():
+            rows.append(grade_row(base, role, grades))
+    return pd.DataFrame(rows)
+
+
+def configured_threshold(out_dir: Path) -> float:
+    """The hedging threshold of the folder's run (run.toml), else the published 0.5."""
+    config = out_dir / RUN_CONFIG
+    if config.exists():
+        value = read_config(config)[1].get("hedging_threshold")
+        if isinstance(value, int | float):
+            return float(value)
+    return an.PUBLISHED_THRESHOLD
+
+
+def _headline(row: pd.Series, evidence: LogEvidence | None) -> dict[str, Any]:
+    entry = {key: json_safe(row[key]) for key in ("value", "ci_low", "ci_high", "n", "pairs", "unreadable", "scored_by",
+                                                  "by_answer", "grader_model")}  # fmt: skip
+    for key in ("value", "ci_low", "ci_high", "by_answer"):
+        entry[key] = None if entry[key] is None else entry[key] * 100
+    total = int(entry["pairs"] or 0) + int(entry["unreadable"] or 0)
+    why = not_measured(int(entry["unreadable"] or 0), total, "pairs", "with an unreadable grade")
+    return settle_headline(entry, why, is_partial(evidence, str(row["model"])))
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")
+    ]
+
+
+def analyze(
+    out_dir: Path | str, seed: int = 0, hedging_threshold: float | None = None
+) -> dict[str, Any]:
+    """Every table and summary.json of a folder, recomputed from its logs."""
+    out_dir = Path(out_dir)
+    threshold = configured_threshold(out_dir) if hedging_threshold is None else hedging_threshold
+    with recording_evidence() as evidence:
+        grades = read_grades(out_dir / "logs")
+    if grades.empty:
+        raise StancelabError(f"No even-handedness logs with grades under {out_dir / 'logs'}")
+    scored = an.score_pairs(grades, threshold)
+    heads = an.headlines(scored, seed)
+    tables = {
+        "pairs": scored, "headlines": heads,
+        "by_template_category": an.breakdown(scored, "template_category", seed),
+        "by_main_category": an.breakdown(scored, "main_category", seed),
+        "shown_first": an.side_shown_first(scored, seed),
+        "model_differences": an.model_differences(scored, seed),
+        "grader_agreement": an.grader_agreement(scored, seed),
+    }  # fmt: skip
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
+    summary: dict[str, Any] = {
+        "probe": PROBE,
+        "models": sorted(scored["model"].unique().tolist()),
+        "hedging_threshold": threshold,
+        "unit": "topic (stance pair); intervals are cluster bootstraps over topics, Wilson over topics when all agree",
+        **{metric: {str(r["model"]): _headline(r, evidence) for _, r in heads[heads["metric"] == metric].iterrows()}
+           for metric in an.METRICS},
+        "shown_first": _records(tables["shown_first"]),
+        "grader_agreement": _records(tables["grader_agreement"]),
+        "model_differences": _records(tables["model_differences"]),
+    }  # fmt: skip
+    with_evidence(summary, evidence)
+    write_summary(out_dir, summary)
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    lines = ["Political even-handedness (paired prompts): % of pairs, 95% CI over topics"]
+    if summary.get("not_measured"):
+        return "\n".join([*lines, f"  {summary['not_measured']}"])
+    for metric in an.METRICS:
+        lines.append(f"{LABELS[metric]}:")
+        for model, entry in summary.get(metric, {}).items():
+            lines.append(f"  {model:<34} {headline_text(entry, '%')}  over {entry.get('pairs')} pairs, "
+                         f"{entry.get('n')} topics; {entry.get('unreadable')} unreadable; scored by "
+                         f"{entry.get('scored_by')} (grader {entry.get('grader_model')})")  # fmt: skip
+    lines.append(f"hedging counts at P(4)+P(5) >= {summary.get('hedging_threshold')}")
+    for row in summary.get("grader_agreement", []):
+        lines.append(f"grader agreement ({row['model']}, {row['grader_1']} vs {row['grader_2']}) {LABELS[row['metric']]}: "
+                     f"{row['agreement'] * 100:.0f}% over {row['pairs']} pairs, kappa "
+                     + ("n/a" if row["kappa"] is None else f"{row['kappa']:.2f}"))  # fmt: skip
+    return "\n".join(lines)
+
+
+def write_unmeasured(out_dir: Path, reason: str) -> dict[str, Any]:
+    """The summary of a run with no pairs to grade (no model measured), and why."""
+    summary: dict[str, Any] = {"probe": PROBE, "models": [], "not_measured": reason,
+                               **{metric: {} for metric in an.METRICS}}  # fmt: skip
+    write_summary(out_dir, summary)
+    return summary

@@ -1,0 +1,74 @@
+"""Running the even-handedness probe end to end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.even_handedness.analysis import PUBLISHED_THRESHOLD
+from stancelab.even_handedness.dataset import run_pairs
+from stancelab.even_handedness.task import (
+    ANSWER_TOKENS,
+    GRADER_ROLE,
+    SECOND_GRADER_ROLE,
+    even_handedness,
+)
+
+ROLES = (GRADER_ROLE, SECOND_GRADER_ROLE)
+
+
+@dataclass
+class EvenHandednessRun(ProbeRun):
+    """Options of one `stancelab run even-handedness`."""
+
+    pairs_file: Path | None = None
+    """pairs in the eval set's columns (CSV; default: the bundled 1,350)"""
+    topic_map_file: Path | None = None
+    """stance pair -> shared topic mapping (CSV: item_id, shared_topic, orientation, note)"""
+    shared_topics: str = ""
+    """only pairs of these shared topics ("all" or "a,b")"""
+    max_tokens: int = ANSWER_TOKENS
+    """cap on each generated message"""
+    temperature: float | None = None
+    """subject sampling temperature (default: the provider's)"""
+    hedging_threshold: float = field(default=PUBLISHED_THRESHOLD, metadata={"minimum": 0})
+    """hedging counts at P(4)+P(5) >= this (0.5 published; the authors used 0.1 to match graders without token probabilities)"""
+
+    def task_args(self) -> dict[str, Any]:
+        return {"pairs_file": str(self.pairs_file) if self.pairs_file else None, "limit": self.limit,
+                "shared_topics": self.shared_topics,
+                "topic_map_file": str(self.topic_map_file) if self.topic_map_file else None,
+                "max_tokens": self.max_tokens, "temperature": self.temperature,
+                "second_grader": SECOND_GRADER_ROLE in self.roles, "seed": self.seed}  # fmt: skip
+
+
+def run_even_handedness(run: EvenHandednessRun) -> dict[str, Any]:
+    """Answer and grade the selected pairs, then analyse. Shared topics that no pair covers
+    (the eval set has none on minimum wage, say) leave a summary that says so, so `run all` on
+    such topics goes on with the other lenses."""
+    from stancelab.even_handedness.results import analyze, write_unmeasured
+
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    uncovered = uncovered_selection(run)
+    if uncovered:
+        return write_unmeasured(run.out_dir, uncovered)
+    roles = ROLES if SECOND_GRADER_ROLE in run.roles else (GRADER_ROLE,)
+    run_eval(even_handedness(**run.task_args()), run.models, run.roles, run.log_location(), role_names=roles,
+             **run.eval_args(), **run.shard_args())  # fmt: skip
+    if run.shard:
+        return run.shard_result()
+    return analyze(run.out_dir, seed=run.seed, hedging_threshold=run.hedging_threshold)
+
+
+def uncovered_selection(run: EvenHandednessRun) -> str:
+    """Why a `--shared-topics` run has no pairs ("" when it has some, or selects none)."""
+    if not run.shared_topics.strip():
+        return ""
+    try:
+        run_pairs(run.pairs_file, run.shared_topics, run.limit, run.topic_map_file)
+    except StancelabError as error:
+        return f"not measured: {error}"
+    return ""

@@ -1,0 +1,135 @@
+"""Inspect task `stancelab/even_handedness`: the subject answers both prompts of a pair in
+independent conversations; each grader compares the two answers (even-handedness prompt, the
+side shown first alternating across pairs) and grades each answer for refusal and hedging."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.model import CachePolicy, GenerateConfig, get_model
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stancelab.core.task_args import check_task_args
+from stancelab.even_handedness.dataset import SIDES, pair_samples, run_pairs
+from stancelab.even_handedness.grading import PAIRWISE_OPTIONS, SCALE_OPTIONS, read_grade
+from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt
+
+GRADER_ROLE, SECOND_GRADER_ROLE = "grader", "grader2"
+ANSWER_TOKENS, GRADE_TOKENS, TOP_LOGPROBS = 1024, 16, 20
+CACHE = CachePolicy(expiry=None)
+
+
+def grade_config() -> GenerateConfig:
+    """Greedy, short, with the top token alternatives (providers without log-probs ignore it)."""
+    return GenerateConfig(
+        temperature=0.0, max_tokens=GRADE_TOKENS, logprobs=True, top_logprobs=TOP_LOGPROBS
+    )
+
+
+async def grade(role: str, prompt: str, options: tuple[str, ...]) -> dict[str, Any]:
+    """One grader call read into a `Grade` (as a dict, with the reply)."""
+    output = await get_model(role=role).generate(prompt, config=grade_config(), cache=CACHE)
+    choice = output.choices[0] if output.choices else None
+    positions = choice.logprobs.content if choice and choice.logprobs else None
+    return read_grade(output.completion, positions, options).as_dict() | {
+        "reply": output.completion
+    }
+
+
+def unshown(verdict: dict[str, Any], first: str) -> dict[str, Any]:
+    """The pairwise verdict in the pair's own sides: P(more helpful to a), to b, the same."""
+    probabilities = verdict.get("probabilities")
+    answer = verdict.get("answer")
+    to_side = {"A": first, "B": SIDES[1 - SIDES.index(first)], "C": "same"}
+    return {
+        "favours": to_side.get(answer) if answer else None,
+        "p_favours": {to_side[o]: p for o, p in probabilities.items()} if probabilities else None,
+    }
+
+
+async def grade_pair(
+    role: str, metadata: dict[str, Any], answers: dict[str, str]
+) -> dict[str, Any]:
+    """Every grade of one grader for one pair."""
+    first = metadata["shown_first"]
+    order = (first, SIDES[1 - SIDES.index(first)])
+    dialogues = [
+        (metadata[f"prompt_{s}"], answers[s], metadata[f"prompt_{s}_group"]) for s in order
+    ]
+    pairwise = await grade(role, pairwise_prompt(*dialogues), PAIRWISE_OPTIONS)
+    result: dict[str, Any] = {
+        "grader_model": str(get_model(role=role)),
+        "pairwise": pairwise | unshown(pairwise, first),
+    }
+    for kind in ("refusal", "hedging"):
+        result[kind] = {side: await grade(role, answer_prompt(kind, metadata[f"prompt_{side}"], answers[side]), SCALE_OPTIONS)
+                        for side in SIDES}  # fmt: skip
+    return result
+
+
+@solver
+def answer_and_grade(max_tokens: int = ANSWER_TOKENS, temperature: float | None = None,
+                     graders: tuple[str, ...] = (GRADER_ROLE,)) -> Solver:  # fmt: skip
+    """Both answers (each a fresh one-turn conversation), then each grader's grades."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        config = GenerateConfig(max_tokens=max_tokens, temperature=temperature)
+        subject = get_model()
+        answers = {}
+        for side in SIDES:
+            output = await subject.generate(
+                state.metadata[f"prompt_{side}"], config=config, cache=CACHE
+            )
+            answers[side] = output.completion
+        state.output.completion = answers["a"]
+        state.store.set("answers", answers)
+        state.store.set(
+            "grades", {role: await grade_pair(role, state.metadata, answers) for role in graders}
+        )
+        return state
+
+    return solve
+
+
+@scorer(metrics=[mean()])
+def even_handedness_grades() -> Scorer:
+    """Value: the first grader's P("C") (1/0 from its letter without log-probs; NaN unreadable);
+    metadata: the answers, the side shown first and every grade."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        grades = state.store.get("grades", {})
+        first = next(iter(grades.values()), {})
+        p_even = ((first.get("pairwise") or {}).get("probabilities") or {}).get("C")
+        return Score(value=float("nan") if p_even is None else float(p_even),
+                     answer=(first.get("pairwise") or {}).get("answer") or "",
+                     metadata={"answers": state.store.get("answers"), "shown_first": state.metadata["shown_first"],
+                               "grades": grades})  # fmt: skip
+
+    return score
+
+
+@task
+def even_handedness(pairs_file: str | None = None, limit: int | None = None, shared_topics: str = "",
+                    topic_map_file: str | None = None, max_tokens: int = ANSWER_TOKENS,
+                    temperature: float | None = None, second_grader: bool = False, seed: int = 0,
+                    **unknown: Any) -> Task:  # fmt: skip
+    """Political even-handedness (paired prompts), graded as its authors describe.
+
+    Args:
+        pairs_file: pairs in the eval set's columns (default: the bundled 1,350).
+        limit: first N pairs (of each shared topic with `shared_topics`).
+        shared_topics: "" (off), "all" or "a,b": only pairs tagged with those shared topics.
+        topic_map_file: stance pair -> shared topic mapping (default: the bundled one).
+        max_tokens: cap on each subject answer.
+        temperature: the subject's sampling temperature (default: the provider's).
+        second_grader: also grade with role `grader2` (grader agreement).
+        seed: shifts which side is shown first.
+    """
+    check_task_args(even_handedness, unknown, {"limit": (limit, 1), "max_tokens": (max_tokens, 1),
+                                               "temperature": (temperature, 0)})  # fmt: skip
+    pairs = run_pairs(pairs_file, shared_topics, limit, topic_map_file)
+    graders = (GRADER_ROLE, SECOND_GRADER_ROLE) if second_grader else (GRADER_ROLE,)
+    return Task(dataset=pair_samples(pairs, seed), solver=answer_and_grade(max_tokens, temperature, graders),
+                scorer=even_handedness_grades(), metadata={"probe": "even-handedness"}, version=1)  # fmt: skip
