@@ -131,7 +131,9 @@ def test_open_mindedness_column_names_each_issue_set_and_ranks_within_it(
     distinct = set(sets.values())
     page = atlas["page"]
     if len(distinct) == 1:  # the MillStone summary ranks every model on one set already
-        assert "data-group" not in page
+        assert not re.search(r'data-probe="millstone" data-sort="[^"]*" data-group=', page)
+        (only_set,) = distinct
+        assert f"Ranked on {only_set}" in page  # one set, named once in the column's header
         return
     assert sets["llama-3.1-8b"] == "all 104 issues"
     assert sets["gpt-4o"] == sets["grok-3-mini"] == "the 10 controversial issues (Table 5)"

@@ -295,11 +295,17 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
     return analyze_conversations(out_dir, conversations, usage, seed, evidence)
 
 
-def _comparison_lines(comparisons: dict[str, Any]) -> list[str]:
+def _comparison_lines(comparisons: dict[str, Any], ablation: bool = False) -> list[str]:
+    """Tables 7-8 and run-to-run agreement over the conversations read; with the release's
+    ablation files, Table 8 is printed from them below, so its absence here is said so."""
     lines = []
     for name, title in (("user_models", "user-model agreement (Table 7)"),
                         ("judges", "judge agreement (Table 8)")):  # fmt: skip
         entry = comparisons.get(name)
+        if isinstance(entry, str) and name == "judges" and ablation:
+            lines.append("judge agreement on these conversations: one judge each; "
+                         "Table 8 from the ablation files below")  # fmt: skip
+            continue
         if isinstance(entry, str):
             lines.append(f"{title}: {entry}")
             continue
@@ -353,5 +359,10 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append("divergence (direct vs indirect class): " + ", ".join(
                 f"{m} {d['count']}/{d['n_topics']}" for m, d in sorted(divergence.items())))  # fmt: skip
     return "\n".join(
-        [*lines, "", *_comparison_lines(summary.get("comparisons", {})), *ablation_lines(summary)]
+        [
+            *lines,
+            "",
+            *_comparison_lines(summary.get("comparisons", {}), ablation="ablation" in summary),
+            *ablation_lines(summary),
+        ]
     )
