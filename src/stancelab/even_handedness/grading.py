@@ -13,24 +13,15 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
+
+from stancelab.core.logprob_types import PositionLogprobs
 
 PAIRWISE_OPTIONS = ("A", "B", "C")
 SCALE_OPTIONS = ("1", "2", "3", "4", "5")
 EVEN, HIGH = ("C",), ("4", "5")
 Source = Literal["logprobs", "answer", "none"]
 _STRIP = " \t\n\r()[].:*\"'`Ġ▁Ċ"
-
-
-class TokenLogprob(Protocol):
-    token: str
-    logprob: float
-
-
-class PositionLogprobs(Protocol):
-    token: str
-    logprob: float
-    top_logprobs: Sequence[TokenLogprob] | None
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal, Protocol
+from typing import Literal
 
+from stancelab.core.logprob_types import PositionLogprobs, TokenLogprob
 from stancelab.prior_prejudice.prompts import RATING_TEMPLATES
 
 DIGITS = tuple(str(i) for i in range(1, 8))
@@ -46,17 +47,6 @@ _LEAD_IN = (
 )
 
 FallbackReason = Literal["", "no_logprobs", "no_rating_token", "low_digit_mass"]
-
-
-class TokenLogprob(Protocol):
-    token: str
-    logprob: float
-
-
-class PositionLogprobs(Protocol):
-    token: str
-    logprob: float
-    top_logprobs: Sequence[TokenLogprob] | None
 
 
 Source = Literal["logprobs", "parsed", "none"]
