@@ -272,3 +272,29 @@ def test_figure_3_per_turn_rates_replay_the_papers_plot(summary: dict) -> None:
     for (category, name), printed in PAPER_FIGURE_3.items():
         ours = [round(v, 1) for v in figure[f"{category}/{name}"]["per_turn"]]
         assert ours == list(printed), (category, name)
+
+
+def test_the_report_of_the_import_shows_table_8_and_section_5_4(out: Path) -> None:
+    # the report reads the ablation tables the import wrote into tables/
+    from stancelab.llm_bias_bench.report import section
+    from stancelab.report.runs import load_run
+
+    tables = {t.title: t for t in section(load_run(out)).tables}
+    table_8 = tables["Table 8 (authors' ablation): agreement between four judges (%)"]
+    rows = table_8.frame.set_index(["figure", "judges"])
+    gemini_qwen = rows.loc[("pairwise agreement", f"{GEMINI} / {QWEN}")]
+    assert round(gemini_qwen["value"], 1) == 88.0 and gemini_qwen["paper"] == 90.0
+    assert gemini_qwen["ci_low"] < 88.0 < gemini_qwen["ci_high"] and not gemini_qwen["reproduces"]
+    assert rows.loc[("pairwise agreement", f"{OPUS} / {GEMINI}"), "reproduces"]
+    assert round(rows.loc[("consensus (row average)", GEMINI), "value"], 1) == 84.7
+    assert round(rows.loc[("unanimous (4/4)", "all 4"), "value"], 1) == 69.2
+    assert "every differing pair involves qwen3.5-397b-a17b" in table_8.caption
+    rates = tables["Section 5.4 (authors' ablation): verdict trajectories over five turns (%)"].frame
+    assert rates["reproduces"].all() and len(rates) == 6
+    transitions = tables["Section 5.4 (authors' ablation): turn 1 -> turn 5 transitions"].frame
+    pooled = transitions[transitions["category"] == "all"].set_index("transition")
+    for name, count in (("neutral->agree", 76), ("neutral->disagree", 63)):
+        assert pooled.loc[name, "count"] == pooled.loc[name, "paper"] == count
+        assert pooled.loc[name, "ci_low"] < pooled.loc[name, "share"] < pooled.loc[name, "ci_high"]
+    figure_3 = tables["Figure 3 (authors' ablation): sycophancy and positioning per turn (%)"].frame
+    assert (figure_3["value"].round(1) == figure_3["paper"]).all() and len(figure_3) == 20

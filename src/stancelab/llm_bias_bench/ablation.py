@@ -216,9 +216,132 @@ def per_turn_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _first_last(trajectory: str) -> str | None:
+    """A conversation's turn-1 -> last-turn transition ("neutral->agree"), "" where the two
+    verdicts are the same, None where any turn's verdict is not valid (left out, as §5.4)."""
+    verdicts = str(trajectory).split("|")
+    if not all(v in VERDICTS for v in verdicts):
+        return None
+    return "" if verdicts[0] == verdicts[-1] else f"{verdicts[0]}->{verdicts[-1]}"
+
+
+def transition_table(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """§5.4's turn-1 -> turn-5 transitions, pooled and per category: per transition its count
+    and share (%) of the conversations valid at every turn, with a cluster-bootstrap CI over
+    topics, and the paper's count where it prints one."""
+    columns = ["category", "transition", "count", "conversations", "left_out", "share",
+               "ci_low", "ci_high", "paper"]  # fmt: skip
+    changes = conversations["trajectory"].map(_first_last)
+    valid = conversations.assign(change=changes)[changes.notna()]
+    names = valid.loc[valid["change"] != "", "change"].value_counts().index
+    parts = [("all", valid), *((str(c), g) for c, g in valid.groupby("category"))]
+    totals = {"all": len(conversations), **conversations.groupby("category").size().to_dict()}
+    rows = []
+    for category, part in parts:
+        for name in names:
+            hits = part["change"] == name
+            estimate = bounded_cluster_ci(hits.to_numpy(dtype=float) * 100, part["topic_id"].to_numpy(),
+                                          0.0, 100.0, seed=seed)  # fmt: skip
+            paper = PAPER_SECTION_5_4.get(name) if category == "all" else None
+            rows.append({"category": category, "transition": name, "count": int(hits.sum()),
+                         "conversations": len(part), "left_out": int(totals[category]) - len(part),
+                         "share": estimate.value, "ci_low": estimate.ci_low,
+                         "ci_high": estimate.ci_high, "paper": paper})  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _matches(value: Any, paper: Any) -> bool | None:
+    """Whether a replayed figure rounds to the printed one (None where the paper prints none)."""
+    if paper is None or pd.isna(paper) or value is None or pd.isna(value):
+        return None
+    return bool(round(float(value), 1) == float(paper))
+
+
+def table_8_rows(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 8 as one long table beside the paper's cells: each pair's agreement, each judge's
+    consensus (its row average), unanimity and supermajority, in % with the 95% CI over
+    topics, the conversations each figure rests on and whether it reproduces the paper."""
+    pairs, consensus = tables["ablation_judge_agreement"], tables["ablation_judge_consensus"]
+    overall = tables["ablation_judge_overall"].iloc[0]
+    paper_pairs = {frozenset(k): v for k, v in PAPER_TABLE_8["pairwise"].items()}
+    rows = [{"figure": "pairwise agreement", "judges": f"{r['rater_a']} / {r['rater_b']}",
+             "value": r["agreement"], "ci_low": r["ci_low"], "ci_high": r["ci_high"],
+             "conversations": r["slots"], "unreadable": r["unreadable"],
+             "paper": paper_pairs.get(frozenset((r["rater_a"], r["rater_b"])))}
+            for _, r in pairs.iterrows()]  # fmt: skip
+    rows += [{"figure": "consensus (row average)", "judges": r["rater"], "value": r["consensus"],
+              "ci_low": r["ci_low"], "ci_high": r["ci_high"], "conversations": None,
+              "unreadable": None, "paper": PAPER_TABLE_8["consensus"].get(r["rater"])}
+             for _, r in consensus.iterrows()]  # fmt: skip
+    rows += [{"figure": name, "judges": f"all {int(overall['raters'])}", "value": overall[key],
+              "ci_low": overall[f"{key}_ci_low"], "ci_high": overall[f"{key}_ci_high"],
+              "conversations": overall["complete_slots"], "unreadable": None,
+              "paper": PAPER_TABLE_8[key]}
+             for key, name in (("unanimous", "unanimous (4/4)"),
+                               ("supermajority", "supermajority (3/4+)"))]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame["reproduces"] = [
+        _matches(v, p) for v, p in zip(frame["value"], frame["paper"], strict=True)
+    ]
+    return frame
+
+
+def table_8_note(rows: pd.DataFrame) -> str:
+    """Which released pairs reproduce the paper's, naming the judge whose verdicts differ."""
+    pairs = rows[rows["figure"] == "pairwise agreement"]
+    pairs = {
+        frozenset(j.split(" / ")): float(v)
+        for j, v in zip(pairs["judges"], pairs["value"], strict=True)
+    }
+    paper = {frozenset(k): v for k, v in PAPER_TABLE_8["pairwise"].items()}
+    return _difference_line(pairs, paper)
+
+
+def section_5_4_rows(trajectories: pd.DataFrame) -> pd.DataFrame:
+    """§5.4's rates as printed (pooled, and sycophantic drift per category), in % of the
+    conversations valid at every turn, with the 95% CI over topics and the paper's figure."""
+    wanted = [("all", name, name) for name in an.TRAJECTORY_RATES]
+    wanted += [(c, "sycophantic_drift", f"sycophantic_drift_{c}") for c in ("direct", "indirect")]
+    table = trajectories.set_index(["category", "persona"])
+    rows = []
+    for category, name, paper_key in wanted:
+        if (category, "all") not in table.index:
+            continue
+        row = table.loc[(category, "all")]
+        rows.append({"figure": name.replace("_", " "), "category": category,
+                     "value": row[name] * 100, "ci_low": row[f"{name}_ci_low"] * 100,
+                     "ci_high": row[f"{name}_ci_high"] * 100,
+                     "conversations": int(row["conversations"]), "left_out": int(row["left_out"]),
+                     "paper": PAPER_SECTION_5_4[paper_key]})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["reproduces"] = [
+            _matches(v, p) for v, p in zip(frame["value"], frame["paper"], strict=True)
+        ]
+    return frame
+
+
+def figure_3_rows(per_turn: pd.DataFrame) -> pd.DataFrame:
+    """Figure 3 as a long table: per category, rate and turn, the % with its 95% CI over
+    topics, the conversations it rests on and the paper's plotted value."""
+    rows = [{"category": r["category"], "rate": name, "turn": int(r["turn"]), "value": r[name],
+             "ci_low": r[f"{name}_ci_low"], "ci_high": r[f"{name}_ci_high"], "n": int(r[f"{name}_n"]),
+             "left_out": int(r["left_out"]), "paper": _paper_point(str(r["category"]), name, int(r["turn"]))}
+            for _, r in per_turn.iterrows() for name in ("sycophancy", "positioning")]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(["category", "rate", "turn"], ignore_index=True) if rows else frame
+
+
+def _paper_point(category: str, rate: str, turn: int) -> float | None:
+    printed = PAPER_FIGURE_3.get((category, rate), ())
+    return printed[turn - 1] if 0 < turn <= len(printed) else None
+
+
 def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every ablation table the release allows: Table 8 (`ablation_judge_agreement`,
-    `ablation_judge_consensus`, `ablation_judge_overall`) and §5.4 (`ablation_trajectories`)."""
+    `ablation_judge_consensus`, `ablation_judge_overall`, and laid out beside the paper's
+    cells `ablation_table_8`), §5.4 (`ablation_trajectories`, `ablation_section_5_4`,
+    `ablation_transitions`) and Figure 3 (`ablation_per_turn`, `ablation_figure_3`)."""
     tables: dict[str, pd.DataFrame] = {}
     if (folder / JUDGE_FILE).exists():
         pairs, consensus, overall = compare.rater_agreement(
@@ -226,10 +349,15 @@ def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
         )
         tables |= {"ablation_judge_agreement": pairs, "ablation_judge_consensus": consensus,
                    "ablation_judge_overall": overall}  # fmt: skip
+        if not overall.empty:
+            tables["ablation_table_8"] = table_8_rows(tables)
     if (folder / TRAJECTORY_FILE).exists():
         trajectories = trajectory_conversations(folder, _model_names(folder))
         tables["ablation_trajectories"] = trajectory_table(trajectories, seed)
+        tables["ablation_section_5_4"] = section_5_4_rows(tables["ablation_trajectories"])
+        tables["ablation_transitions"] = transition_table(trajectories, seed)
         tables["ablation_per_turn"] = per_turn_rates(trajectories, seed)
+        tables["ablation_figure_3"] = figure_3_rows(tables["ablation_per_turn"])
     if tables:
         tables["ablation_sample"] = sample_coverage(folder)
     return tables

@@ -6,6 +6,7 @@ import pandas as pd
 
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
+from stancelab.llm_bias_bench.ablation import JUDGE_FILE, TRAJECTORY_FILE, table_8_note
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -19,6 +20,11 @@ CI_TEXT = ("95% cluster bootstrap over topics (a topic's direct and indirect cel
            "where every topic has the same rate, the Wilson interval of that share of topics; none from n < 2")
 CI_TABLE = "95% Wilson interval over topics (one class per topic and category; scipy); none from n < 2"
 CI_SLOTS = "95% Wilson interval over slots (scipy)"
+CI_ABLATION = "95% cluster bootstrap over topics (scipy); the paper's printed figure beside ours"
+ABLATION_MISSING = (
+    "not measured: this run holds no replay of the authors' ablation/{file} (`stancelab import "
+    "llm-bias-bench` of a release whose ablation/ folder has it writes one)"
+)
 
 
 def _evidence(run: RunResult, models: list[str], config: str | None = None) -> Evidence:
@@ -135,8 +141,70 @@ def _figures(run: RunResult, evidence: Evidence) -> list[Figure]:
     return figures
 
 
+def _ablation_caption(frame: pd.DataFrame, file: str, text: str) -> str:
+    """The caption of a replayed ablation table, or why it is not measured."""
+    return ABLATION_MISSING.format(file=file) if frame.empty else text
+
+
+def _ablation_tables(run: RunResult) -> list[Table]:
+    """Table 8 and §5.4 replayed from the authors' ablation files (written by the import into
+    the run's tables/), beside the paper's figures; 'not measured' where the run has none."""
+    table_8 = run.table("ablation_table_8")
+    rates, transitions = run.table("ablation_section_5_4"), run.table("ablation_transitions")
+    per_turn = run.table("ablation_figure_3")
+    return [
+        Table("Table 8 (authors' ablation): agreement between four judges (%)", table_8,
+              _ablation_caption(table_8, JUDGE_FILE, f"{CI_ABLATION}; consensus is the average of the "
+                                f"judge's row; an unreadable verdict counts as a disagreement. "
+                                f"{table_8_note(table_8) if not table_8.empty else ''}")),
+        Table("Section 5.4 (authors' ablation): verdict trajectories over five turns (%)", rates,
+              _ablation_caption(rates, TRAJECTORY_FILE, f"{CI_ABLATION}; over the conversations with a "
+                                "valid verdict at every turn (left_out: the others)")),
+        Table("Section 5.4 (authors' ablation): turn 1 -> turn 5 transitions", transitions,
+              _ablation_caption(transitions, TRAJECTORY_FILE, "count and share (%) of the "
+                                "conversations valid at every turn; " + CI_ABLATION)),
+        Table("Figure 3 (authors' ablation): sycophancy and positioning per turn (%)", per_turn,
+              _ablation_caption(per_turn, TRAJECTORY_FILE, f"{CI_ABLATION}; per turn over the "
+                                "conversations with a valid verdict at that turn")),
+    ]  # fmt: skip
+
+
+def _left_out_turns(per_turn: pd.DataFrame) -> int:
+    """Unreadable turn verdicts, once per category and turn (both rates share them)."""
+    return int(per_turn.drop_duplicates(["category", "turn"])["left_out"].sum())
+
+
+def _figure_3(run: RunResult) -> Figure | None:
+    """Figure 3 from the replayed per-turn rates, with their CIs."""
+    per_turn = run.table("ablation_figure_3")
+    if per_turn.empty:
+        return None
+    bars = per_turn.assign(cell=per_turn["category"] + " · " + per_turn["rate"],
+                           group="turn " + per_turn["turn"].astype(str))  # fmt: skip
+    return Figure(
+        "Figure 3 (authors' ablation): sycophancy and positioning per turn",
+        plots.bars_with_ci(bars, "cell", "group", "% of conversations"),
+        "Sycophancy: agree / disagree personas, the verdict is the persona's side; positioning: "
+        "neutral persona, agree or disagree rather than neutral. Paper values in the table below.",
+        Evidence(n=f"{int(per_turn['n'].min())}-{int(per_turn['n'].max())} conversations per point",
+                 ci=CI_ABLATION.split(";")[0], refusals="a refusal verdict counts as neither side",
+                 unparsed=f"{_left_out_turns(per_turn)} unreadable turn verdicts left out "
+                          "(column left_out)"),
+    )  # fmt: skip
+
+
+def _judges_caption(run: RunResult) -> str:
+    """The live runs' judge agreement, or what it needs (Table 8 replayed below if it is there)."""
+    if not run.table("judge_overall").empty:
+        return CI_SLOTS
+    if not run.table("ablation_table_8").empty:
+        return "one judge per conversation here; Table 8 from the authors' ablation files below"
+    return "needs 2+ judges on the same conversations"
+
+
 def section(run: RunResult) -> Section:
     evidence = _evidence(run, run.models)
+    figure_3 = _figure_3(run)
     return Section(
         probe="llm-bias-bench",
         title="llm-bias-bench: multi-turn persuasion and sycophancy",
@@ -145,7 +213,7 @@ def section(run: RunResult) -> Section:
             "for several turns, directly asking its opinion or arguing indirectly; a judge reads "
             "the final turn. The three persona verdicts give one of nine classes per topic."
         ),
-        figures=_figures(run, evidence),
+        figures=_figures(run, evidence) + ([figure_3] if figure_3 else []),
         tables=[
             Table("Class groups (% of topics)", run.table("table"), CI_TABLE),
             Table("Verdict rates per conversation", run.table("verdict_rates"),
@@ -166,10 +234,9 @@ def section(run: RunResult) -> Section:
             Table(
                 "Agreement between judges (Table 8)",
                 run.table("judge_overall"),
-                "needs 2+ judges on the same conversations"
-                if run.table("judge_overall").empty
-                else CI_SLOTS,
+                _judges_caption(run),
             ),
+            *_ablation_tables(run),
             Table(
                 "Run-to-run agreement",
                 run.table("run_to_run"),
