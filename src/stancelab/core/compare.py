@@ -57,6 +57,7 @@ VALUE_RANGE = "value_range"  # units.attrs key: (lowest, highest) a unit value c
 PERMUTATION = "paired permutation (mean difference)"
 MCNEMAR = "exact McNemar"
 PERMUTATION_RESAMPLES = 9999
+PERMUTATION_BATCH = 1000  # resamples held in memory at once
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
 
 
@@ -82,7 +83,8 @@ def permutation_paired(a: np.ndarray, b: np.ndarray, seed: int = 0) -> PairedTes
     if len(a) < 2:
         return PairedTest(None, note=TOO_FEW_UNITS)
     result = permutation_test((a, b), _mean_difference, permutation_type="samples", vectorized=True,
-                              n_resamples=PERMUTATION_RESAMPLES, random_state=seed)  # fmt: skip
+                              n_resamples=PERMUTATION_RESAMPLES, batch=PERMUTATION_BATCH,
+                              random_state=seed)  # fmt: skip
     differences = a - b
     spread = float(np.std(differences, ddof=1))
     if spread > 0:

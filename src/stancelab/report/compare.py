@@ -17,6 +17,7 @@ from stancelab.core.compare import (
     adjust_p,
     paired_differences,
 )
+from stancelab.core.stats import no_ci_reason
 
 __all__ = ["DIFFERENCE_COLUMNS", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
            "paired_differences"]  # fmt: skip
@@ -122,7 +123,8 @@ def _pair_row(entry: LensDifferences, row: pd.Series) -> PairRow:
     return PairRow(
         lens=entry.lens, title=entry.title, anchor=entry.anchor,
         difference=_number(row["difference"], signed=True) or "n/a",
-        interval=(f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]" if _number(row["ci_low"]) else "none"),
+        interval=(f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]" if _number(row["ci_low"])
+                  else no_ci_reason(int(row["n"]), row["difference"])),
         n=int(row["n"]),
         test=row["test"] if measured else (row["test_note"] or "no test"),
         p=_number(row["p"]), p_adjusted=f"{adjusted} ({row['adjustment']})" if adjusted else "",
