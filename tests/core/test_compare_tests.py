@@ -6,14 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import permutation_test
+from scipy.stats import PermutationMethod, wilcoxon
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.compare import (
     MCNEMAR,
-    PERMUTATION,
+    RANK_BISERIAL,
     VALUE_RANGE,
+    WILCOXON,
     adjust_p,
     difference_records,
     paired_differences,
@@ -58,29 +59,36 @@ def test_binary_measure_with_units_of_several_outcomes_says_which_test_ran() -> 
     row = paired_differences(
         _units({"a": [100, 50, 100], "b": [0, 0, 50]}, (0, 100)), measure="binary"
     ).iloc[0]
-    assert row["test"] == PERMUTATION and "several binary outcomes" in row["test_note"]
+    assert row["test"] == WILCOXON and "several binary outcomes" in row["test_note"]
 
 
-def test_continuous_units_get_the_paired_permutation_test_scipy_gives() -> None:
+def test_continuous_units_get_the_wilcoxon_test_scipy_gives() -> None:
     a, b = np.array([3.0, 5.0, 4.0, 6.0, 8.0]), np.array([1.0, 2.0, 2.5, 3.0, 4.0])
     row = paired_differences(_units({"a": list(a), "b": list(b)})).iloc[0]
-    assert row["test"] == PERMUTATION
-    # every difference positive: exact two-sided p = 2 / 2^5
+    assert row["test"] == WILCOXON
+    # every difference positive: exact two-sided p = 2 / 2^5, rank-biserial r = 1
     assert row["p"] == pytest.approx(2 / 32)
-    expected = permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
-                                permutation_type="samples", vectorized=True, random_state=0)  # fmt: skip
-    assert row["p"] == pytest.approx(expected.pvalue) and row["statistic"] == pytest.approx(
-        expected.statistic
-    )
-    differences = a - b
-    assert row["effect_size_name"] == "Cohen's dz"
-    assert row["effect_size"] == pytest.approx(differences.mean() / differences.std(ddof=1))
+    assert (row["effect_size_name"], row["effect_size"]) == (RANK_BISERIAL, 1.0)
+    # ties and a zero difference: every sign flip enumerated, Pratt's zeros, as scipy
+    a, b = np.array([3.0, 5.0, 4.0, 6.0, 8.0, 2.0]), np.array([1.0, 6.0, 2.0, 3.0, 4.0, 2.0])
+    row = paired_differences(_units({"a": list(a), "b": list(b)})).iloc[0]
+    expected = wilcoxon(a - b, zero_method="pratt", method=PermutationMethod(random_state=0))
+    assert row["p"] == pytest.approx(expected.pvalue) and row["statistic"] == expected.statistic
+    # |d| = 2 1 2 3 4 0 ranks 3.5 2 3.5 5 6 1 (d = -1 the only negative): r = (18 - 2) / 21
+    assert row["effect_size"] == pytest.approx((3.5 + 3.5 + 5 + 6 - 2) / 21)
+
+
+def test_many_units_get_scipys_wilcoxon_without_enumeration() -> None:
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 100, 300).astype(float), rng.integers(5, 105, 300).astype(float)
+    row = paired_differences(_units({"a": list(a), "b": list(b)})).iloc[0]
+    assert row["p"] == pytest.approx(wilcoxon(a - b, zero_method="pratt").pvalue)
 
 
 def test_all_zero_differences_give_p_one_and_no_effect_size() -> None:
     row = paired_differences(_units({"a": [1, 2, 3], "b": [1, 2, 3]})).iloc[0]
     assert row["p"] == 1.0 and row["p_adjusted"] == 1.0
-    assert pd.isna(row["effect_size"]) and "every difference is the same" in row["test_note"]
+    assert pd.isna(row["effect_size"]) and "every difference is 0: p = 1" in row["test_note"]
 
 
 def test_fewer_than_two_shared_units_get_no_test_and_say_why() -> None:
@@ -129,7 +137,7 @@ def test_a_summary_adjusts_across_its_pairs() -> None:
 def test_the_cli_text_names_the_test_and_the_adjusted_p() -> None:
     records = difference_records(_units({"a": [3, 5, 4, 6, 8], "b": [1, 2, 2.5, 3, 4]}))
     text = format_differences({"headline_differences": records})
-    assert "paired permutation (mean difference) p=0.0625, holm-adjusted p=0.0625" in text
+    assert "Wilcoxon signed-rank p=0.0625, holm-adjusted p=0.0625" in text
     lone = format_differences(
         {"headline_differences": difference_records(_units({"a": [5, None], "b": [1, 2]}))}
     )
@@ -157,7 +165,7 @@ def test_the_report_adjusts_across_every_lens_and_pair_and_shows_each_pair_one_w
     first, second = pair.rows
     # the first lens computed m2 - m1 = +6.6: shown as m1 - m2, its CI and effect turned round
     assert first.difference == "-6.6" and first.interval.startswith("[-")
-    assert first.effect.startswith("Cohen's dz -")
+    assert first.effect == f"{RANK_BISERIAL} -1"
     assert second.difference == "+83.3" and second.test == MCNEMAR
     assert second.p_adjusted == f"{expected[1]:.3g} (holm)"
 

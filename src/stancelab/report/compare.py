@@ -13,6 +13,7 @@ import pandas as pd
 from stancelab.core.compare import (
     DEFAULT_ADJUSTMENT,
     DIFFERENCE_COLUMNS,
+    RANK_BISERIAL,
     UNIT_COLUMNS,
     adjust_p,
     paired_differences,
@@ -21,8 +22,6 @@ from stancelab.core.stats import no_ci_reason
 
 __all__ = ["DIFFERENCE_COLUMNS", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
            "paired_differences"]  # fmt: skip
-
-DZ = "Cohen's dz"
 
 
 def difference_matrix(differences: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -106,13 +105,13 @@ def _number(value: object, digits: str = ".3g", signed: bool = False) -> str:
 
 def _flipped(row: pd.Series) -> pd.Series:
     """`row` as model_b minus model_a: the difference and its CI negated, the effect size
-    turned round (dz negated, an odds ratio inverted)."""
+    turned round (the rank-biserial r negated, an odds ratio inverted)."""
     turned = row.copy()
     turned["difference"] = -row["difference"]
     turned["ci_low"], turned["ci_high"] = -row["ci_high"], -row["ci_low"]
     effect = row["effect_size"]
     if effect is not None and not pd.isna(effect):
-        turned["effect_size"] = -effect if row["effect_size_name"] == DZ else 1 / effect
+        turned["effect_size"] = -effect if row["effect_size_name"] == RANK_BISERIAL else 1 / effect
     return turned
 
 
