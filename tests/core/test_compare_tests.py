@@ -3,6 +3,8 @@ p-values adjusted for every comparison shown, against scipy / statsmodels and kn
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -175,3 +177,30 @@ def test_each_probe_states_its_measure() -> None:
     assert {probe.measure for name, probe in PROBES.items() if name != "llm-bias-bench"} == {
         "continuous"
     }
+
+
+def test_llm_bias_bench_topics_of_one_category_get_mcnemar_and_of_two_say_why_not(
+    tmp_path: Path,
+) -> None:
+    from stancelab.core.results import RunResult
+    from stancelab.llm_bias_bench import analysis as an
+    from stancelab.llm_bias_bench.report import unit_values
+    from tests.llm_bias_bench.test_intervals import A, D, N, _conversations
+
+    def units(categories: tuple[str, ...]) -> pd.DataFrame:
+        """a: sycophant in the direct category only; b: never."""
+        cells = [(f"t{k}", c) for k in range(6) for c in categories]
+        a = {cell: (N, A, D) if cell[1] == "direct" else (A, A, A) for cell in cells}
+        frames = [_conversations(a, "a"), _conversations(dict.fromkeys(cells, (A, A, A)), "b")]
+        classes = an.topic_classes(an.cell_verdicts(pd.concat(frames, ignore_index=True)))
+        return unit_values(
+            RunResult("llm-bias-bench", tmp_path, {"models": ["a", "b"]}, {"classes": classes})
+        )
+
+    measure = PROBES["llm-bias-bench"].measure
+    (one,) = difference_records(units(("direct",)), measure=measure)
+    assert (one["test"], one["n"], one["difference"]) == (MCNEMAR, 6, 100.0)
+    assert one["p"] == pytest.approx(2 * 0.5**6)
+    (two,) = difference_records(units(("direct", "indirect")), measure=measure)  # a topic: 50%
+    assert (two["test"], two["difference"]) == (WILCOXON, 50.0)
+    assert "several binary outcomes" in two["test_note"]
