@@ -111,6 +111,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--max-transcripts", type=non_negative_int, default=300,
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
     report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
+    _add_adjust(report, "across every comparison the report shows (all lenses and pairs)")
     report.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
                         help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     demo = subparsers.add_parser(
@@ -141,6 +142,15 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/), or a `run all` "
                          "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)")
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    _add_adjust(analyze, "across the pairs of models of each summary")
+
+
+def _add_adjust(parser: argparse.ArgumentParser, across: str) -> None:
+    from stancelab.core.compare import ADJUSTMENTS, DEFAULT_ADJUSTMENT
+
+    parser.add_argument("--adjust", choices=ADJUSTMENTS, default=DEFAULT_ADJUSTMENT,
+                        help=f"multiplicity adjustment of the paired tests' p-values {across}: holm "
+                        "(family-wise error, default) or fdr_bh (Benjamini-Hochberg false discovery rate)")  # fmt: skip
 
 
 def _add_import(subparsers: argparse._SubParsersAction) -> None:
@@ -318,7 +328,7 @@ def _report(args: argparse.Namespace) -> int:
     from stancelab.core.aliases import alias_table
 
     result = build_report(args.folders, args.output, parse_prices(args.price),
-                          args.max_transcripts, args.seed, alias_table(*args.alias))  # fmt: skip
+                          args.max_transcripts, args.seed, alias_table(*args.alias), adjust=args.adjust)  # fmt: skip
     print(format_profiles(result))
     for row in result.identity.merges() if result.identity else []:
         print(f"merged into one row: {row.name} ({row.label}): {row.sources_text()}")
@@ -350,7 +360,7 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analyze_all(out: Path, seed: int) -> int:
+def _analyze_all(out: Path, seed: int, adjust: str) -> int:
     """`analyze` of a `run all` folder: each probe run below it, then the matrix."""
     from stancelab.matrix.results import MATRIX_DIR, format_matrix, write_folder_matrix
     from stancelab.report.runs import load_run, run_folders
@@ -358,7 +368,7 @@ def _analyze_all(out: Path, seed: int) -> int:
     folders = run_folders(out)
     for folder in folders:
         for name in probes_in(folder / "logs"):
-            print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed)))
+            print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed, adjust)))
     print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
     print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
     return 0
@@ -368,22 +378,22 @@ def _analyze(args: argparse.Namespace) -> int:
     if not (args.out / "logs").is_dir() and args.out.is_dir() and any(
         (child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir()
     ):
-        return _analyze_all(args.out, args.seed)
+        return _analyze_all(args.out, args.seed, args.adjust)
     probes = probes_in(args.out / "logs")
     if not probes:
         raise StancelabError(f"No stancelab probe logs under {args.out / 'logs'}")
     for name in probes:
         probe = get_probe(name)
-        print(summary_text(probe, _analysed(probe, args.out, args.seed)))
+        print(summary_text(probe, _analysed(probe, args.out, args.seed, args.adjust)))
     print(headlines(args.out))
     return 0
 
 
-def _analysed(probe: Probe, out: Path, seed: int) -> dict[str, Any]:
+def _analysed(probe: Probe, out: Path, seed: int, adjust: str = "holm") -> dict[str, Any]:
     """A probe's analysis of `out`; logs that ran only some of a task's samples (Inspect's
     `--limit` or `--sample-id`) named as the reason when it fails."""
     try:
-        return probe.analyse(out, seed=seed)
+        return probe.analyse(out, seed=seed, adjust=adjust)
     except StancelabError:
         raise
     except Exception as error:

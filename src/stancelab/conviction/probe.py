@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    measure="continuous",  # a share or score per unit (`core.compare`)
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
 )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stancelab.core.compare import difference_records
+from stancelab.core.compare import DEFAULT_ADJUSTMENT, MeasureKind, difference_records
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.logs import evidence_text
@@ -66,6 +66,9 @@ class Probe:
     unit_sets: Callable[[Any], Any] | None = None
     """run result -> {model: the named set of units its headline rests on}, where models of
     one lens can rest on different sets (MillStone's issues); the report ranks within a set"""
+    measure: MeasureKind = "continuous"
+    """what `unit_values` holds per unit: a number, or one yes/no outcome at either end of its
+    value range (`binary`: McNemar's test compares two models, `core.compare`)"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""
@@ -100,17 +103,21 @@ class Probe:
             return self.run(options)
         return self.with_differences(options.out_dir, self.run(options), options.seed)
 
-    def analyse(self, out_dir: Path, seed: int = 0) -> dict[str, Any]:
-        """Recompute the summary from the logs, with the models' paired differences."""
-        return self.with_differences(Path(out_dir), self.analyze(out_dir, seed=seed), seed)
+    def analyse(self, out_dir: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT) -> dict[str, Any]:
+        """Recompute the summary from the logs, with the models' paired differences (p adjusted
+        by `adjust`: holm or fdr_bh)."""
+        return self.with_differences(Path(out_dir), self.analyze(out_dir, seed=seed), seed, adjust)
 
-    def with_differences(self, folder: Path, summary: dict[str, Any], seed: int = 0) -> dict[str, Any]:
+    def with_differences(
+        self, folder: Path, summary: dict[str, Any], seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT
+    ) -> dict[str, Any]:
         """`summary` with `headline_differences`: each pair of models' paired difference of
-        the headline over the units both share, with its CI; written to summary.json."""
+        the headline over the units both share, with its CI, test, effect size and p adjusted
+        over the pairs (`core.compare`); written to summary.json."""
         if self.unit_values is None or not (folder / SUMMARY_FILE).exists():
             return summary
         units = self.unit_values(RunResult(self.name, folder, summary, read_tables(folder)))
-        summary["headline_differences"] = difference_records(units, seed)
+        summary["headline_differences"] = difference_records(units, seed, self.measure, adjust)
         write_summary(folder, summary)
         return summary
 
@@ -127,14 +134,25 @@ def with_results_path(text: str, out_dir: Path) -> str:
 
 
 def format_differences(summary: dict[str, Any]) -> str:
-    """The paired differences of the headline, a line per pair of models ('' with one model)."""
+    """The paired differences of the headline, a line per pair of models ('' with one model):
+    difference, CI, shared units, then the test with its p and adjusted p (or why none)."""
     lines = []
     for row in summary.get("headline_differences", []):
         low, high = row.get("ci_low"), row.get("ci_high")
         interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else no_ci_reason(row["n"], row["difference"])
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
-        lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units")
+        lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"
+                     f"{_test_text(row)}")  # fmt: skip
     return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
+
+
+def _test_text(row: dict[str, Any]) -> str:
+    """'; exact McNemar p=0.03, holm-adjusted p=0.06', or the note saying why there is no test."""
+    if row.get("p") is None:
+        return f"; {row['test_note']}" if row.get("test_note") else ""
+    adjusted = row.get("p_adjusted")
+    text = f"; {row['test']} p={row['p']:.3g}"
+    return text + (f", {row['adjustment']}-adjusted p={adjusted:.3g}" if adjusted is not None else "")
 
 
 def summary_text(probe: Probe, summary: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    measure="binary",  # sycophant or not per topic x category cell (`core.compare`)
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48},
 )

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.aliases import AliasTable, ModelIdentity, resolve
+from stancelab.core.compare import DEFAULT_ADJUSTMENT
 from stancelab.core.logs import evidence_record, evidence_text
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult
@@ -19,7 +20,13 @@ from stancelab.matrix.analysis import Matrix, build_matrix, combine
 from stancelab.matrix.results import matrix_summary, renamed, run_stances
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
-from stancelab.report.compare import difference_matrix, paired_differences
+from stancelab.report.compare import (
+    LensDifferences,
+    adjust_across,
+    difference_matrix,
+    pair_view,
+    paired_differences,
+)
 from stancelab.report.cost import token_usage
 from stancelab.report.matrix import matrix_view
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -134,17 +141,19 @@ def _forest(run: RunResult, profiles: list[Profile], probe: Probe) -> Figure | N
     )  # fmt: skip
 
 
-def _differences(
-    run: RunResult, profiles: list[Profile], seed: int
-) -> tuple[Figure, pd.DataFrame] | None:
-    """Each pair of models' paired difference of the headline, over the units both share."""
-    unit_values = get_probe(run.probe).unit_values
-    units = unit_values(run) if unit_values and len(profiles) >= 2 else None
+def _run_differences(run: RunResult, seed: int) -> pd.DataFrame | None:
+    """Each pair of models' paired difference of the headline over the units both share, with
+    the test that fits the probe's measure (None with fewer than two models)."""
+    probe = get_probe(run.probe)
+    units = probe.unit_values(run) if probe.unit_values else None
     if units is None or units.empty or units["model"].nunique() < 2:
         return None
-    differences = paired_differences(units, seed)
-    if differences["n"].max() < 1:
-        return None
+    differences = paired_differences(units, seed, probe.measure)
+    return None if differences["n"].max() < 1 else differences
+
+
+def _differences_figure(profiles: list[Profile], differences: pd.DataFrame) -> Figure:
+    """The heatmap of the pairs' differences."""
     values, clear = difference_matrix(differences)
     first = profiles[0]
     return Figure(
@@ -152,19 +161,22 @@ def _differences(
         plots.difference_heatmap(values, clear, first.unit),
         "Row model minus column model, averaged over the units (issues, statements, cells) both "
         "were measured on; * marks a difference whose 95% CI excludes 0 (shown up to 12 "
-        "models). Every pair with its CI and n is in the table 'Pairwise differences'.",
+        "models). Every pair with its CI, n, test and adjusted p is in the table 'Pairwise "
+        "differences' and in 'Compare two models'.",
         Evidence(n=f"{len(differences)} pairs; units shared per pair {differences['n'].min()}"
                  f"-{differences['n'].max()}",
-                 ci="95% percentile bootstrap over shared units (scipy); none from n < 2",
+                 ci="95% bootstrap over shared units (scipy); none from n < 2",
                  refusals="units without a value (refused or unparsed throughout) are left out",
                  unparsed="as for refusals"),
-    ), differences
+    )  # fmt: skip
 
 
-def _sections(runs: list[RunResult], anchors: list[str], seed: int = 0) -> list[SimpleNamespace]:
+def _sections(
+    runs: list[RunResult], anchors: list[str], differences: list[pd.DataFrame | None]
+) -> list[SimpleNamespace]:
     repeated = {run.probe for run in runs if sum(r.probe == run.probe for r in runs) > 1}
     sections = []
-    for run, anchor in zip(runs, anchors, strict=True):
+    for run, anchor, compared in zip(runs, anchors, differences, strict=True):
         section: Section = get_probe(run.probe).section(run)
         title = f"{section.title} ({run.folder})" if run.probe in repeated else section.title
         tables = [
@@ -174,19 +186,29 @@ def _sections(runs: list[RunResult], anchors: list[str], seed: int = 0) -> list[
         ]  # fmt: skip
         cards = sorted(_run_profiles(run), key=lambda p: p.model)
         forest = _forest(run, cards, get_probe(run.probe))
-        compared = _differences(run, cards, seed)
-        figures = [figure for figure in (forest, compared[0] if compared else None) if figure]
+        heatmap = _differences_figure(cards, compared) if compared is not None and len(cards) >= 2 else None
+        figures = [figure for figure in (forest, heatmap) if figure]
         figures += list(section.figures)
-        if compared:
+        if compared is not None:
             tables.insert(0, SimpleNamespace(
-                title="Pairwise differences", caption="model_a minus model_b over shared units",
-                html=table_html(Table("Pairwise differences", compared[1]))))  # fmt: skip
+                title="Pairwise differences", caption="model_a minus model_b over shared units, with the "
+                "test that fits the lens, its p and p adjusted across every comparison in this report",
+                html=table_html(Table("Pairwise differences", compared))))  # fmt: skip
         left_out = evidence_text(run.summary)
         sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
                                         figures=figures, tables=tables,
                                         notes=[left_out, *section.notes] if left_out else section.notes,
                                         cards=cards))  # fmt: skip
     return sections
+
+
+def _lens_differences(
+    runs: list[RunResult], sections: list[SimpleNamespace], differences: list[pd.DataFrame | None]
+) -> list[LensDifferences]:
+    """Each run's paired differences with its lens and section, for the pair view."""
+    return [LensDifferences(get_probe(run.probe).lens, section.title, section.anchor, frame)
+            for run, section, frame in zip(runs, sections, differences, strict=True)
+            if frame is not None]  # fmt: skip
 
 
 def _left_out(runs: list[RunResult], anchors: list[str]) -> list[SimpleNamespace]:
@@ -230,14 +252,17 @@ def build_report(
     seed: int = 0,
     aliases: AliasTable | None = None,
     findings: Callable[[ModelIdentity, Matrix, list[Profile]], Any] | None = None,
+    adjust: str = DEFAULT_ADJUSTMENT,
 ) -> ReportResult:
     """Write one HTML report for every probe run found in `folders`. Models are merged into
     one row per model by the alias table (`core.aliases`, bundled by default); `findings`
     gives the cross-paper findings' view from the rows, the matrix and the headlines (the
-    atlas)."""
+    atlas). The paired tests' p-values are adjusted by `adjust` (holm or fdr_bh) across every
+    comparison the report shows."""
     runs = sorted(load_runs(folders, seed), key=_order)
     anchors = _anchors(runs)
-    sections = _sections(runs, anchors, seed)
+    differences = adjust_across([_run_differences(run, seed) for run in runs], adjust)
+    sections = _sections(runs, anchors, differences)
     transcripts, omitted = _transcripts(runs, max_transcripts)
     cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
     identity, matrix = merged_matrix(runs, aliases)
@@ -249,7 +274,8 @@ def build_report(
         "headers": _lens_headers(profiles), "profiles": profiles, "sections": sections,
         "cost_html": table_html(Table("Cost", cost)), "transcripts": transcripts, "omitted": omitted,
         "matrix": matrix_view(matrix), "left_out": _left_out(runs, anchors), "rows": identity.rows,
-        "unit_sets": unit_set_groups(profiles),
+        "unit_sets": unit_set_groups(profiles), "adjust": adjust,
+        "pairs": pair_view(_lens_differences(runs, sections, differences), identity.name),
         "findings": findings(identity, matrix, headlines) if findings else None,
     })  # fmt: skip
     out_path.parent.mkdir(parents=True, exist_ok=True)

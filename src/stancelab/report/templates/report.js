@@ -84,6 +84,18 @@
       filterCount.textContent = shown + " of " + frontRows().length + " models";
     });
   }
+  var pairSelect = document.getElementById("pair-select");
+  if (pairSelect) {
+    var showPair = function () {
+      document.querySelectorAll("details.pair").forEach(function (block) {
+        var chosen = block.getAttribute("data-index") === pairSelect.value;
+        block.hidden = !chosen;
+        block.open = chosen;
+      });
+    };
+    pairSelect.addEventListener("change", showPair);
+    showPair();
+  }
   var matrixModel = document.getElementById("matrix-model");
   if (matrixModel) {
     matrixModel.addEventListener("change", function () {

@@ -1,0 +1,86 @@
+"""Issue 27's must-show: models through one probe (MillStone, scripted mockllm models) give
+summary.json a row per pair with its test, interval and adjusted p; `analyze --adjust fdr_bh`
+switches the adjustment; the report shows every pair's lenses with adjusted p."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from statsmodels.stats.multitest import multipletests
+
+from stancelab.cli import main
+from stancelab.core.compare import RANK_BISERIAL, WILCOXON
+from stancelab.core.probes import run_probe
+from stancelab.millstone.run import MillstoneRun
+from stancelab.probes import PROBES
+from stancelab.report.build import build_report
+from tests.helpers import scripted_model
+from tests.millstone.test_run_mockllm import _issues_file, follower
+
+MODELS = ("mockllm/follows", "mockllm/half", "mockllm/stubborn")
+
+
+def _half(prompt: str) -> str:
+    """Follows the arguments on the first issue only."""
+    return follower(prompt) if "mandatory tests 1" in prompt else "I pick position A."
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("compare")
+    models = [scripted_model(follower, MODELS[0])[0], scripted_model(_half, MODELS[1])[0],
+              scripted_model(lambda prompt: "I pick position A.", MODELS[2])[0]]  # fmt: skip
+    options = MillstoneRun(models=models, out_dir=out / "run", trials=1,
+                           issues_file=_issues_file(out / "issues.jsonl"), display="none")  # fmt: skip
+    return out / "run", run_probe(PROBES["millstone"], options)
+
+
+def test_summary_json_has_each_pairs_test_interval_and_adjusted_p(
+    run_folder: tuple[Path, str],
+) -> None:
+    folder, text = run_folder
+    rows = json.loads((folder / "summary.json").read_text())["headline_differences"]
+    assert [(row["model_a"], row["model_b"]) for row in rows] == [
+        (MODELS[0], MODELS[1]), (MODELS[0], MODELS[2]), (MODELS[1], MODELS[2])]  # fmt: skip
+    for row in rows:
+        assert row["n"] == 2 and row["test"] == WILCOXON and row["adjustment"] == "holm"
+        assert 0 < row["p"] <= row["p_adjusted"] <= 1
+        assert row["effect_size_name"] == RANK_BISERIAL
+    assert [row["p_adjusted"] for row in rows] == pytest.approx(
+        multipletests([row["p"] for row in rows], method="holm")[1]
+    )
+    # differences that vary over the issues have a bootstrap interval round the difference
+    varied = [row for row in rows if row["ci_low"] is not None]
+    assert varied and all(row["ci_low"] <= row["difference"] <= row["ci_high"] for row in varied)
+    assert "holm-adjusted p=" in text and WILCOXON in text
+
+
+def test_analyze_adjusts_by_benjamini_hochberg_when_asked(
+    run_folder: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, _ = run_folder
+    assert main(["analyze", str(folder), "--adjust", "fdr_bh"]) == 0
+    assert "fdr_bh-adjusted p=" in capsys.readouterr().out
+    rows = json.loads((folder / "summary.json").read_text())["headline_differences"]
+    assert {row["adjustment"] for row in rows} == {"fdr_bh"}
+    assert [row["p_adjusted"] for row in rows] == pytest.approx(
+        multipletests([row["p"] for row in rows], method="fdr_bh")[1]
+    )
+    assert main(["analyze", str(folder)]) == 0  # back to the default for the other tests
+    with pytest.raises(SystemExit):
+        main(["analyze", str(folder), "--adjust", "bonferroni"])
+
+
+def test_the_report_lets_one_pick_two_models_and_see_each_lens(
+    run_folder: tuple[Path, str], tmp_path: Path
+) -> None:
+    folder, _ = run_folder
+    page = build_report(
+        [folder], tmp_path / "report.html", max_transcripts=0, adjust="fdr_bh"
+    ).path.read_text()
+    assert '<section id="pairs">' in page and 'id="pair-select"' in page
+    assert page.count('<details class="pair"') == 3
+    assert f"{MODELS[0]} − {MODELS[1]}" in page and "Benjamini-Hochberg" in page
+    assert "(fdr_bh)" in page and WILCOXON in page
