@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -183,7 +184,11 @@ def simulated_power(values: np.ndarray, units: int, difference: float, alpha: fl
     rng = np.random.default_rng(seed)
     centred = np.asarray(values, dtype=float) - np.mean(values)
     draws = rng.choice(centred, size=(reps, units), replace=True) + difference
-    pvalues = stats.ttest_1samp(draws, 0.0, axis=1).pvalue
+    with (
+        warnings.catch_warnings()
+    ):  # a draw of one repeated value has no t statistic: it does not reject
+        warnings.simplefilter("ignore", RuntimeWarning)
+        pvalues = stats.ttest_1samp(draws, 0.0, axis=1).pvalue
     return float(np.mean(np.nan_to_num(pvalues, nan=1.0) < alpha))
 
 
