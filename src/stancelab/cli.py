@@ -286,6 +286,7 @@ def _estimate(args: argparse.Namespace) -> int:
         return _estimate_all(args)
     probe, options = options_from_args(args)
     calibration = getattr(args, "estimate_calibration", None)
+    calibration = calibration and _probe_calibration(calibration, probe.name)
     request = _power_request(args, calibration, options.seed)
     if request is not None:
         from stancelab.core.power import plan_design

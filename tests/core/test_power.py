@@ -146,3 +146,27 @@ def test_a_pilot_of_a_probe_without_unit_values_is_refused(tmp_path: Path) -> No
         plan_design(
             _Probe(), _Options(["m"], tmp_path), PowerRequest("difference", 5.0, pilot=tmp_path)
         )  # type: ignore[arg-type]
+
+
+def _toy_units(run: object) -> pd.DataFrame:
+    return run.table("units")  # type: ignore[attr-defined]
+
+
+def test_a_one_model_pilot_with_fewer_trials_says_what_it_assumes(tmp_path: Path) -> None:
+    pilot = tmp_path / "pilot"
+    (pilot / "tables").mkdir(parents=True)
+    (pilot / "summary.json").write_text('{"models": ["a"]}')
+    (pilot / "run.toml").write_text('probe = "toy"\n\n[options]\ntrials = 1\n')
+    values = [0.0, 10.0, 20.0, 30.0]
+    pd.DataFrame({"model": "a", "unit": range(4), "value": values}).to_csv(
+        pilot / "tables" / "units.csv", index=False
+    )
+    text, _ = plan_design(_Probe(unit_values=_toy_units), _Options(["m"], tmp_path),  # type: ignore[arg-type]
+                               PowerRequest("difference", 20.0, pilot=pilot / "logs"))  # fmt: skip
+    sd = float(np.std(values, ddof=1)) * math.sqrt(2)
+    assert f"SD {sd:.3g}" in text and "uncorrelated" in text and "conservative" in text
+    assert f"Units needed: {units_for_difference(sd, 20.0, 0.8, 0.05)} of the dataset's 12" in text
+    assert (
+        "the pilot ran 1, so its spread holds the within-unit variance at 1: at 3 the spread is narrower"
+        in text
+    )

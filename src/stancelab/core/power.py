@@ -38,6 +38,7 @@ from statsmodels.stats.power import TTestPower
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
+from stancelab.core.options import RUN_CONFIG, read_config
 from stancelab.core.probes import Probe
 from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables
 
@@ -259,6 +260,9 @@ def format_sample_size(question: Question, spread: Spread, size: SampleSize, tar
     if spread.conservative:
         lines.append("This spread is conservative: a pilot run (--calibration RUN) with two models usually "
                      "shows a smaller one, and fewer units.")  # fmt: skip
+    if spread.sd == 0:
+        lines.append(f"The pilot's values do not vary over its units: {MIN_UNITS} units is the floor a t-test needs, "
+                     "not a plan; a larger pilot shows the real spread.")  # fmt: skip
     have = f" of the dataset's {size.dataset_units}" if size.dataset_units is not None else ""
     if size.reachable and size.units is not None:
         lines.append(f"Units needed: {size.units}{have}; trials per unit: {trials}.")
@@ -290,9 +294,24 @@ class PowerRequest:
     seed: int = 0
 
 
+def pilot_folder(probe: Probe, pilot: Path) -> Path:
+    """The probe's run folder of a pilot given as a run folder, its logs, or a `run all` folder."""
+    folder = pilot.parent if pilot.name == "logs" else pilot
+    return folder / probe.name if (folder / probe.name / SUMMARY_FILE).is_file() else folder
+
+
+def pilot_trials(probe: Probe, pilot: Path | None) -> int | None:
+    """The trials per unit the pilot ran, from its run.toml (None when it does not say)."""
+    config = pilot_folder(probe, pilot) / RUN_CONFIG if pilot is not None else None
+    if config is None or not config.is_file():
+        return None
+    trials = read_config(config)[1].get("trials")
+    return trials if isinstance(trials, int) else None
+
+
 def read_pilot(probe: Probe, pilot: Path) -> pd.DataFrame:
     """A pilot run's unit values (model, unit, value), from its summary.json and tables."""
-    folder = pilot.parent if pilot.name == "logs" else pilot
+    folder = pilot_folder(probe, pilot)
     if probe.unit_values is None:
         raise StancelabError(
             f"{probe.name} has no per-unit headline values, so its power cannot be planned."
@@ -346,6 +365,18 @@ def dataset_units(probe: Probe, options: ProbeRun) -> int:
     return high
 
 
+def _trials_text(planned: int | None, piloted: int | None) -> str:
+    if planned is None:
+        return "as the probe plans them"
+    if piloted is None or piloted == planned:
+        return f"{planned} (--trials, as planned{' and piloted' if piloted else ''})"
+    change = "wider" if planned < piloted else "narrower"
+    return (
+        f"{planned} (--trials; the pilot ran {piloted}, so its spread holds the within-unit variance at "
+        f"{piloted}: at {planned} the spread is {change} and these units {'too few' if change == 'wider' else 'enough'})"
+    )
+
+
 def plan_design(probe: Probe, options: ProbeRun, request: PowerRequest) -> tuple[str, ProbeRun]:
     """The printed sample size and the options of the design it asks for (`limit` set to the
     units; all of the dataset's where it has fewer)."""
@@ -355,16 +386,10 @@ def plan_design(probe: Probe, options: ProbeRun, request: PowerRequest) -> tuple
     size = sample_size(request.question, spread, request.target, request.power, request.alpha, available,
                        request.seed)  # fmt: skip
     units = min(size.units or available, available)
-    trials = getattr(options, "trials", None)
-    trials_text = (
-        f"{trials} (--trials, as planned)" if trials is not None else "as the probe plans them"
-    )
+    trials_text = _trials_text(getattr(options, "trials", None), pilot_trials(probe, request.pilot))
     text = format_sample_size(request.question, spread, size, request.target, request.power, request.alpha,
                               trials_text)  # fmt: skip
-    models = (
-        ""
-        if request.question == "half_width" or len(options.models) > 1
-        else (" (calls below are per subject model: a comparison runs two)")
-    )
+    one_model = request.question == "difference" and len(options.models) < 2
+    models = " (calls below are per subject model: a comparison runs two)" if one_model else ""
     heading = f"{probe.title}: units and trials for its {probe.lens.lower()} headline"
     return f"{heading}\n{text}\nDesign: --limit {units}{models}", replace(options, limit=units)
