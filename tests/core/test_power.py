@@ -69,6 +69,9 @@ def test_skewed_pilot_differences_are_simulated_not_given_the_t_closed_form() ->
     assert spread is not None
     size = sample_size("difference", spread, 5.0, 0.8, 0.05, dataset_units=None, seed=0)
     assert size.method.startswith("simulation") and size.units is not None and size.reachable
+    # the search stops just past the dataset: a design it cannot reach says so
+    small = sample_size("difference", spread, 1.0, 0.8, 0.05, dataset_units=5, seed=0)
+    assert not small.reachable and small.searched == 6 and small.best_target is not None
 
 
 def _two_models(differences: np.ndarray) -> pd.DataFrame:

@@ -55,6 +55,8 @@ NORMALITY_ALPHA = 0.05
 """Shapiro-Wilk p below which the pilot's values are taken as not normal"""
 SIMULATION_REPS = 2000
 MAX_UNITS = 100_000
+MAX_SIMULATED_UNITS = 5_000
+"""the most units a simulation tries (reps x units draws are held at once)"""
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,15 @@ class SampleSize:
     """Units a question needs, how they were found, and what the dataset allows."""
 
     units: int | None
-    """units needed (None: more than MAX_UNITS)"""
+    """units needed (None: more than `searched`)"""
     method: str
     reachable: bool
     """whether the dataset has that many units"""
     dataset_units: int | None
     best_target: float | None
     """with all the dataset's units: the difference detected or the half-width reached"""
+    searched: int = MAX_UNITS
+    """the most units the search tried"""
 
 
 def check_question(target: float, power: float, alpha: float) -> None:
@@ -194,18 +198,18 @@ def simulated_power(values: np.ndarray, units: int, difference: float, alpha: fl
 
 
 def simulated_units(values: np.ndarray, difference: float, power: float, alpha: float, seed: int,
-                    reps: int = SIMULATION_REPS) -> int | None:  # fmt: skip
+                    reps: int = SIMULATION_REPS, max_units: int = MAX_SIMULATED_UNITS) -> int | None:  # fmt: skip
     """The fewest units whose simulated power (same seed at every size) reaches `power`;
-    None above MAX_UNITS."""
+    None above `max_units`."""
 
     def reaches(units: int) -> bool:
         return simulated_power(values, units, difference, alpha, seed, reps) >= power
 
     high = MIN_UNITS
     while not reaches(high):
-        if high >= MAX_UNITS:
+        if high >= max_units:
             return None
-        high = min(2 * high, MAX_UNITS)
+        high = min(2 * high, max_units)
     low = max(MIN_UNITS, high // 2)
     if reaches(low):
         return low
@@ -227,6 +231,7 @@ def sample_size(question: Question, spread: Spread, target: float, power: float,
                 dataset_units: int | None, seed: int = 0) -> SampleSize:  # fmt: skip
     """Units the question needs, and (where the dataset has fewer) what its units reach."""
     units: int | None
+    searched = MAX_UNITS
     if question == "half_width":
         units = units_for_half_width(spread.sd, target, alpha)
         method = f"t interval at {1 - alpha:.0%} confidence (scipy t quantile)"
@@ -235,7 +240,8 @@ def sample_size(question: Question, spread: Spread, target: float, power: float,
         method = "paired two-sided t-test (statsmodels TTestPower.solve_power)"
     else:
         assert spread.values is not None
-        units = simulated_units(spread.values, target, power, alpha, seed)
+        searched = min(MAX_SIMULATED_UNITS, (dataset_units or MAX_SIMULATED_UNITS) + 1)
+        units = simulated_units(spread.values, target, power, alpha, seed, max_units=searched)
         method = (f"simulation: {SIMULATION_REPS} seeded resamples (seed {seed}) of the pilot's {len(spread.values)} "
                   "paired differences shifted to D, paired t-test (the pilot's differences are not normal, "
                   "Shapiro-Wilk p < 0.05, so the closed form does not fit)")  # fmt: skip
@@ -244,7 +250,7 @@ def sample_size(question: Question, spread: Spread, target: float, power: float,
     if not reachable and dataset_units is not None:
         best = (half_width(spread.sd, dataset_units, alpha) if question == "half_width"
                 else detectable_difference(spread.sd, dataset_units, power, alpha))  # fmt: skip
-    return SampleSize(units, method, reachable, dataset_units, best)
+    return SampleSize(units, method, reachable, dataset_units, best, searched)
 
 
 def format_sample_size(question: Question, spread: Spread, size: SampleSize, target: float, power: float,
@@ -267,7 +273,7 @@ def format_sample_size(question: Question, spread: Spread, size: SampleSize, tar
     if size.reachable and size.units is not None:
         lines.append(f"Units needed: {size.units}{have}; trials per unit: {trials}.")
     else:
-        needed = f"{size.units}" if size.units is not None else f"more than {MAX_UNITS:,}"
+        needed = f"{size.units}" if size.units is not None else f"more than {size.searched:,}"
         reach = "detects a difference" if question == "difference" else "reaches a half-width"
         best = f"{size.best_target:.3g}" if size.best_target is not None else "n/a"
         lines.append(f"Cannot reach {target:g}: it needs {needed} units, the dataset has {size.dataset_units}. "
