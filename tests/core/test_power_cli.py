@@ -133,3 +133,6 @@ def test_a_calibration_folder_without_a_run_is_a_one_line_error(
     err = _error(capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", "--detect", "5",
                           "--calibration", str(tmp_path)])  # fmt: skip
     assert "no summary.json there" in err
+    err = _error(capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", "--detect", "5",
+                          "--calibration", str(tmp_path / "missing")])  # fmt: skip
+    assert "no such folder" in err

@@ -264,8 +264,14 @@ def format_sample_size(question: Question, spread: Spread, size: SampleSize, tar
     lines = [f"Question: {asked}.", f"Spread per unit: SD {spread.sd:.3g}, from the {spread.source}.",
              f"Method: {size.method}."]  # fmt: skip
     if spread.conservative:
-        lines.append("This spread is conservative: a pilot run (--calibration RUN) with two models usually "
-                     "shows a smaller one, and fewer units.")  # fmt: skip
+        pilot = (
+            "a pilot run (--calibration RUN) with two models"
+            if question == "difference"
+            else "a pilot run"
+        )
+        lines.append(
+            f"This spread is conservative: {pilot} usually shows a smaller one, and fewer units."
+        )
     if spread.sd == 0:
         lines.append(f"The pilot's values do not vary over its units: {MIN_UNITS} units is the floor a t-test needs, "
                      "not a plan; a larger pilot shows the real spread.")  # fmt: skip
@@ -321,6 +327,10 @@ def read_pilot(probe: Probe, pilot: Path) -> pd.DataFrame:
     if probe.unit_values is None:
         raise StancelabError(
             f"{probe.name} has no per-unit headline values, so its power cannot be planned."
+        )
+    if not folder.is_dir():
+        raise StancelabError(
+            f"--calibration {pilot}: no such folder (give a {probe.name} run folder)."
         )
     if not (folder / SUMMARY_FILE).is_file():
         raise StancelabError(f"--calibration {pilot}: no {SUMMARY_FILE} there; give a {probe.name} run folder "
