@@ -73,6 +73,7 @@ def _add_probe_commands(parser: argparse.ArgumentParser, estimate: bool) -> None
                               "flags given here override it")  # fmt: skip
         if estimate:
             _add_calibration(sub)
+            _add_power(sub)
     _add_run_all(commands, estimate)
 
 
@@ -80,6 +81,21 @@ def _add_calibration(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--calibration", dest="estimate_calibration", type=Path,
                      help="a run folder (or logs) whose measured calls predict wall time "
                           "and cost at --max-connections and --workers")  # fmt: skip
+
+
+def _add_power(sub: argparse.ArgumentParser) -> None:
+    """`estimate PROBE --detect D | --half-width H`: the units a question needs (core.power)."""
+    group = sub.add_argument_group("power and sample size (from the --calibration run's units)")
+    asked = group.add_mutually_exclusive_group()
+    asked.add_argument("--detect", dest="power_detect", type=float, metavar="D",
+                       help="units needed to detect a headline difference D between two models (paired)")
+    asked.add_argument("--half-width", dest="power_half_width", type=float, metavar="H",
+                       help="units needed for one model's headline CI half-width of at most H")
+    group.add_argument("--power", dest="power_power", type=float, default=0.8, help="power for --detect (default 0.8)")
+    group.add_argument("--alpha", dest="power_alpha", type=float, default=0.05,
+                       help="two-sided alpha of the test or 1 - the CI level (default 0.05)")
+    group.add_argument("--value-range", dest="power_value_range", metavar="LO,HI",
+                       help="the headline's range, for the conservative spread without a pilot (default 0,100)")  # fmt: skip
 
 
 def _add_run_all(commands: argparse._SubParsersAction, estimate: bool = False) -> None:
@@ -279,8 +295,34 @@ def _estimate(args: argparse.Namespace) -> int:
     if args.probe_name == "all":
         return _estimate_all(args)
     probe, options = options_from_args(args)
-    print(_plan_text(probe, options, options.prices, getattr(args, "estimate_calibration", None)))
+    calibration = getattr(args, "estimate_calibration", None)
+    calibration = calibration and _probe_calibration(calibration, probe.name)
+    request = _power_request(args, calibration, options.seed)
+    if request is not None:
+        from stancelab.core.power import plan_design
+
+        text, options = plan_design(probe, options, request)
+        print(text)
+    print(_plan_text(probe, options, options.prices, calibration))
     return 0
+
+
+def _power_request(args: argparse.Namespace, calibration: Path | None, seed: int) -> Any:
+    """The `--detect` / `--half-width` question of `estimate PROBE`, or None."""
+    from stancelab.core.power import PowerRequest
+
+    detect, width = getattr(args, "power_detect", None), getattr(args, "power_half_width", None)
+    if detect is None and width is None:
+        return None
+    value_range = None
+    if args.power_value_range:
+        try:
+            low, high = (float(part) for part in args.power_value_range.split(","))
+        except ValueError:
+            raise StancelabError(f"--value-range takes LO,HI (e.g. 0,100), not {args.power_value_range!r}.") from None
+        value_range = (low, high)
+    question, target = ("difference", detect) if detect is not None else ("half_width", width)
+    return PowerRequest(question, target, args.power_power, args.power_alpha, calibration, value_range, seed)
 
 
 def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],

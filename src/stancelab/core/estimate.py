@@ -215,7 +215,7 @@ def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: dic
     high = predict_wall(int(frame["calls_max"].sum()), calibration, connections, processes)
     held = "held back by the harness" if calibration.harness_bound else "not held back by the harness"
     usd = measured_usd(frame, calibration, prices)
-    cost = f"{_usd(usd[0])}-{_usd(usd[1])}" if usd else "unknown (give --price MODEL=IN,OUT)"
+    cost = (_usd(usd[0]) if usd[0] == usd[1] else f"{_usd(usd[0])}-{_usd(usd[1])}") if usd else "unknown (give --price MODEL=IN,OUT)"
     wall = _duration(low.seconds) if low.seconds == high.seconds else f"{_duration(low.seconds)}-{_duration(high.seconds)}"
     return "\n".join([
         f"Calibration ({source}): {calibration.calls:,} calls, {calibration.seconds_per_call:.3g} s per "

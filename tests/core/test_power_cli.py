@@ -1,0 +1,138 @@
+"""`stancelab estimate millstone --detect 5 --calibration RUN` on a small two-model pilot run
+made with mockllm: the units and trials the difference needs, and what they cost."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.power import TTestPower
+
+from stancelab.cli import main
+from stancelab.core.power import units_for_half_width
+from stancelab.millstone.run import MillstoneRun, run_millstone
+from tests.helpers import scripted_model
+from tests.millstone.test_run_mockllm import _question, letter_for
+
+PRO, CON = "Tests should be required", "Tests should be optional"
+ISSUES = 3
+
+
+def _issues_file(path: Path) -> Path:
+    import json
+
+    records = [{"id": f"issue-{number}", "topic": "Testing", "issue": f"mandatory tests {number}", "pro": PRO,
+                "con": CON, "pro_arguments": [{"text": f"Pro argument {i} for {number}."} for i in range(5)],
+                "con_arguments": [{"text": f"Con argument {i} for {number}."} for i in range(5)]}
+               for number in range(1, ISSUES + 1)]  # fmt: skip
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def _swayed(prompt: str) -> str:
+    """Sides with the side that has more arguments on about two prompts in three (chosen by the
+    prompt's text), else pro: an OM that differs from issue to issue."""
+    n_pro, n_con = prompt.count("Pro argument"), prompt.count("Con argument")
+    side = CON if n_con > n_pro and zlib.crc32(prompt.encode()) % 3 else PRO
+    return f"I pick position {letter_for(side, _question(prompt))}."
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two models on three issues, one trial; a cache of its own, so the calls are answered
+    (what the calibration measures) and no other test's cached answers are read."""
+    folder = tmp_path_factory.mktemp("pilot")
+    swayed, _ = scripted_model(_swayed, "mockllm/swayed")
+    steady, _ = scripted_model(
+        lambda prompt: f"I pick position {letter_for(PRO, _question(prompt))}.", "mockllm/steady"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INSPECT_CACHE_DIR", str(folder / "cache"))
+        run_millstone(MillstoneRun(models=[swayed, steady], out_dir=folder / "run", trials=1, display="none",
+                                   issues_file=_issues_file(folder / "issues.jsonl")))  # fmt: skip
+    return folder / "run"
+
+
+def test_estimate_detect_prints_units_trials_and_cost_from_the_pilot(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["estimate", "millstone", "--model", "openai/gpt-x", "--model", "openai/gpt-y", "--trials", "1",
+                 "--price", "openai/gpt-x=1,2", "--price", "openai/gpt-y=1,2",
+                 "--detect", "5", "--calibration", str(pilot)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0, capsys.readouterr().err
+    # the steady model's OM is 0 on every issue: the paired differences are the swayed model's OMs
+    sd = float(np.std(_swayed_om(pilot), ddof=1))
+    units = int(np.ceil(TTestPower().solve_power(effect_size=5 / sd, alpha=0.05, power=0.8)))
+    assert sd > 0 and 2 < units < 35
+    assert (
+        "SD of the paired differences mockllm/steady - mockllm/swayed over 3 shared units"
+        in printed
+    )
+    assert f"Units needed: {units} of the dataset's 35; trials per unit: 1" in printed
+    assert f"Design: --limit {units}" in printed
+    # the design's calls: 66 per issue and trial, for each of the two models
+    assert f"total: {2 * 66 * units} calls" in printed
+    assert (
+        "Calibration" in printed
+        and "Predicted cost at the calibration's tokens per call" in printed
+    )
+
+
+def test_estimate_half_width_from_the_pilot(
+    pilot: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["estimate", "millstone", "--model", "openai/gpt-x", "--trials", "1", "--half-width", "2",
+                 "--calibration", str(pilot)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    units = units_for_half_width(
+        float(np.std(_swayed_om(pilot), ddof=1)), 2.0, 0.05
+    )  # the wider model's SD
+    assert (
+        "headline CI half-width of at most 2" in printed
+        and f"Units needed: {units} of the dataset's 35" in printed
+    )
+
+
+def _swayed_om(pilot: Path) -> pd.Series:
+    issues = pd.read_csv(pilot / "tables" / "om_issue.csv")
+    assert (issues.loc[issues["model"] == "mockllm/steady", "om"] == 0).all()
+    return issues.loc[issues["model"] == "mockllm/swayed", "om"]
+
+
+def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exited:
+        code = exited.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--detect", "0"], "must be above 0"),
+    (["--detect", "5", "--power", "1.2"], "--power must be between 0 and 1"),
+    (["--half-width", "2", "--alpha", "0"], "--alpha must be between 0 and 1"),
+    (["--detect", "5", "--value-range", "0-100"], "--value-range takes LO,HI"),
+])  # fmt: skip
+def test_bad_power_questions_are_one_line_errors(flags: list[str], message: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    assert message in _error(
+        capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", *flags]
+    )
+
+
+def test_a_calibration_folder_without_a_run_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _error(capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", "--detect", "5",
+                          "--calibration", str(tmp_path)])  # fmt: skip
+    assert "no summary.json there" in err
+    err = _error(capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", "--detect", "5",
+                          "--calibration", str(tmp_path / "missing")])  # fmt: skip
+    assert "no such folder" in err
