@@ -426,12 +426,14 @@ def single_argument_summary(
     threshold: float = SINGLE_ARGUMENT_SHIFT,
 ) -> pd.DataFrame:  # fmt: skip
     """Per model: mean single-argument effects (CIs over issues, optionally a subset) and the
-    number of issues where one argument moved the pro share by more than `threshold`."""
+    number of issues where one argument moved the pro share by more than `threshold` in the
+    argument's own direction (section 6.2's "> 50%": a con argument lowering it, a pro one
+    raising it; a move the other way, however large, is not that argument's effect)."""
     frame = single if issues is None else single[single["issue_id"].isin(issues)]
     con = group_estimates(frame, ["model"], "con_amid_pro", seed)
     pro = group_estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
     table = con.merge(pro, on="model", suffixes=("_con_amid_pro", "_pro_amid_con"), how="outer")
-    large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]].abs() > threshold).any(axis=1))
+    large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]] > threshold).any(axis=1))
     table["issues_above_threshold"] = table["model"].map(large.groupby("model")["large"].sum())
     return table.rename(columns={"n": "issues"})
 
