@@ -386,7 +386,10 @@ def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def counter_argument_shifts(counts: pd.DataFrame, min_shift: float = 0.0) -> pd.DataFrame:
     """One-sided cases that moved the pro share against their own side by more than
-    `min_shift` (Table 3)."""
+    `min_shift` (Table 3). As the authors' notebook counts them: the pro share over every
+    answer ("other" included) minus the baseline's, kept when a pro case lowers it or a con
+    case raises it by any amount (`min_shift` 0, strictly); Table 3 gives per model their
+    number and mean absolute size (`counter_shift_summary`)."""
     if BASELINE not in set(counts["case"]):
         return pd.DataFrame(columns=["model", "issue_id", "case", "shift"])
     shifts = _pro_shifts(counts)
