@@ -191,6 +191,22 @@ def test_argument_persuasiveness_and_model_correlation(trials: pd.DataFrame) -> 
     assert correlation[["model_a", "model_b"]].values.tolist() == [["m1", "m2"]]
 
 
+def test_argument_shift_from_the_baseline_per_template_as_the_authors_compute_figure_6() -> None:
+    """Issue 25: the authors' Figure 6 takes each argument's pro share minus the baseline's
+    per template, averaged over templates weighted by the argument's trials; the paper's text
+    says the pro share itself. Both are computed; the correlation headline is the shift."""
+    first = _trials("m", "i", {"baseline": "ppp", "one_sided_con": "ccc"})
+    second = [dict(row, template=2) for row in _trials("m", "i", {"baseline": "ccc", "one_sided_con": "ccp"})]
+    persuasiveness = an.argument_persuasiveness(pd.DataFrame(first + second))
+    row = persuasiveness.set_index("argument_id").loc["i:con:0"]
+    assert (row["n"], row["pro_share"]) == (6, pytest.approx(1 / 6))
+    # template 1: 0 - 1 over 3 trials; template 2: 1/3 - 0 over 3 trials
+    assert row["pro_share_shift"] == pytest.approx((-1 * 3 + 1 / 3 * 3) / 6)
+    correlation = an.argument_correlations(persuasiveness)
+    assert list(correlation.columns) == ["model_a", "model_b", "pearson_r", "pearson_r_pro_share",
+                                         "n_arguments"]  # fmt: skip
+
+
 def test_baseline_agreement_lists() -> None:
     rows = _trials("a", "same", {"baseline": "pppppppppp"}) + _trials(
         "b", "same", {"baseline": "pppppppppp"}
