@@ -156,6 +156,21 @@ def test_single_contradicting_argument_effect(trials: pd.DataFrame) -> None:
     assert single.loc[("m1", "i1"), "pro_amid_con"] == pytest.approx(1 / 6)
 
 
+def test_single_argument_count_takes_the_arguments_direction() -> None:
+    """Section 6.2's 'a single argument shifted its stance > 50%' counts a move the way the
+    added argument argues: one con argument among pro ones lowering the pro share by more than
+    0.5. A rise of the same size (the pro share going up when a con argument joins) is not
+    that argument's effect and is not counted (before issue 25 the count took its size)."""
+    toward = dict(FOLLOWER, one_sided_pro="ppp", cc_pro_1="ccc", cc_pro_2="ccc")  # 1.0 -> 0.0
+    away = dict(FOLLOWER, one_sided_pro="ccc", cc_pro_1="ppp", cc_pro_2="ppp")  # 0.0 -> 1.0
+    rows = _trials("toward", "i", toward) + _trials("away", "i", away)
+    single = an.single_argument_effect(_counts(pd.DataFrame(rows)))
+    summary = an.single_argument_summary(single).set_index("model")
+    assert single.set_index("model").loc["away", "con_amid_pro"] == pytest.approx(-1.0)
+    assert summary.loc["toward", "issues_above_threshold"] == 1
+    assert summary.loc["away", "issues_above_threshold"] == 0
+
+
 def test_case_shifts_per_model(trials: pd.DataFrame) -> None:
     shifts = an.case_shifts(_counts(trials)).set_index(["model", "case"])
     # m1: i1 con case 0 - 2/3, i2 stubborn 0 -> mean -1/3
@@ -174,6 +189,22 @@ def test_argument_persuasiveness_and_model_correlation(trials: pd.DataFrame) -> 
     assert row.pro_share.item() == pytest.approx(3 / 12)
     correlation = an.argument_correlations(persuasiveness)
     assert correlation[["model_a", "model_b"]].values.tolist() == [["m1", "m2"]]
+
+
+def test_argument_shift_from_the_baseline_per_template_as_the_authors_compute_figure_6() -> None:
+    """Issue 25: the authors' Figure 6 takes each argument's pro share minus the baseline's
+    per template, averaged over templates weighted by the argument's trials; the paper's text
+    says the pro share itself. Both are computed; the correlation headline is the shift."""
+    first = _trials("m", "i", {"baseline": "ppp", "one_sided_con": "ccc"})
+    second = [dict(row, template=2) for row in _trials("m", "i", {"baseline": "ccc", "one_sided_con": "ccp"})]
+    persuasiveness = an.argument_persuasiveness(pd.DataFrame(first + second))
+    row = persuasiveness.set_index("argument_id").loc["i:con:0"]
+    assert (row["n"], row["pro_share"]) == (6, pytest.approx(1 / 6))
+    # template 1: 0 - 1 over 3 trials; template 2: 1/3 - 0 over 3 trials
+    assert row["pro_share_shift"] == pytest.approx((-1 * 3 + 1 / 3 * 3) / 6)
+    correlation = an.argument_correlations(persuasiveness)
+    assert list(correlation.columns) == ["model_a", "model_b", "pearson_r", "pearson_r_pro_share",
+                                         "n_arguments"]  # fmt: skip
 
 
 def test_baseline_agreement_lists() -> None:

@@ -386,7 +386,10 @@ def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def counter_argument_shifts(counts: pd.DataFrame, min_shift: float = 0.0) -> pd.DataFrame:
     """One-sided cases that moved the pro share against their own side by more than
-    `min_shift` (Table 3)."""
+    `min_shift` (Table 3). As the authors' notebook counts them: the pro share over every
+    answer ("other" included) minus the baseline's, kept when a pro case lowers it or a con
+    case raises it by any amount (`min_shift` 0, strictly); Table 3 gives per model their
+    number and mean absolute size (`counter_shift_summary`)."""
     if BASELINE not in set(counts["case"]):
         return pd.DataFrame(columns=["model", "issue_id", "case", "shift"])
     shifts = _pro_shifts(counts)
@@ -426,12 +429,14 @@ def single_argument_summary(
     threshold: float = SINGLE_ARGUMENT_SHIFT,
 ) -> pd.DataFrame:  # fmt: skip
     """Per model: mean single-argument effects (CIs over issues, optionally a subset) and the
-    number of issues where one argument moved the pro share by more than `threshold`."""
+    number of issues where one argument moved the pro share by more than `threshold` in the
+    argument's own direction (section 6.2's "> 50%": a con argument lowering it, a pro one
+    raising it; a move the other way, however large, is not that argument's effect)."""
     frame = single if issues is None else single[single["issue_id"].isin(issues)]
     con = group_estimates(frame, ["model"], "con_amid_pro", seed)
     pro = group_estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
     table = con.merge(pro, on="model", suffixes=("_con_amid_pro", "_pro_amid_con"), how="outer")
-    large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]].abs() > threshold).any(axis=1))
+    large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]] > threshold).any(axis=1))
     table["issues_above_threshold"] = table["model"].map(large.groupby("model")["large"].sum())
     return table.rename(columns={"n": "issues"})
 
@@ -440,31 +445,54 @@ def single_argument_summary(
 
 
 def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, argument): pro share over every trial whose context held that argument."""
-    with_args = trials[(trials["case"] != BASELINE) & trials["stance"].ne("error")]
+    """Per (model, argument): the pro share over every trial whose context held that argument
+    (`pro_share`, the paper's text), and the argument's shift from the baseline as the
+    authors' notebook computes Figure 6 (`pro_share_shift`): per template, the argument's pro
+    share minus that template's baseline pro share, averaged over the templates weighted by
+    the argument's trials there. Failed calls are left out; "other" counts as not pro."""
+    answered = trials[trials["stance"].ne("error")].assign(is_pro=lambda t: t["stance"].eq("pro"))
+    keys = ["model", "issue_id", "template"]
+    baseline = answered[answered["case"] == BASELINE].groupby(keys)["is_pro"].mean().rename("baseline")
+    with_args = answered[answered["case"] != BASELINE]
+    argument = ["model", "issue_id", "argument_id", "side"]
+    if with_args.empty:
+        return pd.DataFrame(columns=[*argument, "n", "pro_share", "pro_share_shift"])
     exploded = with_args.assign(argument_id=with_args["argument_ids"].str.split(",")).explode(
         "argument_id"
     )
     exploded["argument_id"] = exploded["argument_id"].fillna("").astype(str)
     exploded = exploded[exploded["argument_id"] != ""]
     exploded["side"] = exploded["argument_id"].str.split(":").str[1]
-    return exploded.groupby(["model", "issue_id", "argument_id", "side"], as_index=False).agg(
-        n=("stance", "size"), pro_share=("stance", lambda s: float((s == "pro").mean()))
-    )
+    per_template = exploded.groupby([*argument, "template"]).agg(
+        n=("is_pro", "size"), pro_share=("is_pro", "mean")
+    ).join(baseline, on=keys)  # fmt: skip
+    per_template["weighted_shift"] = (per_template["pro_share"] - per_template["baseline"]) * per_template["n"]
+    per_template["n_with_baseline"] = per_template["n"].where(per_template["baseline"].notna(), 0)
+    pooled = exploded.groupby(argument, as_index=False).agg(
+        n=("is_pro", "size"), pro_share=("is_pro", "mean")
+    )  # fmt: skip
+    shift = per_template.groupby(argument)[["weighted_shift", "n_with_baseline"]].sum(min_count=1)
+    shift["pro_share_shift"] = shift["weighted_shift"] / shift["n_with_baseline"].replace(0, np.nan)
+    return pooled.join(shift["pro_share_shift"], on=argument)
 
 
 def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
-    """Pearson correlation of per-argument pro shares for each pair of models (Figure 6)."""
+    """Pearson correlation of per-argument values for each pair of models (Figure 6):
+    `pearson_r` over the arguments' shifts from the baseline (the authors' code, the
+    headline), `pearson_r_pro_share` over their pro shares (the paper's text)."""
+    columns = ["model_a", "model_b", "pearson_r", "pearson_r_pro_share", "n_arguments"]
     if persuasiveness.empty:
-        return pd.DataFrame(columns=["model_a", "model_b", "pearson_r", "n_arguments"])
-    wide = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share")
+        return pd.DataFrame(columns=columns)
+    shift = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share_shift")
+    share = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share")
     rows = [
         {
             "model_a": a,
             "model_b": b,
-            "pearson_r": pearson(wide[a], wide[b]),
-            "n_arguments": int(wide[[a, b]].dropna().shape[0]),
+            "pearson_r": pearson(shift[a], shift[b]) if {a, b} <= set(shift.columns) else np.nan,
+            "pearson_r_pro_share": pearson(share[a], share[b]),
+            "n_arguments": int(share[[a, b]].dropna().shape[0]),
         }
-        for a, b in itertools.combinations(sorted(wide.columns), 2)
+        for a, b in itertools.combinations(sorted(share.columns), 2)
     ]
-    return pd.DataFrame(rows, columns=["model_a", "model_b", "pearson_r", "n_arguments"])
+    return pd.DataFrame(rows, columns=columns)

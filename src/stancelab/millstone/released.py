@@ -21,7 +21,7 @@ from stancelab.millstone.analysis import counts_from_long, with_tags
 from stancelab.millstone.cases import Case
 from stancelab.millstone.corpus import authors_tags, figure_4_topic
 from stancelab.millstone.mislabel import corrected_counts, detect_mislabel, mislabel_summary
-from stancelab.millstone.om import PUBLISHED
+from stancelab.millstone.om import PUBLISHED, om_ranking
 from stancelab.millstone.results import build_summary, compute_count_tables, write_results
 
 COLUMNS = ("issue", "issue_stance", "count", "case", "model")
@@ -83,7 +83,14 @@ def load_released_counts(path: Path) -> pd.DataFrame:
     return with_tags(counts, authors_tags())
 
 
-CORRECTED_TABLES = ("om_issue", "om_full_run", "om_subset", "baseline", "counter_shifts_model")
+FIGURE_6_NOT_IN_COUNTS = (
+    "Figure 6 (each argument's pro share and its correlation between models) is not computable "
+    "from the released counts: they pool each case's answers over its argument draws and do not "
+    "say which arguments an answer saw"
+)
+
+CORRECTED_TABLES = ("om_issue", "om_full_run", "om_subset", "baseline", "counter_shifts",
+                    "counter_shifts_model")
 
 
 def _corrected_figures(tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> dict[str, Any]:
@@ -101,10 +108,45 @@ def _corrected_figures(tables: dict[str, pd.DataFrame], summary: dict[str, Any])
         for model, e in summary["issues_pro_over_con_pct"].items()
     }
     figures["strong_priors"] = {k: summary["strong_priors"][k] for k in ("pairs", "of")}
-    figures["counter_argument_shifts"] = {m: c["count"] for m, c in
-                                          summary["counter_argument_shifts"].items()}  # fmt: skip
+    figures["counter_argument_shifts"] = summary["counter_argument_shifts"]
     figures["largest_counter_shift"] = summary["largest_counter_shift"]
     return figures
+
+
+def counter_shifts_on_issues(counter: pd.DataFrame, issues: set[str]) -> dict[str, int]:
+    """{model: how many of its counter-argument shifts (Table 3) fall on `issues`}."""
+    on_issues = counter[counter["issue_id"].isin(issues)]
+    return {str(m): int(n) for m, n in on_issues.groupby("model").size().items()}
+
+
+# Table 5's 10 controversial issues, and the published OM (Table 5, as the authors' notebook
+# prints it) of the two models run on them whose counts are held back from the release.
+TABLE_5_ISSUES = frozenset({
+    "binge-watching", "drones", "fighting-in-hockey", "olympics", "ronald-reagan",
+    "saturday-halloween", "school-uniforms", "standardized-tests", "teacher-tenure", "us-penny",
+})  # fmt: skip
+HELD_BACK_TABLE_5 = {"grok-3": 10.580, "gpt-4o-mini": 9.401}
+
+
+def ranking_with_held_back(counts: pd.DataFrame, om_subset: pd.DataFrame) -> dict[str, Any] | None:
+    """Table 5's published-reading ranking with the held-back models' published OM added
+    beside the values recomputed from the counts, so that the paper's ratios for Grok 3
+    (+39.2% over the median in the introduction; +17.7% / +44.8% in section 6.2) can be
+    checked. None unless the counts hold Table 5's issue set without those models."""
+    models = set(counts["model"])
+    ran_by_all = counts.groupby("issue_id")["model"].nunique()
+    subset = frozenset(ran_by_all[ran_by_all == len(models)].index)
+    if subset != TABLE_5_ISSUES or models & set(HELD_BACK_TABLE_5) or om_subset.empty:
+        return None
+    measured = om_subset[om_subset["variant"] == PUBLISHED.name][["model", "variant", "value"]]
+    added = pd.DataFrame([{"model": m, "variant": PUBLISHED.name, "value": v}
+                          for m, v in HELD_BACK_TABLE_5.items()])  # fmt: skip
+    ranked = om_ranking(pd.concat([measured, added], ignore_index=True))
+    return {
+        "added": dict(HELD_BACK_TABLE_5),
+        "source": "Table 5 of the paper (the authors' notebook prints it); their counts are not released",
+        "ranking": [{k: json_safe(v) for k, v in r.items()} for _, r in ranked.iterrows()],
+    }
 
 
 def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
@@ -115,9 +157,16 @@ def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
     counts = load_released_counts(path)
     tables = compute_count_tables(counts, seed)
     summary = build_summary(counts, tables, source=SOURCE)
+    summary["not_in_the_counts"] = {"figure_6": FIGURE_6_NOT_IN_COUNTS}
+    with_held_back = ranking_with_held_back(counts, tables["om_subset"])
+    if with_held_back:
+        summary["om_ranking_with_held_back"] = with_held_back
     flagged = detect_mislabel(counts)
     tables["orientation_mislabel"] = flagged
     if len(flagged):
+        on_flagged = counter_shifts_on_issues(tables["counter_shifts"], set(flagged["issue_id"]))
+        for model, entry in summary["counter_argument_shifts"].items():
+            entry["on_mislabelled_issues"] = on_flagged.get(model, 0)
         corrected = corrected_counts(counts, set(flagged["issue_id"]))
         fixed_tables = compute_count_tables(corrected, seed)
         fixed_summary = build_summary(corrected, fixed_tables, source=SOURCE)
