@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    unit_key="statement_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
 )

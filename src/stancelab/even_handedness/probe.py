@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    unit_key="stance_pair_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "max_tokens": 48},
 )

@@ -20,6 +20,7 @@ PROBE = Probe(
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
+    unit_key="issue_id",
     topic_stances=topic_stance.topic_stances,
     demo={"limit": 2, "trials": 1, "max_tokens": 16},
     unit_sets=issue_sets.headline_issue_sets,
