@@ -23,7 +23,7 @@ from stancelab.core.logs import scored_samples
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult, write_summary
 from stancelab.core.stats import bootstrap_ci
-from tests.helpers import scripted_model
+from tests.helpers import own_cache, scripted_model
 
 UNITS = 20
 PER_UNIT = 2
@@ -104,17 +104,25 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     assert "stopped at look" in until_ci_text(summary)
 
 
-def test_noisy_model_spends_the_full_design(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def noisy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
+    """(the run's folder, its `until_ci` record, the calls it paid) of the noisy model, W = 5."""
+    folder = tmp_path_factory.mktemp("noisy")
     model, seen = scripted_model(noisy)
-    record = TOY.execute(options(tmp_path, model))["until_ci"]
+    with own_cache(folder / "cache"):
+        record = TOY.execute(options(folder, model))["until_ci"]
+    return folder / "run", record, len(seen)
+
+
+def test_noisy_model_spends_the_full_design(noisy_run: tuple[Path, dict[str, Any], int]) -> None:
+    _, record, paid = noisy_run
     assert record["reason"] == SPENT and record["stopped_at_look"] == LOOKS
-    assert record["looks"][-1]["units"] == UNITS and len(seen) == UNITS * PER_UNIT
+    assert record["looks"][-1]["units"] == UNITS and paid == UNITS * PER_UNIT
     assert all(look["headline"]["mockllm/model"]["width"] >= 5.0 for look in record["looks"])
 
 
-def test_the_interval_is_at_the_adjusted_level(tmp_path: Path) -> None:
-    model, _ = scripted_model(noisy)
-    record = TOY.execute(options(tmp_path, model, width=1.0))["until_ci"]
+def test_the_interval_is_at_the_adjusted_level(noisy_run: tuple[Path, dict[str, Any], int]) -> None:
+    _, record, _ = noisy_run
     assert record["level"] == pytest.approx(1 - ALPHA / LOOKS) == look_level()
     units = [100.0 * (unit % 2) for unit in range(UNITS)]
     adjusted, nominal = bootstrap_ci(units, level=1 - ALPHA / LOOKS), bootstrap_ci(units)
@@ -125,20 +133,20 @@ def test_the_interval_is_at_the_adjusted_level(tmp_path: Path) -> None:
     assert final["ci_high"] - final["ci_low"] > nominal.ci_high - nominal.ci_low
 
 
-def test_batches_hold_whole_units_and_a_rerun_pays_nothing(tmp_path: Path) -> None:
-    model, seen = scripted_model(noisy)
-    TOY.execute(options(tmp_path, model))
-    frame = scored_samples(tmp_path / "run" / "logs", TASK, "number")
+def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
+    noisy_run: tuple[Path, dict[str, Any], int],
+) -> None:
+    folder, record, _ = noisy_run
+    frame = scored_samples(folder / "logs", TASK, "number")
     logs_per_unit = frame.groupby("metadata_unit_id")["log"].nunique()
-    assert (
-        len(logs_per_unit) == UNITS and (logs_per_unit == 1).all()
-    )  # every unit in one batch's log
+    assert len(logs_per_unit) == UNITS and (logs_per_unit == 1).all()  # a unit in one log
     assert frame.groupby("metadata_unit_id").size().eq(PER_UNIT).all()
-    assert frame["log"].nunique() > 1  # the batches' logs all count
-    paid = len(seen)
+    units_per_log = frame.groupby("log")["metadata_unit_id"].nunique().tolist()
+    assert sorted(record["batch_units"]) == sorted(units_per_log)  # every batch's log counts
     again, seen_again = scripted_model(noisy)
-    record = TOY.execute(options(tmp_path, again))["until_ci"]
-    assert seen_again == [] and paid == UNITS * PER_UNIT and record["reason"] == SPENT
+    with own_cache(folder.parent / "cache"):
+        rerun = TOY.execute(options(folder.parent, again))["until_ci"]
+    assert seen_again == [] and rerun == record
 
 
 @pytest.mark.parametrize(("width", "more", "message"), [

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -36,8 +38,20 @@ from stancelab.core.results import RunResult, read_tables, write_summary
 from stancelab.core.shards import BATCH_PREFIX, Shard
 from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
 
-if TYPE_CHECKING:
-    from stancelab.core.probes import Probe
+
+class Probe(Protocol):
+    """What `--until-ci` calls on a probe (`core.probes.Probe`, which imports this module)."""
+
+    name: str
+    unit_key: str | None
+    unit_values: Callable[[Any], Any] | None
+    run: Callable[[Any], dict[str, Any]]
+    analyze: Callable[..., dict[str, Any]]
+
+    def with_differences(
+        self, folder: Path, summary: dict[str, Any], seed: int = 0
+    ) -> dict[str, Any]: ...
+
 
 LOOKS = 5
 """planned looks (batches) of an `--until-ci` run, fixed before it starts"""
@@ -98,6 +112,15 @@ def check_until_ci(probe: Probe, options: ProbeRun) -> None:
                              "give it without --workers and --shard.")  # fmt: skip
     if probe.unit_key is None or probe.unit_values is None:
         raise StancelabError(f"{probe.name} does not name its units, so it cannot run --until-ci.")
+
+
+def units_through(units: pd.DataFrame, index: int, seed: int, count: int = LOOKS) -> pd.DataFrame:
+    """The rows of `units` in batches 1 to `index`: a look reads no later batch, even where the
+    folder holds one already (a re-run with another W, or a whole run before)."""
+    positions = units["unit"].map(lambda unit: unit_position(unit, seed))
+    kept = units[(positions < index / count).to_numpy(dtype=bool)]
+    kept.attrs = units.attrs
+    return kept
 
 
 def headline_intervals(
@@ -169,7 +192,7 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
         probe.run(replace(options, shard=batch))  # type: ignore[arg-type]  # a Shard, as parse_shard takes
         summary = probe.analyze(options.out_dir, seed=options.seed)
         result = RunResult(probe.name, options.out_dir, summary, read_tables(options.out_dir))
-        units = probe.unit_values(result)
+        units = units_through(probe.unit_values(result), index, options.seed)
         # a model the analysis does not list yet has no interval: the run goes on
         names = result.models if len(result.models) >= len(models) else models
         intervals = headline_intervals(units, names, look_level(), options.seed)
