@@ -16,6 +16,7 @@ from inspect_ai.model import CachePolicy
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
+from stancelab.cli import main
 from stancelab.core.adaptive import ALPHA, LOOKS, NARROW, SPENT, look_level, until_ci_text
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
@@ -23,6 +24,7 @@ from stancelab.core.logs import scored_samples
 from stancelab.core.probes import Probe
 from stancelab.core.results import RunResult, write_summary
 from stancelab.core.stats import bootstrap_ci
+from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_model
 
 UNITS = 20
@@ -165,3 +167,14 @@ def test_a_probe_without_units_cannot_run_until_ci(tmp_path: Path) -> None:
 
     with pytest.raises(StancelabError, match="does not name its units"):
         replace(TOY, unit_key=None).execute(options(tmp_path, "mockllm/model"))
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_every_probe_names_its_units_and_takes_until_ci(
+    probe: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert PROBES[probe].unit_key  # the sample metadata key of its unit
+    status = main(
+        ["run", probe, "--model", "mockllm/model", "--until-ci", "0", "--out", str(tmp_path)]
+    )
+    assert status == 2 and "--until-ci must be a width greater than 0" in capsys.readouterr().err
