@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from benchmarks._common import fresh_cache_dir, machine
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
 
 from stancelab.core.adaptive import (
@@ -35,6 +35,10 @@ from stancelab.core.adaptive import (
 )
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.stats import Estimate
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import fresh_cache_dir, machine
 
 MODEL = "mockllm/scripted"
 UNITS = 150
