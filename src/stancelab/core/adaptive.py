@@ -211,18 +211,18 @@ def until_ci_text(summary: dict[str, Any]) -> str:
     if not isinstance(record, dict):
         return ""
     level = f"{record['level']:.1%}".replace(".0%", "%")
-    lines = [f"--until-ci {record['width']:g}: stopped at look {record['stopped_at_look']} of "
-             f"{record['looks_planned']} ({record['reason']}); units per batch "
-             f"{', '.join(map(str, record['batch_units']))}.",
-             f"  Headline as the mean over units, {level} interval per look ({record['method']}):"]  # fmt: skip
+    lines = [
+        f"--until-ci {record['width']:g}: stopped at look {record['stopped_at_look']} of "
+        f"{record['looks_planned']} ({record['reason']}); units per batch "
+        f"{', '.join(map(str, record['batch_units']))}.",
+        f"Headline valid despite the stopping, the mean over units with its {level} interval "
+        f"({record['method']}); the 95% intervals above take no account of the stopping:",
+    ]
     for model, row in record["headline"].items():
         low, high = row.get("ci_low"), row.get("ci_high")
         value = "n/a" if row.get("value") is None else f"{row['value']:.3g}"
-        interval = (
-            f"[{low:.3g}, {high:.3g}], width {high - low:.3g}"
-            if low is not None and high is not None
-            else "no CI"
-        )
+        measured = low is not None and high is not None
+        interval = f"[{low:.3g}, {high:.3g}], width {high - low:.3g}," if measured else "no CI"
         lines.append(f"  {model}: {value} {interval} over {row.get('n', 0)} units")
     return "\n".join(lines)
 
