@@ -5,6 +5,7 @@ Through a small probe of scripted units (two samples each, a number per answer) 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,13 @@ def test_every_probe_names_its_units_and_takes_until_ci(
         ["run", probe, "--model", "mockllm/model", "--until-ci", "0", "--out", str(tmp_path)]
     )
     assert status == 2 and "--until-ci must be a width greater than 0" in capsys.readouterr().err
+
+
+def test_a_small_design_with_empty_batches_runs_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "UNITS", 3)  # seed 0: batches of 0, 2, 0, 1, 0 units
+    model, seen = scripted_model(noisy)
+    record = TOY.execute(options(tmp_path, model))["until_ci"]
+    assert record["batch_units"] == [0, 2, 0, 1, 0] and record["reason"] == SPENT
+    assert record["looks"][0]["headline"] == {} and len(seen) == 3 * PER_UNIT

@@ -35,7 +35,7 @@ from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, json_safe
 from stancelab.core.results import RunResult, read_tables, write_summary
-from stancelab.core.shards import BATCH_PREFIX, Shard
+from stancelab.core.shards import BATCH_PREFIX, Shard, shard_of_log
 from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
 
 
@@ -183,26 +183,52 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
         and probe.unit_key is not None
         and probe.unit_values is not None
     )
-    models = [str(model) for model in options.models]
     looks: list[dict[str, Any]] = []
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] | None = None
     reason = SPENT
     for index in range(1, LOOKS + 1):
         batch = Batch(index, LOOKS, options.seed, probe.unit_key)
         probe.run(replace(options, shard=batch))  # type: ignore[arg-type]  # a Shard, as parse_shard takes
-        summary = probe.analyze(options.out_dir, seed=options.seed)
-        result = RunResult(probe.name, options.out_dir, summary, read_tables(options.out_dir))
-        units = units_through(probe.unit_values(result), index, options.seed)
-        # a model the analysis does not list yet has no interval: the run goes on
-        names = result.models if len(result.models) >= len(models) else models
-        intervals = headline_intervals(units, names, look_level(), options.seed)
+        if not batches_ran_samples(options.log_location(), index, options.seed):
+            looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
+            continue  # no unit in the batches so far (a small design): nothing to analyse yet
+        summary, units, intervals = look_at(probe, options, index)
         looks.append(look_record(index, units, intervals))
         if is_narrow(intervals, options.until_ci):
             reason = NARROW
             break
+    if summary is None:  # no batch ran a sample
+        summary = probe.analyze(options.out_dir, seed=options.seed)
     summary[SUMMARY_KEY] = stopping_record(options.until_ci, looks, reason, options.seed)
     write_summary(options.out_dir, summary)
     return probe.with_differences(options.out_dir, summary, options.seed)
+
+
+def look_at(
+    probe: Probe, options: ProbeRun, index: int
+) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Estimate]]:
+    """Analyse the folder: its summary, the unit values of batches 1 to `index`, and each
+    model's headline interval over those units."""
+    assert probe.unit_values is not None
+    summary = probe.analyze(options.out_dir, seed=options.seed)
+    result = RunResult(probe.name, options.out_dir, summary, read_tables(options.out_dir))
+    units = units_through(probe.unit_values(result), index, options.seed)
+    models = [str(model) for model in options.models]
+    # a model the analysis does not list yet has no interval: the run goes on
+    names = result.models if len(result.models) >= len(models) else models
+    return summary, units, headline_intervals(units, names, look_level(), options.seed)
+
+
+def batches_ran_samples(log_dir: str, index: int, seed: int) -> bool:
+    """Whether the logs of batches 1 to `index` in `log_dir` selected any sample."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    wanted = {str(Batch(number, LOOKS, seed, "")) for number in range(1, index + 1)}
+    for info in list_eval_logs(log_dir, recursive=True):
+        spec = read_eval_log(info, header_only=True).eval
+        if shard_of_log(spec.metadata) in wanted and spec.config.sample_id:
+            return True
+    return False
 
 
 def until_ci_text(summary: dict[str, Any]) -> str:
