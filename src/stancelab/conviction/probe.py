@@ -21,6 +21,7 @@ PROBE = Probe(
     section=report.section,
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.compare`)
+    unit_key="statement_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
 )

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.shards import shard_of_log
+from stancelab.core.shards import BATCH_PREFIX, shard_of_log
 
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
@@ -238,6 +238,8 @@ def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: Any, ru
         if not shard:
             if finished:
                 whole.add(key)
+            continue
+        if shard.startswith(BATCH_PREFIX):  # `--until-ci` stops after any batch: none is missing
             continue
         index, count = (int(part) for part in shard.split("/"))
         complete_shards = done.setdefault(key, {}).setdefault(count, set())

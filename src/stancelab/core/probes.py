@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.adaptive import check_until_ci, run_until_ci, until_ci_text
 from stancelab.core.compare import DEFAULT_ADJUSTMENT, MeasureKind, difference_records
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
@@ -69,6 +70,8 @@ class Probe:
     measure: MeasureKind = "continuous"
     """what `unit_values` holds per unit: a number, or one yes/no outcome at either end of its
     value range (`binary`: McNemar's test compares two models, `core.compare`)"""
+    unit_key: str | None = None
+    """sample metadata key of the unit a sample belongs to (`--until-ci` batches whole units)"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""
@@ -88,11 +91,14 @@ class Probe:
         if not isinstance(options, self.options):
             raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
         check_parallel_options(options)
+        check_until_ci(self, options)
         check_run(options)
         config = options.out_dir / RUN_CONFIG
         if not (options.shard and config.exists()):  # workers read the file their parent wrote
             write_config(self.name, options)
         write_prices(options)
+        if options.until_ci is not None:
+            return run_until_ci(self, options)
         if options.workers and options.workers > 1:
             # plain display: a worker's progress and errors go to its output file
             command = ["run", self.name, "--config", str(config.resolve()), "--display", "plain"]
@@ -158,7 +164,8 @@ def _test_text(row: dict[str, Any]) -> str:
 def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
     """A probe's CLI summary, what its read of the logs left out ("2 interrupted logs
     ignored", "shards 2-4 of 4 missing: partial"), then the models' paired differences."""
-    parts = (probe.format_summary(summary), evidence_text(summary), format_differences(summary))
+    parts = (probe.format_summary(summary), evidence_text(summary), until_ci_text(summary),
+             format_differences(summary))  # fmt: skip
     return "\n\n".join(part for part in parts if part)
 
 

@@ -30,7 +30,9 @@ from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.tether import tethered
 
 SHARD_KEY = "stancelab_shard"
-"""eval metadata key of a shard log: `I/N`"""
+"""eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
+BATCH_PREFIX = "until-ci batch "
+"""how the shard of a batch of whole units (`core.adaptive.Batch`) begins: not an `I/N` shard"""
 WORKER_LOGS = "workers"
 """folder (in the run's folder) of each worker's output"""
 STOP_GRACE_S = 10.0
@@ -54,6 +56,10 @@ class Shard:
         digest = hashlib.sha256(str(sample_id).encode()).digest()
         return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
 
+    def holds_sample(self, sample: Any) -> bool:
+        """Whether an Inspect sample is in the shard (by its id)."""
+        return self.holds(sample.id)
+
 
 def parse_shard(text: str | Shard | None) -> Shard | None:
     """`I/N` -> Shard(I, N); None stays None."""
@@ -71,10 +77,10 @@ def parse_shard(text: str | Shard | None) -> Shard | None:
 
 def shard_sample_ids(task: Any, shard: Shard) -> list[str | int]:
     """The ids of a task's samples in the shard, in dataset order (every sample needs an id)."""
-    ids = [sample.id for sample in task.dataset]
-    if any(sample_id is None for sample_id in ids):
+    samples = list(task.dataset)
+    if any(sample.id is None for sample in samples):
         raise StancelabError(f"Task {task.name} has samples without ids; it cannot be sharded.")
-    return [sample_id for sample_id in ids if shard.holds(sample_id)]
+    return [sample.id for sample in samples if shard.holds_sample(sample)]
 
 
 def shard_of_log(metadata: dict[str, Any] | None) -> str:

@@ -21,6 +21,7 @@ PROBE = Probe(
     section=report.section,
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.compare`)
+    unit_key="stance_pair_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "max_tokens": 48},
 )

@@ -21,6 +21,7 @@ PROBE = Probe(
     section=report.section,
     unit_values=report.unit_values,
     measure="binary",  # sycophant or not per topic x category cell (`core.compare`)
+    unit_key="topic_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48},
 )

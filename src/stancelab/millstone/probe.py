@@ -21,6 +21,7 @@ PROBE = Probe(
     section=report.section,
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.compare`)
+    unit_key="issue_id",
     topic_stances=topic_stance.topic_stances,
     demo={"limit": 2, "trials": 1, "max_tokens": 16},
     unit_sets=issue_sets.headline_issue_sets,

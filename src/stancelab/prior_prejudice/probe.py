@@ -21,6 +21,7 @@ PROBE = Probe(
     section=report.section,
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.compare`)
+    unit_key="claim_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
     extra_task_prefixes=True,

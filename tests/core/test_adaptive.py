@@ -1,0 +1,191 @@
+"""Issue 27: `--until-ci W` runs a probe's units in seeded batches and stops once every model's
+headline interval (at the Bonferroni-adjusted level of its planned looks) is narrower than W.
+Through a small probe of scripted units (two samples each, a number per answer) on mockllm."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from inspect_ai import Task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import CachePolicy
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import TaskState, generate
+
+from stancelab.cli import main
+from stancelab.core.adaptive import ALPHA, LOOKS, NARROW, SPENT, look_level, until_ci_text
+from stancelab.core.errors import StancelabError
+from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.logs import scored_samples
+from stancelab.core.probes import Probe
+from stancelab.core.results import RunResult, write_summary
+from stancelab.core.stats import bootstrap_ci
+from stancelab.probes import PROBES
+from tests.helpers import own_cache, scripted_model
+
+UNITS = 20
+PER_UNIT = 2
+TASK = "toy_units"
+
+
+@scorer(metrics=[mean()])
+def number() -> Any:
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=float(state.output.completion))
+
+    return score
+
+
+def toy_task() -> Task:
+    samples = [Sample(id=f"u{unit}__s{index}", input=f"unit {unit} sample {index}", metadata={"unit_id": f"u{unit}"})
+               for unit in range(UNITS) for index in range(PER_UNIT)]  # fmt: skip
+    return Task(dataset=MemoryDataset(samples, name=TASK), solver=generate(cache=CachePolicy(expiry=None)),
+                scorer=number(), name=TASK)  # fmt: skip
+
+
+def analyze(out_dir: Path, seed: int = 0) -> dict[str, Any]:
+    frame = scored_samples(Path(out_dir) / "logs", TASK, "number")
+    summary = {"models": sorted(frame["model"].unique().tolist()), "samples": len(frame)}
+    write_summary(Path(out_dir), summary)
+    return summary
+
+
+def unit_values(run: RunResult) -> pd.DataFrame:
+    frame = scored_samples(run.folder / "logs", TASK, "number")
+    units = frame["metadata_unit_id"]
+    values = frame.assign(unit=units, value=frame["score_value"].astype(float))
+    return values.groupby(["model", "unit"], as_index=False)["value"].mean()
+
+
+def run(options: ProbeRun) -> dict[str, Any]:
+    run_eval(toy_task(), options.models, options.roles, options.log_location(), **options.eval_args(),
+             **options.shard_args())  # fmt: skip
+    return options.shard_result() if options.shard else analyze(options.out_dir, options.seed)
+
+
+TOY = Probe(name="toy", title="toy", lens="toy", task_prefix=TASK, options=ProbeRun, roles=(), tasks=(toy_task,),
+            run=run, analyze=analyze, format_summary=lambda summary: "", plan=lambda options: [],
+            profiles=lambda result: [], section=lambda result: None, unit_values=unit_values,
+            unit_key="unit_id")  # fmt: skip
+
+
+def steady(prompt: str) -> str:
+    """Low variance: 50, 51 or 52 by unit."""
+    return str(50 + int(prompt.split()[1]) % 3)
+
+
+def noisy(prompt: str) -> str:
+    """High variance: 0 or 100 by unit."""
+    return str(100 * (int(prompt.split()[1]) % 2))
+
+
+def options(tmp_path: Path, model: Any, width: float | None = 5.0, **more: Any) -> ProbeRun:
+    return ProbeRun(
+        models=[model], out_dir=tmp_path / "run", until_ci=width, display="none", **more
+    )
+
+
+def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
+    model, seen = scripted_model(steady)
+    summary = TOY.execute(options(tmp_path, model))
+    record = summary["until_ci"]
+    assert record["reason"] == NARROW and record["stopped_at_look"] < LOOKS
+    assert record["looks_planned"] == LOOKS and record["width"] == 5.0
+    assert "Bonferroni" in record["method"] and len(record["looks"]) == record["stopped_at_look"]
+    assert all(
+        look["headline"]["mockllm/model"]["width"] is not None for look in record["looks"][-1:]
+    )
+    run_units = record["looks"][-1]["units"]
+    assert sum(record["batch_units"]) == run_units < UNITS
+    assert len(seen) == run_units * PER_UNIT  # only the batches run were paid
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
+    assert "stopped at look" in until_ci_text(summary)
+
+
+@pytest.fixture(scope="module")
+def noisy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
+    """(the run's folder, its `until_ci` record, the calls it paid) of the noisy model, W = 5."""
+    folder = tmp_path_factory.mktemp("noisy")
+    model, seen = scripted_model(noisy)
+    with own_cache(folder / "cache"):
+        record = TOY.execute(options(folder, model))["until_ci"]
+    return folder / "run", record, len(seen)
+
+
+def test_noisy_model_spends_the_full_design(noisy_run: tuple[Path, dict[str, Any], int]) -> None:
+    _, record, paid = noisy_run
+    assert record["reason"] == SPENT and record["stopped_at_look"] == LOOKS
+    assert record["looks"][-1]["units"] == UNITS and paid == UNITS * PER_UNIT
+    assert all(look["headline"]["mockllm/model"]["width"] >= 5.0 for look in record["looks"])
+
+
+def test_the_interval_is_at_the_adjusted_level(noisy_run: tuple[Path, dict[str, Any], int]) -> None:
+    _, record, _ = noisy_run
+    assert record["level"] == pytest.approx(1 - ALPHA / LOOKS) == look_level()
+    units = [100.0 * (unit % 2) for unit in range(UNITS)]
+    adjusted, nominal = bootstrap_ci(units, level=1 - ALPHA / LOOKS), bootstrap_ci(units)
+    final = record["headline"]["mockllm/model"]
+    assert (final["ci_low"], final["ci_high"]) == pytest.approx(
+        (adjusted.ci_low, adjusted.ci_high), abs=1e-6
+    )
+    assert final["ci_high"] - final["ci_low"] > nominal.ci_high - nominal.ci_low
+
+
+def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
+    noisy_run: tuple[Path, dict[str, Any], int],
+) -> None:
+    folder, record, _ = noisy_run
+    frame = scored_samples(folder / "logs", TASK, "number")
+    logs_per_unit = frame.groupby("metadata_unit_id")["log"].nunique()
+    assert len(logs_per_unit) == UNITS and (logs_per_unit == 1).all()  # a unit in one log
+    assert frame.groupby("metadata_unit_id").size().eq(PER_UNIT).all()
+    units_per_log = frame.groupby("log")["metadata_unit_id"].nunique().tolist()
+    assert sorted(record["batch_units"]) == sorted(units_per_log)  # every batch's log counts
+    again, seen_again = scripted_model(noisy)
+    with own_cache(folder.parent / "cache"):
+        rerun = TOY.execute(options(folder.parent, again))["until_ci"]
+    assert seen_again == [] and rerun == record
+
+
+@pytest.mark.parametrize(("width", "more", "message"), [
+    (0.0, {}, "greater than 0"), (-2.0, {}, "greater than 0"),
+    (5.0, {"workers": 2}, "without --workers"), (5.0, {"shard": "1/2"}, "without --workers and --shard"),
+])  # fmt: skip
+def test_bad_until_ci_is_a_clear_error(
+    tmp_path: Path, width: float, more: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(StancelabError, match=message):
+        TOY.execute(options(tmp_path, "mockllm/model", width=width, **more))
+
+
+def test_a_probe_without_units_cannot_run_until_ci(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(StancelabError, match="does not name its units"):
+        replace(TOY, unit_key=None).execute(options(tmp_path, "mockllm/model"))
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_every_probe_names_its_units_and_takes_until_ci(
+    probe: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert PROBES[probe].unit_key  # the sample metadata key of its unit
+    status = main(
+        ["run", probe, "--model", "mockllm/model", "--until-ci", "0", "--out", str(tmp_path)]
+    )
+    assert status == 2 and "--until-ci must be a width greater than 0" in capsys.readouterr().err
+
+
+def test_a_small_design_with_empty_batches_runs_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "UNITS", 3)  # seed 0: batches of 0, 2, 0, 1, 0 units
+    model, seen = scripted_model(noisy)
+    record = TOY.execute(options(tmp_path, model))["until_ci"]
+    assert record["batch_units"] == [0, 2, 0, 1, 0] and record["reason"] == SPENT
+    assert record["looks"][0]["headline"] == {} and len(seen) == 3 * PER_UNIT
