@@ -41,7 +41,7 @@ UPDATE_EVERY = 10  # calls between updates of the timeout
 HOSTED_LATENCY = 18.0
 LOCAL_LATENCY = 60.0
 USUAL_LATENCY: dict[str, float] = {
-    "mockllm": 0.2,
+    "mockllm": 1.0,
     **dict.fromkeys(
         ("openai-api", "vllm", "sglang", "ollama", "llama-cpp-python", "lmstudio"), LOCAL_LATENCY
     ),
