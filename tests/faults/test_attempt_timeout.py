@@ -88,6 +88,8 @@ def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
     faults = Faults(rate=0.3, kinds=("timeout",), timeout_seconds=stall, seed=49)
     samples = [Sample(id=i, input=f"first {i}") for i in range(3)]
     task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
+    widened: list[int | None] = []
+    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
     monkeypatch.setenv("FAKE_API_KEY", "local")
     with FakeOpenAIServer(latency=0.02, faults=faults) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
@@ -100,6 +102,7 @@ def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
     abandoned = [str(event.error) for sample in log.samples or [] for event in sample.events
                  if isinstance(event, ModelEvent) and event.error]  # fmt: skip
     assert len(abandoned) == 1 and "attempt_timeout '2'" in abandoned[0], abandoned
+    assert widened == [2]  # the hook saw the abandoned attempt
     # the samples' own time, not the eval's start-up, which a loaded machine stretches
     assert max(sample.total_time or 0 for sample in log.samples or []) < 0.75 * stall, elapsed
     assert stats["requests"] == 4, stats  # the stalled one, abandoned and sent again
@@ -112,6 +115,8 @@ def test_stalls_are_abandoned_and_retried(tmp_path: Path, monkeypatch: pytest.Mo
     faults = Faults(rate=0.1, kinds=("timeout",), timeout_seconds=STALL, seed=29)
     samples = [Sample(id=i, input=f"prompt {i}") for i in range(80)]
     task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
+    widened: list[int | None] = []
+    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
     monkeypatch.setenv("FAKE_API_KEY", "local")
     with FakeOpenAIServer(latency=0.02, faults=faults) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
