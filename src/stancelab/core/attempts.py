@@ -10,9 +10,8 @@ times the 95th percentile of the last WINDOW successful calls' durations, at lea
 MIN_ATTEMPT_TIMEOUT seconds, updated every UPDATE_EVERY calls. Until then, an attempt
 abandoned at the first timeout doubles it (at most once per timeout's length, up to
 MAX_ATTEMPT_TIMEOUT), so a provider slower than its usual latency is not abandoned over and
-over. Both are set through Inspect's live `attempt_timeout` override and cleared when the
-run ends. An explicit
-`--attempt-timeout` turns it off.
+over. Every value is set through Inspect's live `attempt_timeout` override and cleared when
+the run ends. An explicit `--attempt-timeout` turns all of this off.
 """
 
 from __future__ import annotations
