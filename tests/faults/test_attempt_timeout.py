@@ -1,5 +1,6 @@
-"""Stalled requests are abandoned after a timeout set from the observed latency, and retried:
-every sample completes long before a stall would end, and no answer is paid twice."""
+"""Stalled requests are abandoned after a timeout, from the first call (the provider's usual
+latency, or half of --timeout) and then from the observed latency, and retried: every sample
+completes long before a stall would end, and no answer is paid twice."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from pathlib import Path
 import pytest
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog
 from inspect_ai.model import CachePolicy
-from inspect_ai.model._generate_overrides import set_generate_config_override
 from inspect_ai.solver import generate
 
+from stancelab.core import attempts
 from stancelab.core.attempts import MIN_ATTEMPT_TIMEOUT, OBSERVED, attempt_timeout_for, observe
 from stancelab.core.evals import run_eval
+from stancelab.core.inspect_private import set_generate_config_override
 from stancelab.testing.fake_openai import FakeOpenAIServer, Faults
 
 STALL = 60.0
@@ -40,19 +43,80 @@ def test_observe_waits_for_enough_calls() -> None:
         set_generate_config_override("attempt_timeout", None)  # not left to later tests
 
 
-def _timed_eval(task: Task, model: str, log_dir: Path) -> tuple[EvalLog, float]:
+def test_first_timeout_from_the_provider_and_the_call_budget() -> None:
+    initial = attempts.initial_attempt_timeout
+    assert initial(["openai/gpt-4o-mini"]) == 180  # hosted: 10x its usual 18 s
+    assert initial(["embedded/x", "openai/gpt-4o-mini"]) == 600  # the slowest provider's
+    assert initial(["ollama/llama3"]) == initial(["openai-api/local/x"]) == 600
+    assert initial(["openai/gpt-4o-mini"], timeout=60) == 30  # a retry fits in --timeout
+    assert initial(["mockllm/model"]) == 10
+    assert initial(["openai/x"], timeout=1) == MIN_ATTEMPT_TIMEOUT
+
+
+def test_an_early_abandoned_attempt_doubles_the_first_timeout_once_per_stall(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(attempts.time, "monotonic", lambda: clock[0])
+    with attempts.adaptive_attempt_timeout(10):
+        clock[0] += 10
+        attempts.abandoned()
+        assert OBSERVED.timeout == 20
+        attempts.abandoned()  # a call in flight with it, abandoned at the same stall
+        assert OBSERVED.timeout == 20
+        for _ in range(attempts.MIN_OBSERVATIONS):
+            observe(0.1)
+        clock[0] += 60
+        attempts.abandoned()  # enough calls timed: the observed latency decides
+        assert OBSERVED.timeout == MIN_ATTEMPT_TIMEOUT
+    assert OBSERVED.timeout is None and not OBSERVED.active
+
+
+def _timed_eval(task: Task, model: str, log_dir: Path, **settings: int) -> tuple[EvalLog, float]:
     """The run of `task` on `model` (max_connections 4) and its wall time in seconds."""
     started = time.monotonic()
-    (log,) = run_eval(task, [model], None, log_dir, "none", max_connections=4)
+    (log,) = run_eval(task, [model], None, log_dir, "none", max_connections=4, **settings)
     return log, time.monotonic() - started
+
+
+def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seed 49 at rate 0.3 stalls the first request and none of the next five; --timeout 4 sets
+    # the first attempt timeout to 2 s, long before the stall ends.
+    stall = 8.0
+    faults = Faults(rate=0.3, kinds=("timeout",), timeout_seconds=stall, seed=49)
+    samples = [Sample(id=i, input=f"first {i}") for i in range(3)]
+    task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
+    widened: list[int | None] = []
+    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
+    monkeypatch.setenv("FAKE_API_KEY", "local")
+    with FakeOpenAIServer(latency=0.02, faults=faults) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        log, elapsed = _timed_eval(
+            task, "openai-api/fake/first-stall", tmp_path / "logs", timeout=4
+        )
+        stats = server.stats_dict()
+    assert log.status == "success" and len(log.samples or []) == 3
+    assert not any(sample.error_retries for sample in log.samples or [])  # retried within the call
+    abandoned = [str(event.error) for sample in log.samples or [] for event in sample.events
+                 if isinstance(event, ModelEvent) and event.error]  # fmt: skip
+    assert len(abandoned) == 1 and "attempt_timeout '2'" in abandoned[0], abandoned
+    assert widened == [2]  # the hook saw the abandoned attempt
+    # the samples' own time, not the eval's start-up, which a loaded machine stretches
+    assert max(sample.total_time or 0 for sample in log.samples or []) < 0.75 * stall, elapsed
+    assert stats["requests"] == 4, stats  # the stalled one, abandoned and sent again
+    assert stats["paid_calls"] == 3 and stats["duplicate_paid_calls"] == 0
 
 
 def test_stalls_are_abandoned_and_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Seed 29 stalls requests 38, 57, 63, ...: after the first MIN_OBSERVATIONS answers have
-    # set the timeout (a stall before then has no timeout to end it).
+    # set the timeout from their latency (before then, 10 min for openai-api).
     faults = Faults(rate=0.1, kinds=("timeout",), timeout_seconds=STALL, seed=29)
     samples = [Sample(id=i, input=f"prompt {i}") for i in range(80)]
     task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
+    widened: list[int | None] = []
+    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
     monkeypatch.setenv("FAKE_API_KEY", "local")
     with FakeOpenAIServer(latency=0.02, faults=faults) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)

@@ -1,27 +1,51 @@
-"""An attempt timeout set from the latency observed so far (Inspect's `attempt_timeout`).
+"""The attempt timeout (Inspect's `attempt_timeout`): from the first call, then from the
+latency observed.
 
-A call that takes far longer than the calls around it (a stalled connection) is abandoned
-and retried by Inspect. The timeout is ATTEMPT_FACTOR times the 95th percentile of the
-last WINDOW successful calls' durations, at least MIN_ATTEMPT_TIMEOUT seconds; it is set
-through Inspect's live `attempt_timeout` override once MIN_OBSERVATIONS calls have
-answered, and cleared when the run ends. An explicit `--attempt-timeout` turns it off.
+A call that takes far longer than calls usually do (a stalled connection) is abandoned and
+retried by Inspect. Before any call has answered, the timeout is ATTEMPT_FACTOR times the
+usual latency of the slowest provider in the run (USUAL_LATENCY: generous for local servers
+and in-process models), and at most half the run's `--timeout` (the whole call's budget, so
+that a retry fits in it). Once MIN_OBSERVATIONS calls have answered it is ATTEMPT_FACTOR
+times the 95th percentile of the last WINDOW successful calls' durations, at least
+MIN_ATTEMPT_TIMEOUT seconds, updated every UPDATE_EVERY calls. Until then, an attempt
+abandoned at the first timeout doubles it (at most once per timeout's length, up to
+MAX_ATTEMPT_TIMEOUT), so a provider slower than its usual latency is not abandoned over and
+over. Every value is set through Inspect's live `attempt_timeout` override and cleared when
+the run ends. An explicit `--attempt-timeout` turns all of this off.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from inspect_ai.hooks import Hooks, ModelUsageData, hooks
-from inspect_ai.model._generate_overrides import set_generate_config_override
+from inspect_ai.hooks import Hooks, ModelRetry, ModelUsageData, hooks
+
+from stancelab.core.inspect_private import set_generate_config_override
 
 ATTEMPT_FACTOR = 10
 MIN_ATTEMPT_TIMEOUT = 2  # seconds; Inspect takes whole seconds
+MAX_ATTEMPT_TIMEOUT = 3600  # seconds: the most that doubling the first timeout reaches
 MIN_OBSERVATIONS = 20
 WINDOW = 500
 UPDATE_EVERY = 10  # calls between updates of the timeout
+
+# Seconds one call usually takes, by provider, before a call of the run has been timed. The
+# first timeout is ATTEMPT_FACTOR times this: hosted APIs 3 min (the openai client's own
+# limit is 10 min), servers on the user's hardware and in-process models 10 min (a CPU, a
+# cold start or a queue of batched generations).
+HOSTED_LATENCY = 18.0
+LOCAL_LATENCY = 60.0
+USUAL_LATENCY: dict[str, float] = {
+    "mockllm": 1.0,
+    **dict.fromkeys(
+        ("openai-api", "vllm", "sglang", "ollama", "llama-cpp-python", "lmstudio"), LOCAL_LATENCY
+    ),
+    **dict.fromkeys(("embedded", "hf", "transformer_lens", "nnterp"), LOCAL_LATENCY),
+}
 
 
 class _Observed:
@@ -32,9 +56,10 @@ class _Observed:
         self.durations: deque[float] = deque(maxlen=WINDOW)
         self.calls = 0
         self.timeout: int | None = None
+        self.set_at = 0.0  # time.monotonic() when the timeout was last set
 
     def reset(self, active: bool) -> None:
-        self.active, self.calls, self.timeout = active, 0, None
+        self.active, self.calls, self.timeout, self.set_at = active, 0, None, 0.0
         self.durations.clear()
 
 
@@ -48,6 +73,29 @@ def attempt_timeout_for(durations: list[float]) -> int:
     return max(MIN_ATTEMPT_TIMEOUT, math.ceil(ATTEMPT_FACTOR * p95))
 
 
+def provider_of(model: object) -> str:
+    """The provider part of a model (an Inspect model string or `Model`)."""
+    return str(model).split("/", 1)[0]
+
+
+def initial_attempt_timeout(models: Iterable[object], timeout: int | None = None) -> int:
+    """The attempt timeout (whole seconds) before any call has answered: ATTEMPT_FACTOR times
+    the slowest provider's usual latency, at most half of `timeout` (the whole call's budget
+    in seconds), at least MIN_ATTEMPT_TIMEOUT."""
+    latency = max((USUAL_LATENCY.get(provider_of(model), HOSTED_LATENCY) for model in models),
+                  default=HOSTED_LATENCY)  # fmt: skip
+    seconds = math.ceil(ATTEMPT_FACTOR * latency)
+    if timeout:
+        seconds = min(seconds, timeout // 2)
+    return max(MIN_ATTEMPT_TIMEOUT, seconds)
+
+
+def set_attempt_timeout(seconds: int | None) -> None:
+    """Set (None: clear) Inspect's live attempt timeout, and remember it."""
+    OBSERVED.timeout, OBSERVED.set_at = seconds, time.monotonic()
+    set_generate_config_override("attempt_timeout", seconds)
+
+
 def observe(duration: float) -> None:
     """Record one successful call; every UPDATE_EVERY calls, set the timeout they imply."""
     OBSERVED.durations.append(duration)
@@ -56,13 +104,25 @@ def observe(duration: float) -> None:
         return
     timeout = attempt_timeout_for(list(OBSERVED.durations))
     if timeout != OBSERVED.timeout:
-        OBSERVED.timeout = timeout
-        set_generate_config_override("attempt_timeout", timeout)
+        set_attempt_timeout(timeout)
 
 
-@hooks(name="stancelab_adaptive_attempt_timeout", description="attempt timeout from observed latency")
+def abandoned() -> None:
+    """An attempt ran out of time: before enough calls have answered to time them, double
+    the timeout, unless it was set less than its own length ago (its attempts started before
+    it was set: one stall abandons all the calls in flight at once)."""
+    if (len(OBSERVED.durations) >= MIN_OBSERVATIONS or OBSERVED.timeout is None
+            or time.monotonic() - OBSERVED.set_at < OBSERVED.timeout):  # fmt: skip
+        return
+    set_attempt_timeout(min(MAX_ATTEMPT_TIMEOUT, 2 * OBSERVED.timeout))
+
+
+@hooks(
+    name="stancelab_adaptive_attempt_timeout", description="attempt timeout from observed latency"
+)
 class AdaptiveAttemptTimeout(Hooks):
-    """Feeds each successful call's duration to `observe` while a run has it on."""
+    """Feeds each successful call's duration to `observe`, and each attempt abandoned at
+    the timeout to `abandoned`, while a run has it on."""
 
     def enabled(self) -> bool:
         return OBSERVED.active
@@ -70,11 +130,18 @@ class AdaptiveAttemptTimeout(Hooks):
     async def on_model_usage(self, data: ModelUsageData) -> None:
         observe(data.call_duration)
 
+    async def on_model_retry(self, data: ModelRetry) -> None:
+        if data.exception_type == "AttemptTimeoutError":
+            abandoned()
+
 
 @contextmanager
-def adaptive_attempt_timeout(active: bool = True) -> Iterator[None]:
-    """Set the attempt timeout from observed latency for the calls made inside."""
-    OBSERVED.reset(active)
+def adaptive_attempt_timeout(initial: int | None) -> Iterator[None]:
+    """For the calls made inside: the attempt timeout `initial` (None: off, Inspect's own
+    settings apply), then the one the observed latency sets."""
+    OBSERVED.reset(initial is not None)
+    if initial is not None:
+        set_attempt_timeout(initial)
     try:
         yield
     finally:

@@ -18,7 +18,11 @@ from inspect_ai.model import (
     ModelOutput,
     ModelUsage,
 )
-from inspect_ai.model._providers.hf import (
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from stancelab.core.embedded import EMBEDDED_MODEL_NAME, materialise
+from stancelab.core.embedded_logprobs import generate_with_top_logprobs, logprobs_from_rows
+from stancelab.core.inspect_private import (
     HF_TOKEN,
     GenerateInput,
     HuggingFaceAPI,
@@ -26,10 +30,6 @@ from inspect_ai.model._providers.hf import (
     hub_token,
     set_random_seeds,
 )
-from inspect_ai.tool import ToolChoice, ToolInfo
-
-from stancelab.core.embedded import EMBEDDED_MODEL_NAME, materialise
-from stancelab.core.embedded_logprobs import generate_with_top_logprobs, logprobs_from_rows
 
 # Set for the duration of one greedy call; context variables are per asyncio task,
 # so concurrent samples that sample at temperature > 0 are not affected.

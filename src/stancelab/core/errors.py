@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inspect_ai._util.error import PrerequisiteError
+from stancelab.core.inspect_private import PrerequisiteError
 
 
 class StancelabError(Exception):

@@ -17,11 +17,10 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 from inspect_ai.util import DisplayType
 
-from stancelab.core.attempts import adaptive_attempt_timeout
+from stancelab.core.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.shards import SHARD_KEY, Shard, finished_shard, parse_shard, shard_sample_ids
-from stancelab.core.singleflight import single_flight
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
 # mid-JSON) is run again; its calls that had completed come from the cache, unpaid. At 5%
@@ -73,12 +72,16 @@ def run_eval(
     itself, bound by name so that logs attribute every call (and its tokens) to its role.
     `eval_args` (max_connections, max_samples, max_retries, timeout, attempt_timeout, ...) go
     to `inspect_ai.eval`; `lean` (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime
-    buffer and score display. Without `attempt_timeout`, it is set from the observed latency
-    (`core.attempts`); identical cached calls in flight at once are sent once
-    (`core.singleflight`). A failed call is retried after `retry_wait` seconds, doubling
+    buffer and score display. Without `attempt_timeout`, it is set from the providers' usual
+    latency and `timeout` from the first call, then from the observed latency
+    (`core.attempts`). A failed call is retried after `retry_wait` seconds, doubling
     (`core.backoff`). With `shard`, only the shard's samples run (`core.shards`), and a
     model whose shard already has a finished log in `log_dir` is skipped."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
+    initial_timeout = None
+    if settings.get("attempt_timeout") is None:
+        every_model = [*models, *(roles or {}).values()]
+        initial_timeout = initial_attempt_timeout(every_model, settings.get("timeout"))
     wait = RETRY_WAIT if retry_wait is None else retry_wait
     models = apply_retry_wait(models, wait)
     bound = dict(zip(roles or {}, apply_retry_wait((roles or {}).values(), wait), strict=True))
@@ -92,8 +95,7 @@ def run_eval(
         if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
-        with (adaptive_attempt_timeout(settings.get("attempt_timeout") is None), single_flight(),
-              frozen_heap()):
+        with adaptive_attempt_timeout(initial_timeout), frozen_heap():
             done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                 log_dir=str(log_dir), display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
@@ -182,8 +184,9 @@ class ProbeRun:
     log_level: LogLevel | None = None
     """Inspect log level"""
     attempt_timeout: int | None = None
-    """Inspect: seconds before one attempt of a call is abandoned and retried (default: 10x the
-    observed 95th-percentile latency, at least 2 s)"""
+    """Inspect: seconds before one attempt of a call is abandoned and retried (default: from the
+    first call, 10x the provider's usual latency (3 min hosted, 10 min local or in-process) and
+    at most half of --timeout; after 20 calls, 10x their 95th-percentile latency, at least 2 s)"""
     lean: bool | None = None
     """no realtime log buffer and no live score display (default: on above 200 samples)"""
     retry_wait: float | None = None

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from stancelab.core.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
 from stancelab.core.errors import StancelabError
+from stancelab.core.inspect_private import model_provider_names
 
 EMBEDDED_ALIASES = {"embedded", EMBEDDED_PROVIDER + "/", EMBEDDED_MODEL}
 
@@ -33,12 +34,7 @@ def resolve_models(names: Iterable[str] | None) -> list[str]:
 
 def known_providers() -> set[str]:
     """The model providers Inspect can start (its own, stancelab's and any installed package's)."""
-    import inspect_ai.model  # noqa: F401  (registers Inspect's providers)
-    from inspect_ai._util.entrypoints import ensure_entry_points
-    from inspect_ai._util.registry import registry_find, registry_unqualified_name
-
-    ensure_entry_points()
-    return {registry_unqualified_name(info) for info in registry_find(lambda info: info.type == "modelapi")}
+    return model_provider_names()
 
 
 def check_providers(models: Iterable[object]) -> None:

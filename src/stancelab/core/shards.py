@@ -140,7 +140,7 @@ def _exists(log_dir: str) -> bool:
 
 def _task_args(task: Any) -> dict[str, Any]:
     """The task arguments a task object was made with (as the log's `task_args_passed`)."""
-    from inspect_ai._eval.loader import resolve_task_args
+    from stancelab.core.inspect_private import resolve_task_args
 
     return dict(resolve_task_args(task))
 

@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
-from inspect_ai._util.error import PrerequisiteError
 from rich.text import Text
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.inspect_private import PrerequisiteError
 
 __all__ = ["PrerequisiteError", "inspect_startup", "startup_message"]
 

@@ -1,0 +1,83 @@
+"""Every name stancelab takes from Inspect's private modules, in one place.
+
+Inspect has no public API for these (inspect-ai 0.3.285); each may change in any release.
+Everything else in stancelab imports them from here, and `tests/core/test_inspect_private.py`
+checks each one's signature and attributes, so a change in Inspect fails one test that names
+the symbol instead of breaking a run.
+
+- `PrerequisiteError`: the error Inspect prints as one line, without a traceback, when an eval
+  cannot start (`core.errors.TaskArgumentError` subclasses it; `core.startup` catches it).
+- `set_generate_config_override`: the live `attempt_timeout` override behind
+  `inspect ctl config` (`core.attempts`).
+- `model_provider_names`: the model providers in Inspect's registry (`core.models`).
+- `resolve_task_args`: the arguments a task object was made with (`core.shards`).
+- The `hf` provider's internals that the embedded provider builds on (`core.embedded_api`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model._generate_overrides import set_generate_config_override
+
+if TYPE_CHECKING:
+    from inspect_ai._eval.loader import resolve_task_args
+    from inspect_ai.model._providers.hf import (
+        HF_TOKEN,
+        GenerateInput,
+        HuggingFaceAPI,
+        batched_generate,
+        hub_token,
+        set_random_seeds,
+    )
+
+# Names imported on first use, by module: the `hf` provider imports torch and transformers,
+# Inspect's task loader most of Inspect's eval machinery.
+HF_PROVIDER = "inspect_ai.model._providers.hf"
+LAZY_NAMES = {"resolve_task_args": "inspect_ai._eval.loader"} | {
+    name: HF_PROVIDER
+    for name in (
+        "HF_TOKEN",
+        "GenerateInput",
+        "HuggingFaceAPI",
+        "batched_generate",
+        "hub_token",
+        "set_random_seeds",
+    )
+}
+
+__all__ = [
+    "HF_TOKEN",
+    "GenerateInput",
+    "HuggingFaceAPI",
+    "PrerequisiteError",
+    "batched_generate",
+    "hub_token",
+    "model_provider_names",
+    "resolve_task_args",
+    "set_generate_config_override",
+    "set_random_seeds",
+]
+
+
+def model_provider_names() -> set[str]:
+    """The model providers registered with Inspect: its own, and those of installed packages
+    (entry points) and of stancelab (`embedded`) once imported."""
+    import inspect_ai.model  # noqa: F401  (registers Inspect's providers)
+    from inspect_ai._util.entrypoints import ensure_entry_points
+    from inspect_ai._util.registry import registry_find, registry_unqualified_name
+
+    ensure_entry_points()
+    return {
+        registry_unqualified_name(info)
+        for info in registry_find(lambda info: info.type == "modelapi")
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """The names in LAZY_NAMES, imported when first asked for (PEP 562)."""
+    if name in LAZY_NAMES:
+        return getattr(importlib.import_module(LAZY_NAMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

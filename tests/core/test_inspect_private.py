@@ -1,0 +1,175 @@
+"""What stancelab takes from Inspect's private modules (`core.inspect_private`) is still there,
+with the signatures and attributes stancelab relies on: a change in Inspect fails here, naming
+the symbol, instead of breaking a run. No other stancelab module imports a private Inspect
+module. The `hf` provider is read as source (importing it imports torch)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import re
+import typing
+from pathlib import Path
+
+import pytest
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from stancelab.core import inspect_private
+from stancelab.core.errors import TaskArgumentError
+from stancelab.core.inspect_private import (
+    PrerequisiteError,
+    model_provider_names,
+    resolve_task_args,
+    set_generate_config_override,
+)
+
+SRC = Path(inspect_private.__file__).parents[1]
+PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+inspect_ai\.(\w+\.)*_\w+", re.MULTILINE)
+
+
+def _parameters(function: typing.Callable[..., object]) -> list[str]:
+    return list(inspect.signature(function).parameters)
+
+
+def test_only_the_adapter_imports_private_inspect_modules() -> None:
+    importing = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
+                 if PRIVATE_IMPORT.search(path.read_text())]  # fmt: skip
+    assert importing == ["core/inspect_private.py"]
+
+
+def test_prerequisite_error_is_an_exception_with_a_message() -> None:
+    assert issubclass(TaskArgumentError, PrerequisiteError) and issubclass(
+        PrerequisiteError, Exception
+    )
+    assert PrerequisiteError("[bold]no key[/bold]").message == "[bold]no key[/bold]"
+
+
+def test_the_live_attempt_timeout_override_is_read_by_every_attempt() -> None:
+    from inspect_ai.model import GenerateConfig, _model
+    from inspect_ai.model._generate_overrides import (
+        GenerateConfigOverrideField,
+        generate_config_override_for_attempt,
+    )
+
+    assert _parameters(set_generate_config_override) == ["field", "value"]
+    assert "attempt_timeout" in typing.get_args(GenerateConfigOverrideField)
+    assert _model.generate_config_override_for_attempt is generate_config_override_for_attempt
+    set_generate_config_override("attempt_timeout", 7)
+    try:
+        assert (
+            generate_config_override_for_attempt(
+                "attempt_timeout", GenerateConfig(attempt_timeout=60)
+            )
+            == 7
+        )
+    finally:
+        set_generate_config_override("attempt_timeout", None)
+    assert (
+        generate_config_override_for_attempt("attempt_timeout", GenerateConfig(attempt_timeout=60))
+        == 60
+    )
+
+
+def test_model_providers_come_from_the_registry() -> None:
+    import stancelab._registry  # noqa: F401  (registers the embedded provider)
+
+    assert {
+        "openai",
+        "anthropic",
+        "openai-api",
+        "mockllm",
+        "hf",
+        "embedded",
+    } <= model_provider_names()
+
+
+@task
+def _two_args(count: int = 1, label: str = "a") -> Task:
+    return Task(dataset=MemoryDataset([Sample(input="x")]))
+
+
+def test_resolve_task_args_gives_the_arguments_a_task_was_made_with() -> None:
+    assert _parameters(resolve_task_args) == ["task"]
+    assert resolve_task_args(_two_args(count=3)) == {"count": 3}  # as passed, as the log keeps them
+    assert resolve_task_args(Task(dataset=MemoryDataset([Sample(input="x")]))) == {}
+
+
+def _hf_source() -> dict[str, ast.AST]:
+    spec = importlib.util.find_spec(inspect_private.HF_PROVIDER)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text())
+    named: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            named[node.name] = node
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            named[node.targets[0].id] = node
+    return named
+
+
+def _arguments(node: ast.AST) -> list[str]:
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    names = [arg.arg for arg in node.args.args]
+    return names + ([f"**{node.args.kwarg.arg}"] if node.args.kwarg else [])
+
+
+def _members(node: ast.AST) -> dict[str, ast.AST]:
+    assert isinstance(node, ast.ClassDef)
+    return {
+        item.name: item
+        for item in node.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def _fields(node: ast.AST) -> set[str]:
+    assert isinstance(node, ast.ClassDef)
+    return {item.target.id for item in node.body
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}  # fmt: skip
+
+
+def _self_attributes(function: ast.AST) -> set[str]:
+    return {node.attr for node in ast.walk(function) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id == "self"
+            and isinstance(node.ctx, ast.Store)}  # fmt: skip
+
+
+def test_the_hf_provider_has_what_the_embedded_provider_builds_on() -> None:
+    hf = _hf_source()
+    assert set(inspect_private.LAZY_NAMES) - {"resolve_task_args"} <= set(hf)
+    token = hf["HF_TOKEN"]
+    assert isinstance(token, ast.Assign) and ast.literal_eval(token.value) == "HF_TOKEN"
+    assert _arguments(hf["hub_token"]) == ["api_key"]
+    assert _arguments(hf["set_random_seeds"]) == ["seed"]
+    assert isinstance(hf["batched_generate"], ast.AsyncFunctionDef)
+    assert _arguments(hf["batched_generate"]) == ["input"]
+    assert {"input", "device", "tokenizer", "generator", "decoder", "batch_size"} <= _fields(
+        hf["GenerateInput"]
+    )
+    output = {"output", "input_tokens", "output_tokens", "total_tokens", "hidden_states", "time"}
+    assert output <= _fields(hf["GenerateOutput"])
+    provider = hf["HuggingFaceAPI"]
+    assert isinstance(provider, ast.ClassDef) and [
+        ast.unparse(base) for base in provider.bases
+    ] == ["ModelAPI"]
+    methods = _members(provider)
+    assert _arguments(methods["__init__"]) == [
+        "self",
+        "model_name",
+        "base_url",
+        "api_key",
+        "config",
+        "**model_args",
+    ]
+    assert _arguments(methods["generate"]) == ["self", "input", "tools", "tool_choice", "config"]
+    assert _arguments(methods["hf_chat"]) == ["self", "messages", "tools"]
+    assert "max_connections" in methods
+    used = {"do_sample", "model", "tokenizer", "tokenizer_call_args", "hidden_states"}
+    assert used <= _self_attributes(methods["__init__"])
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        inspect_private.no_such_name  # noqa: B018
