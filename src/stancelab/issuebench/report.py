@@ -415,11 +415,8 @@ def _words_plot(words: pd.DataFrame) -> str:
 def _descriptives(run: RunResult) -> tuple[list[Figure], list[Table], list[str]]:
     """Table 5 and Figure 3 as the import measured them, or the lines saying why not."""
     entries = run.summary.get("descriptives")
-    if not entries:
-        return [], [], [
-            "Table 5 (most similar issues) and Figure 3 (the templates' frequent words) describe the "
-            "authors' issues and templates: `stancelab import issuebench-tables DIR` measures them."
-        ]  # fmt: skip
+    if not entries:  # a run: they describe the authors' issues and templates, measured on import
+        return [], [], []
     figures, tables, notes = [], [], []
     table_5, figure_3 = entries.get("table_5") or {}, entries.get("figure_3") or {}
     if table_5.get("measured"):

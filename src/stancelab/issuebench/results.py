@@ -316,7 +316,8 @@ def descriptive_lines(entries: dict[str, Any] | None) -> list[str]:
         for pair in table_5["pairs"]:
             paper = pair.get("paper_similarity")
             printed = f"(paper {paper:.2f})" if paper is not None else "(not in the paper's table)"
-            lines.append(f"  {pair['similarity']:.4f} {printed}  {pair['issue_1']} / {pair['issue_2']}")
+            names = f"{pair['issue_1']} / {pair['issue_2']}"
+            lines.append(f"  {pair['similarity']:.4f} {printed}  {names}")
     elif table_5:
         lines.append(table_5["line"])
     if figure_3.get("measured"):
