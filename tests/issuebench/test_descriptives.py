@@ -336,3 +336,20 @@ def test_a_folder_without_the_authors_files_says_which_is_missing(tmp_path: Path
     printed = format_summary(summary).splitlines()
     assert f"Table 5 not measured: no issues.csv in {tmp_path} (the authors' issues)" in printed
     assert any(line.startswith("Figure 3 (§3.3), a variant") for line in printed)
+
+
+@pytest.mark.slow  # all-mpnet-base-v2 and spaCy where installed: the import end to end
+def test_the_import_of_the_authors_folder_prints_table_5_as_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["import", "issuebench-tables", str(external("issuebench")), "--out", str(tmp_path)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    if "Table 5 not measured" in printed:
+        pytest.skip(next(line for line in printed.splitlines() if "Table 5 not measured" in line))
+    for first, second, similarity in TABLE_5:
+        assert f"(paper {similarity:.2f})  {first} / {second}" in printed
+    pairs = read_tables(tmp_path)["issue_similarity"]
+    assert [round(value, 2) for value in pairs["similarity"]] == pairs["paper_similarity"].tolist()

@@ -434,10 +434,10 @@ def _descriptives(run: RunResult) -> tuple[list[Figure], list[Table], list[str]]
     if figure_3.get("measured") and not words.empty:
         caption = (f"A variant, not a replay: the {len(set(words['word']))} words are the most frequent nouns "
                    f"and adjectives (every occurrence, lower-cased, the issue placeholder left out) in "
-                   f"{figure_3['templates']} templates as {figure_3['tagger']} tags them; the paper names no "
+                   f"{figure_3['templates']:,} templates as {figure_3['tagger']} tags them; the paper names no "
                    "tagger and prints no counts.")  # fmt: skip
         evidence = Evidence(
-            n=f"{figure_3['templates']} templates", ci="none: counts over every template (no sample)",
+            n=f"{figure_3['templates']:,} templates", ci="none: counts over every template (no sample)",
             refusals="not applicable (templates, no responses)", unparsed="not applicable",
         )  # fmt: skip
         figures.append(Figure(

@@ -321,7 +321,7 @@ def descriptive_lines(entries: dict[str, Any] | None) -> list[str]:
     elif table_5:
         lines.append(table_5["line"])
     if figure_3.get("measured"):
-        lines.append(f"Figure 3 (§3.3), a variant: most frequent words in {figure_3['templates']} templates, "
+        lines.append(f"Figure 3 (§3.3), a variant: most frequent words in {figure_3['templates']:,} templates, "
                      f"tagged by {figure_3['tagger']} (the paper names no tagger)")  # fmt: skip
         for group in figure_3["words"]:
             ranked = ", ".join(f"{word} {count}" for word, count in group["ranked"])
