@@ -236,7 +236,7 @@ def _spacy_pipeline(model_names: Sequence[str]) -> tuple[Any, str]:
             continue
         meta = getattr(pipeline, "meta", None) or {}
         version = f" {meta['version']}" if meta.get("version") else ""
-        copy = f" (the PyPI copy {name})" if name != TAGGER_MODEL else ""
+        copy = f", the PyPI copy {name}" if name != TAGGER_MODEL else ""
         return pipeline, f"spaCy's {TAGGER_MODEL}{version}{copy}"
     raise StancelabError(f"Figure 3 needs spaCy's {TAGGER_MODEL} pipeline (tried {', '.join(model_names)}: "
                          f"{'; '.join(errors)}); it is not measured without it.")  # fmt: skip
