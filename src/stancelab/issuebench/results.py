@@ -304,6 +304,33 @@ def analyze(
     return summary
 
 
+def descriptive_lines(entries: dict[str, Any] | None) -> list[str]:
+    """Table 5 and Figure 3 as the import measured them, or the line saying why not."""
+    if not entries:
+        return []
+    lines = [""]
+    table_5, figure_3 = entries.get("table_5") or {}, entries.get("figure_3") or {}
+    if table_5.get("measured"):
+        lines.append(f"Table 5 (appendix E): most similar issue pairs of {table_5['issues']}, cosine "
+                     f"similarity of {table_5['model']} embeddings")  # fmt: skip
+        for pair in table_5["pairs"]:
+            paper = pair.get("paper_similarity")
+            printed = f"(paper {paper:.2f})" if paper is not None else "(not in the paper's table)"
+            names = f"{pair['issue_1']} / {pair['issue_2']}"
+            lines.append(f"  {pair['similarity']:.4f} {printed}  {names}")
+    elif table_5:
+        lines.append(table_5["line"])
+    if figure_3.get("measured"):
+        lines.append(f"Figure 3 (§3.3), a variant: most frequent words in {figure_3['templates']:,} templates, "
+                     f"tagged by {figure_3['tagger']} (the paper names no tagger)")  # fmt: skip
+        for group in figure_3["words"]:
+            ranked = ", ".join(f"{word} {count}" for word, count in group["ranked"])
+            lines.append(f"  {group['pos']}s: {ranked}")
+    elif figure_3:
+        lines.append(figure_3["line"])
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """Majority-stance counts per model and framing (Tables 1 and 3), and partisan distances."""
     header = (
@@ -341,4 +368,5 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(
                 f"  {model:<34} dem {row['dem']['value']:.2f}  rep {row['rep']['value']:.2f}  all {row['all']['value']:.2f}"
             )
+    lines += descriptive_lines(summary.get("descriptives"))
     return "\n".join(lines)

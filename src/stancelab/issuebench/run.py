@@ -16,8 +16,16 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import log_files
 from stancelab.core.shards import parse_shard, shard_of_log
+from stancelab.issuebench.descriptives import (
+    FIGURE_3,
+    TABLE_5,
+    EmbedderLoader,
+    TaggerLoader,
+    describe_released,
+)
 from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, load_stance_templates
 from stancelab.issuebench.results import (
+    TABLES_DIR,
     TASK_NAME,
     VOTERS_FILE,
     analyze,
@@ -202,9 +210,14 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
 
 
 def import_released_tables(
-    source: Path, out_dir: Path, voters_file: Path | None = None
+    source: Path,
+    out_dir: Path,
+    voters_file: Path | None = None,
+    load_embedder: EmbedderLoader | None = None,
+    load_tagger: TaggerLoader | None = None,
 ) -> dict[str, Any]:
-    """Re-analyse the authors' released per-issue tables (and voter data) with stancelab's code."""
+    """Re-analyse the authors' released per-issue tables (and voter data) with stancelab's code;
+    Table 5 and Figure 3 from the issues and templates beside them, where their models load."""
     dists = read_released_tables(source)
     voters_path = voters_file or (
         source / "isidewith.csv" if (source / "isidewith.csv").exists() else None
@@ -213,15 +226,22 @@ def import_released_tables(
     tables = compute_tables(dists, voters)
     summary = build_summary(tables)
     out_dir.mkdir(parents=True, exist_ok=True)
+    _add_descriptives(source, out_dir, tables, summary, load_embedder, load_tagger)
     write_results(out_dir, tables, summary)
     return summary
 
 
 def import_completions(
-    source: Path, out_dir: Path, voters_file: Path | None = None, seed: int = 0
+    source: Path,
+    out_dir: Path,
+    voters_file: Path | None = None,
+    seed: int = 0,
+    load_embedder: EmbedderLoader | None = None,
+    load_tagger: TaggerLoader | None = None,
 ) -> dict[str, Any]:
     """Re-analyse the authors' raw completions release (one row per response and call, with
-    the classifier's label), so that every figure, Figures 9 and 10 included, is recomputed."""
+    the classifier's label), so that every figure, Figures 9 and 10 included, is recomputed;
+    Table 5 and Figure 3 as for the released tables (the issues and templates beside them)."""
     from stancelab.issuebench.completions import load_completions
 
     responses = load_completions(source)
@@ -229,8 +249,26 @@ def import_completions(
     tables, summary = results_from_responses(responses, voters, seed)
     tables[TOPIC_RESPONSES] = neutral_tagged(responses)  # the shared topics' units, kept small
     out_dir.mkdir(parents=True, exist_ok=True)
+    _add_descriptives(source, out_dir, tables, summary, load_embedder, load_tagger)
     write_results(out_dir, tables, summary)
     return summary
+
+
+def _add_descriptives(
+    source: Path,
+    out_dir: Path,
+    tables: dict[str, Any],
+    summary: dict[str, Any],
+    load_embedder: EmbedderLoader | None,
+    load_tagger: TaggerLoader | None,
+) -> None:
+    """Table 5 and Figure 3 into the tables (where measured; an earlier import's table of one
+    not measured now is removed) and the summary (either way)."""
+    measured, entries = describe_released(source, load_embedder, load_tagger)
+    tables.update(measured)
+    for name in {TABLE_5, FIGURE_3} - set(measured):
+        (out_dir / TABLES_DIR / f"{name}.csv").unlink(missing_ok=True)
+    summary["descriptives"] = entries
 
 
 def validate_classifier(
