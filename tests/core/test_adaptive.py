@@ -5,6 +5,7 @@ Through a small probe of scripted units (two samples each, a number per answer) 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import CachePolicy
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
@@ -105,6 +107,9 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     assert len(seen) == run_units * PER_UNIT  # only the batches run were paid
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
     assert "stopped at look" in until_ci_text(summary)
+    # `stancelab analyze` (Probe.analyse) replays the looks from run.toml and the batch logs
+    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +194,38 @@ def test_a_small_design_with_empty_batches_runs_on(
     record = TOY.execute(options(tmp_path, model))["until_ci"]
     assert record["batch_units"] == [0, 2, 0, 1, 0] and record["reason"] == SPENT
     assert record["looks"][0]["headline"] == {} and len(seen) == 3 * PER_UNIT
+
+
+def test_analyze_keeps_the_stopping_record_of_a_spent_design(
+    noisy_run: tuple[Path, dict[str, Any], int],
+) -> None:
+    folder, record, _ = noisy_run
+    assert TOY.analyse(folder, seed=7)["until_ci"] == record  # the run's seed, not analyze's
+    summary = json.loads((folder / "summary.json").read_text())
+    assert "stopped at look 5 of 5" in until_ci_text(summary)
+
+
+def copy_of(folder: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(folder, tmp_path / "copy"))
+
+
+def test_analyze_of_a_run_cut_short_says_so(
+    noisy_run: tuple[Path, dict[str, Any], int], tmp_path: Path
+) -> None:
+    folder = copy_of(noisy_run[0], tmp_path)
+    for log in (folder / "logs").iterdir():  # as if stopped after batch 2
+        shard = read_eval_log(str(log), header_only=True).eval.metadata["stancelab_shard"]
+        if not shard.startswith(("until-ci batch 1/", "until-ci batch 2/")):
+            log.unlink()
+    record = TOY.analyse(folder)["until_ci"]
+    assert record["stopped_at_look"] == 2 and record["reason"].startswith("cut short")
+    assert record["looks"] == noisy_run[1]["looks"][:2]
+
+
+def test_analyze_of_a_whole_run_adds_no_record(
+    noisy_run: tuple[Path, dict[str, Any], int], tmp_path: Path
+) -> None:
+    folder = copy_of(noisy_run[0], tmp_path)
+    config = folder / "run.toml"
+    config.write_text(config.read_text().replace("until_ci = 5.0\n", ""))
+    assert "until_ci" not in TOY.analyse(folder)

@@ -17,7 +17,8 @@ values, `Probe.unit_values`, over the units run so far) gets an interval over un
 chance that any look's interval misses the truth is at most alpha, so the interval reported at
 whichever look the run stops is valid at 1 - alpha whatever the stopping (a fixed sequential
 design; conservative). The summary records the rule, the looks, the widths seen, the batch
-sizes and why the run stopped (`until_ci`)."""
+sizes and why the run stopped (`until_ci`). `stancelab analyze` replays the looks from the
+folder's run.toml (W, seed) and its batch logs, so a re-analysis keeps the same record."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import pandas as pd
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, json_safe
+from stancelab.core.options import RUN_CONFIG, read_config
 from stancelab.core.results import RunResult, read_tables, write_summary
 from stancelab.core.shards import BATCH_PREFIX, Shard, shard_of_log
 from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
@@ -63,6 +65,7 @@ METHOD = (f"fixed sequential design: {LOOKS} planned looks, each look's interval
           f"the run stops covers the truth with probability at least {1 - ALPHA:.0%}")  # fmt: skip
 NARROW = "narrower than W for every model"
 SPENT = "full design spent"
+CUT_SHORT = "cut short before the design was spent"
 
 
 def look_level(looks: int = LOOKS, alpha: float = ALPHA) -> float:
@@ -192,9 +195,12 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
         if not batches_ran_samples(options.log_location(), index, options.seed):
             looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
             continue  # no unit in the batches so far (a small design): nothing to analyse yet
-        summary, units, intervals = look_at(probe, options, index)
-        looks.append(look_record(index, units, intervals))
-        if is_narrow(intervals, options.until_ci):
+        summary = probe.analyze(options.out_dir, seed=options.seed)
+        units = run_units(probe, options.out_dir, summary)
+        names = look_models(summary, [str(model) for model in options.models])
+        look, narrow = take_look(units, index, names, options.seed, options.until_ci)
+        looks.append(look)
+        if narrow:
             reason = NARROW
             break
     if summary is None:  # no batch ran a sample
@@ -204,31 +210,84 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
     return probe.with_differences(options.out_dir, summary, options.seed)
 
 
-def look_at(
-    probe: Probe, options: ProbeRun, index: int
-) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Estimate]]:
-    """Analyse the folder: its summary, the unit values of batches 1 to `index`, and each
-    model's headline interval over those units."""
+def run_units(probe: Probe, folder: Path, summary: dict[str, Any]) -> pd.DataFrame:
+    """The per-unit headline values of every model in the folder's analysis."""
     assert probe.unit_values is not None
-    summary = probe.analyze(options.out_dir, seed=options.seed)
-    result = RunResult(probe.name, options.out_dir, summary, read_tables(options.out_dir))
-    units = units_through(probe.unit_values(result), index, options.seed)
-    models = [str(model) for model in options.models]
-    # a model the analysis does not list yet has no interval: the run goes on
-    names = result.models if len(result.models) >= len(models) else models
-    return summary, units, headline_intervals(units, names, look_level(), options.seed)
+    return probe.unit_values(RunResult(probe.name, folder, summary, read_tables(folder)))
+
+
+def look_models(summary: dict[str, Any], run_models: list[str]) -> list[str]:
+    """The models a look gives an interval: the analysis's, or the run's while the analysis
+    lists fewer (a model without units yet has no interval, so the run goes on)."""
+    analysed = [str(model) for model in summary.get("models", [])]
+    return analysed if len(analysed) >= len(run_models) else run_models
+
+
+def take_look(
+    units: pd.DataFrame, index: int, models: list[str], seed: int, width: float
+) -> tuple[dict[str, Any], bool]:
+    """Look `index` at `units` (every batch's): the record of batches 1 to `index` with each
+    model's headline interval over their units, and whether every interval is narrower than
+    `width`."""
+    kept = units_through(units, index, seed)
+    intervals = headline_intervals(kept, models, look_level(), seed)
+    return look_record(index, kept, intervals), is_narrow(intervals, width)
 
 
 def batches_ran_samples(log_dir: str, index: int, seed: int) -> bool:
     """Whether the logs of batches 1 to `index` in `log_dir` selected any sample."""
+    return any(ran for number, ran in batch_logs(log_dir, seed).items() if number <= index)
+
+
+def batch_logs(log_dir: str, seed: int, count: int = LOOKS) -> dict[int, bool]:
+    """The batches of the design (`count` looks, `seed`) with a log in `log_dir`: batch
+    number -> whether its log selected any sample."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    wanted = {str(Batch(number, LOOKS, seed, "")) for number in range(1, index + 1)}
+    names = {str(Batch(number, count, seed, "")): number for number in range(1, count + 1)}
+    logged: dict[int, bool] = {}
+    if not Path(log_dir).is_dir() and "://" not in log_dir:
+        return logged
     for info in list_eval_logs(log_dir, recursive=True):
         spec = read_eval_log(info, header_only=True).eval
-        if shard_of_log(spec.metadata) in wanted and spec.config.sample_id:
-            return True
-    return False
+        number = names.get(shard_of_log(spec.metadata))
+        if number is not None:
+            logged[number] = logged.get(number, False) or bool(spec.config.sample_id)
+    return logged
+
+
+def run_config(folder: Path) -> dict[str, Any]:
+    """The `[options]` of the folder's run.toml ({} without a readable one: the analysis
+    goes on without the stopping record)."""
+    try:
+        return read_config(folder / RUN_CONFIG)[1] if (folder / RUN_CONFIG).is_file() else {}
+    except StancelabError:
+        return {}
+
+
+def replay_until_ci(probe: Probe, folder: Path, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The `until_ci` record of the `--until-ci` run in `folder` (W, seed and models from its
+    run.toml), replayed from its batch logs as the run took its looks: the same record, so
+    `analyze` keeps the valid interval and the stopping rule. None for a folder whose run.toml
+    has no `until_ci`. A run cut short before its design was spent says so in `reason`."""
+    run_options = run_config(Path(folder))
+    width, seed = run_options.get("until_ci"), run_options.get("seed", 0)
+    if not isinstance(width, int | float) or probe.unit_values is None:
+        return None
+    logged = batch_logs(str(Path(folder) / "logs"), seed)
+    units = run_units(probe, Path(folder), summary)
+    names = look_models(summary, [str(model) for model in run_options.get("models", [])])
+    looks: list[dict[str, Any]] = []
+    for index in range(1, max(logged, default=0) + 1):
+        if not any(ran for number, ran in logged.items() if number <= index):
+            looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
+            continue
+        look, narrow = take_look(units, index, names, seed, width)
+        looks.append(look)
+        if narrow:
+            return stopping_record(width, looks, NARROW, seed)
+    reason = SPENT if len(looks) == LOOKS else f"{CUT_SHORT} after look {len(looks)}"
+    return stopping_record(width, looks, reason, seed)
 
 
 def until_ci_text(summary: dict[str, Any]) -> str:
