@@ -20,7 +20,14 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from stancelab.cli import main
-from stancelab.core.adaptive import ALPHA, LOOKS, NARROW, SPENT, look_level, until_ci_text
+from stancelab.core.adaptive import (
+    ALPHA,
+    LOOKS,
+    NARROW,
+    SPENT,
+    look_level,
+    until_ci_text,
+)
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import scored_samples

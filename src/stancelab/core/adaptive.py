@@ -290,12 +290,45 @@ def replay_until_ci(probe: Probe, folder: Path, summary: dict[str, Any]) -> dict
     return stopping_record(width, looks, reason, seed)
 
 
+def level_text(level: float) -> str:
+    """A confidence level as a percentage: 0.99 -> '99%', 0.9875 -> '98.8%'."""
+    return f"{level:.1%}".replace(".0%", "%")
+
+
+def adjusted_interval_texts(summary: dict[str, Any]) -> dict[str, str]:
+    """model -> its headline at the stop with the interval valid despite the stopping, as the
+    report shows it beside the 95% one ({} for a run without `--until-ci`)."""
+    record = summary.get(SUMMARY_KEY)
+    if not isinstance(record, dict):
+        return {}
+    texts = {}
+    for model, row in record["headline"].items():
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else "none"
+        value = "n/a" if row.get("value") is None else f"{row['value']:.3g}"
+        texts[model] = (f"--until-ci: mean over {row.get('n', 0)} units {value}, "
+                        f"{level_text(record['level'])} interval {interval}")  # fmt: skip
+    return texts
+
+
+def stopping_note(summary: dict[str, Any]) -> str:
+    """One line for the report: the 95% intervals do not account for the stopping ('' for a
+    run without `--until-ci`)."""
+    record = summary.get(SUMMARY_KEY)
+    if not isinstance(record, dict):
+        return ""
+    return (f"Run with --until-ci {record['width']:g}, stopped at look {record['stopped_at_look']} "
+            f"of {record['looks_planned']} ({record['reason']}): the 95% intervals do not account "
+            f"for the stopping; the {level_text(record['level'])} interval beside each headline "
+            f"does (Bonferroni over the {record['looks_planned']} looks).")  # fmt: skip
+
+
 def until_ci_text(summary: dict[str, Any]) -> str:
     """The stopping record as the CLI shows it ('' for a run without `--until-ci`)."""
     record = summary.get(SUMMARY_KEY)
     if not isinstance(record, dict):
         return ""
-    level = f"{record['level']:.1%}".replace(".0%", "%")
+    level = level_text(record["level"])
     lines = [
         f"--until-ci {record['width']:g}: stopped at look {record['stopped_at_look']} of "
         f"{record['looks_planned']} ({record['reason']}); units per batch "
