@@ -167,9 +167,11 @@ def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
 @pytest.mark.parametrize(("width", "more", "message"), [
     (0.0, {}, "greater than 0"), (-2.0, {}, "greater than 0"),
     (5.0, {"workers": 2}, "without --workers"), (5.0, {"shard": "1/2"}, "without --workers and --shard"),
+    (5.0, {"looks": 0}, "--looks must be a whole number of at least 1"),
+    (None, {"looks": 3}, "give it with --until-ci"),
 ])  # fmt: skip
 def test_bad_until_ci_is_a_clear_error(
-    tmp_path: Path, width: float, more: dict[str, Any], message: str
+    tmp_path: Path, width: float | None, more: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(StancelabError, match=message):
         TOY.execute(options(tmp_path, "mockllm/model", width=width, **more))
@@ -236,3 +238,18 @@ def test_analyze_of_a_whole_run_adds_no_record(
     config = folder / "run.toml"
     config.write_text(config.read_text().replace("until_ci = 5.0\n", ""))
     assert "until_ci" not in TOY.analyse(folder)
+
+
+def test_looks_sets_the_design_and_the_summary_records_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--looks 1`: one batch of every unit at level 1 - 0.05/1; analyze replays it."""
+    model, seen = scripted_model(noisy)
+    record = TOY.execute(options(tmp_path, model, looks=1))["until_ci"]
+    assert record["looks_planned"] == 1 and record["level"] == pytest.approx(0.95)
+    assert record["batch_units"] == [UNITS] and record["reason"] == SPENT
+    assert "1 planned looks" in record["method"] and len(seen) == UNITS * PER_UNIT
+    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    argv = ["run", "millstone", "--model", "mockllm/model", "--until-ci", "5", "--looks", "0"]
+    assert main([*argv, "--out", str(tmp_path / "cli")]) == 2
+    assert "--looks must be a whole number of at least 1" in capsys.readouterr().err
