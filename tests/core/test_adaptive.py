@@ -5,6 +5,7 @@ Through a small probe of scripted units (two samples each, a number per answer) 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,20 @@ import pandas as pd
 import pytest
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import CachePolicy
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from stancelab.cli import main
-from stancelab.core.adaptive import ALPHA, LOOKS, NARROW, SPENT, look_level, until_ci_text
+from stancelab.core.adaptive import (
+    ALPHA,
+    LOOKS,
+    NARROW,
+    SPENT,
+    look_level,
+    until_ci_text,
+)
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, run_eval
 from stancelab.core.logs import scored_samples
@@ -105,6 +114,9 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     assert len(seen) == run_units * PER_UNIT  # only the batches run were paid
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
     assert "stopped at look" in until_ci_text(summary)
+    # `stancelab analyze` (Probe.analyse) replays the looks from run.toml and the batch logs
+    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
 
 
 @pytest.fixture(scope="module")
@@ -155,9 +167,11 @@ def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
 @pytest.mark.parametrize(("width", "more", "message"), [
     (0.0, {}, "greater than 0"), (-2.0, {}, "greater than 0"),
     (5.0, {"workers": 2}, "without --workers"), (5.0, {"shard": "1/2"}, "without --workers and --shard"),
+    (5.0, {"looks": 0}, "--looks must be a whole number of at least 1"),
+    (None, {"looks": 3}, "give it with --until-ci"),
 ])  # fmt: skip
 def test_bad_until_ci_is_a_clear_error(
-    tmp_path: Path, width: float, more: dict[str, Any], message: str
+    tmp_path: Path, width: float | None, more: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(StancelabError, match=message):
         TOY.execute(options(tmp_path, "mockllm/model", width=width, **more))
@@ -189,3 +203,53 @@ def test_a_small_design_with_empty_batches_runs_on(
     record = TOY.execute(options(tmp_path, model))["until_ci"]
     assert record["batch_units"] == [0, 2, 0, 1, 0] and record["reason"] == SPENT
     assert record["looks"][0]["headline"] == {} and len(seen) == 3 * PER_UNIT
+
+
+def test_analyze_keeps_the_stopping_record_of_a_spent_design(
+    noisy_run: tuple[Path, dict[str, Any], int],
+) -> None:
+    folder, record, _ = noisy_run
+    assert TOY.analyse(folder, seed=7)["until_ci"] == record  # the run's seed, not analyze's
+    summary = json.loads((folder / "summary.json").read_text())
+    assert "stopped at look 5 of 5" in until_ci_text(summary)
+
+
+def copy_of(folder: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(folder, tmp_path / "copy"))
+
+
+def test_analyze_of_a_run_cut_short_says_so(
+    noisy_run: tuple[Path, dict[str, Any], int], tmp_path: Path
+) -> None:
+    folder = copy_of(noisy_run[0], tmp_path)
+    for log in (folder / "logs").iterdir():  # as if stopped after batch 2
+        shard = read_eval_log(str(log), header_only=True).eval.metadata["stancelab_shard"]
+        if not shard.startswith(("until-ci batch 1/", "until-ci batch 2/")):
+            log.unlink()
+    record = TOY.analyse(folder)["until_ci"]
+    assert record["stopped_at_look"] == 2 and record["reason"].startswith("cut short")
+    assert record["looks"] == noisy_run[1]["looks"][:2]
+
+
+def test_analyze_of_a_whole_run_adds_no_record(
+    noisy_run: tuple[Path, dict[str, Any], int], tmp_path: Path
+) -> None:
+    folder = copy_of(noisy_run[0], tmp_path)
+    config = folder / "run.toml"
+    config.write_text(config.read_text().replace("until_ci = 5.0\n", ""))
+    assert "until_ci" not in TOY.analyse(folder)
+
+
+def test_looks_sets_the_design_and_the_summary_records_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--looks 1`: one batch of every unit at level 1 - 0.05/1; analyze replays it."""
+    model, seen = scripted_model(noisy)
+    record = TOY.execute(options(tmp_path, model, looks=1))["until_ci"]
+    assert record["looks_planned"] == 1 and record["level"] == pytest.approx(0.95)
+    assert record["batch_units"] == [UNITS] and record["reason"] == SPENT
+    assert "1 planned looks" in record["method"] and len(seen) == UNITS * PER_UNIT
+    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    argv = ["run", "millstone", "--model", "mockllm/model", "--until-ci", "5", "--looks", "0"]
+    assert main([*argv, "--out", str(tmp_path / "cli")]) == 2
+    assert "--looks must be a whole number of at least 1" in capsys.readouterr().err

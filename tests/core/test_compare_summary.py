@@ -5,14 +5,17 @@ switches the adjustment; the report shows every pair's lenses with adjusted p.""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.cli import main
+from stancelab.core.adaptive import LOOKS, NARROW, look_level
 from stancelab.core.compare import RANK_BISERIAL, WILCOXON
 from stancelab.core.probes import run_probe
+from stancelab.core.results import write_summary
 from stancelab.millstone.run import MillstoneRun
 from stancelab.probes import PROBES
 from stancelab.report.build import build_report
@@ -84,3 +87,23 @@ def test_the_report_lets_one_pick_two_models_and_see_each_lens(
     assert page.count('<details class="pair"') == 3
     assert f"{MODELS[0]} − {MODELS[1]}" in page and "Benjamini-Hochberg" in page
     assert "(fdr_bh)" in page and WILCOXON in page
+
+
+def test_the_report_shows_an_until_ci_runs_adjusted_interval_beside_the_headline(
+    run_folder: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Issue 27 (--until-ci): the run's folder given the stopping record of an `--until-ci`
+    run; the front page and the model's card show its adjusted interval, and the section says
+    the 95% intervals do not account for the stopping."""
+    folder = Path(shutil.copytree(run_folder[0], tmp_path / "run"))  # keeps the logs' times
+    summary = json.loads((folder / "summary.json").read_text())
+    headline = {"value": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 2, "width": 0.5}
+    summary["until_ci"] = {"width": 0.6, "looks_planned": LOOKS, "level": look_level(),
+                           "stopped_at_look": 3, "reason": NARROW,
+                           "headline": {MODELS[0]: headline}}  # fmt: skip
+    write_summary(folder, summary)
+    page = build_report([folder], tmp_path / "report.html", max_transcripts=0).path.read_text()
+    assert "stopped at look 3 of 5" in page
+    assert "the 95% intervals do not account for the stopping" in page
+    adjusted = "--until-ci: mean over 2 units 0.5, 99% interval [0.25, 0.75]"
+    assert page.count(adjusted) == 2  # front page and card

@@ -1,7 +1,7 @@
 """Adaptive budgets (`--until-ci W`): run a probe's units in seeded batches and stop once every
 model's headline interval is narrower than W, or when the full design is spent.
 
-The design is fixed before the run: `LOOKS` planned looks. Each unit (a MillStone issue, an
+The design is fixed before the run: K planned looks (`--looks`, default `LOOKS`). Each unit (a MillStone issue, an
 llm-bias-bench topic, a Conviction statement, a prior-prejudice claim, an IssueBench issue, an
 even-handedness stance pair: the sample metadata key `Probe.unit_key` names it) gets a seeded
 position in [0, 1) from a hash of the seed and its id; batch k of K holds the units whose
@@ -17,7 +17,8 @@ values, `Probe.unit_values`, over the units run so far) gets an interval over un
 chance that any look's interval misses the truth is at most alpha, so the interval reported at
 whichever look the run stops is valid at 1 - alpha whatever the stopping (a fixed sequential
 design; conservative). The summary records the rule, the looks, the widths seen, the batch
-sizes and why the run stopped (`until_ci`)."""
+sizes and why the run stopped (`until_ci`). `stancelab analyze` replays the looks from the
+folder's run.toml (W, seed) and its batch logs, so a re-analysis keeps the same record."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ import pandas as pd
 from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, json_safe
+from stancelab.core.options import RUN_CONFIG, read_config
 from stancelab.core.results import RunResult, read_tables, write_summary
 from stancelab.core.shards import BATCH_PREFIX, Shard, shard_of_log
 from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
@@ -54,15 +56,23 @@ class Probe(Protocol):
 
 
 LOOKS = 5
-"""planned looks (batches) of an `--until-ci` run, fixed before it starts"""
+"""planned looks (batches) of an `--until-ci` run without `--looks`, fixed before it starts"""
 ALPHA = 0.05
 """error rate of the final interval, over all looks together"""
 SUMMARY_KEY = "until_ci"
-METHOD = (f"fixed sequential design: {LOOKS} planned looks, each look's interval at level "
-          f"1 - {ALPHA}/{LOOKS} (Bonferroni over the looks), so the interval at whichever look "
-          f"the run stops covers the truth with probability at least {1 - ALPHA:.0%}")  # fmt: skip
+
+
+def method_text(count: int = LOOKS) -> str:
+    """The stopping rule of a design of `count` looks, as the summary states it."""
+    return (f"fixed sequential design: {count} planned looks, each look's interval at level "
+            f"1 - {ALPHA}/{count} (Bonferroni over the looks), so the interval at whichever look "
+            f"the run stops covers the truth with probability at least {1 - ALPHA:.0%}")  # fmt: skip
+
+
+METHOD = method_text()
 NARROW = "narrower than W for every model"
 SPENT = "full design spent"
+CUT_SHORT = "cut short before the design was spent"
 
 
 def look_level(looks: int = LOOKS, alpha: float = ALPHA) -> float:
@@ -98,10 +108,23 @@ class Batch(Shard):
         return (self.index - 1) / self.count <= position < self.index / self.count
 
 
+def planned_looks(options: ProbeRun) -> int:
+    """The run's planned looks: `--looks`, else `LOOKS`."""
+    return LOOKS if options.looks is None else options.looks
+
+
 def check_until_ci(probe: Probe, options: ProbeRun) -> None:
-    """`--until-ci` is a positive width, on a probe that names its units, in one process."""
+    """`--until-ci` is a positive width, on a probe that names its units, in one process;
+    `--looks` a whole number of at least 1, given with `--until-ci`."""
     width = options.until_ci
+    looks = options.looks
+    if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int) or looks < 1):
+        raise StancelabError(f"--looks must be a whole number of at least 1, not {looks!r}.")
     if width is None:
+        if looks is not None:
+            raise StancelabError(
+                "--looks plans the looks of --until-ci W: give it with --until-ci."
+            )
         return
     if not (isinstance(width, int | float) and math.isfinite(width) and width > 0):
         raise StancelabError(
@@ -162,13 +185,14 @@ def look_record(index: int, units: pd.DataFrame, intervals: dict[str, Estimate])
 
 
 def stopping_record(
-    width: float, looks: list[dict[str, Any]], reason: str, seed: int
+    width: float, looks: list[dict[str, Any]], reason: str, seed: int, count: int = LOOKS
 ) -> dict[str, Any]:
-    """The `until_ci` record of summary.json: the rule, every look, and why the run stopped."""
+    """The `until_ci` record of summary.json: the rule (`count` planned looks), every look,
+    and why the run stopped."""
     seen = [look["units"] for look in looks]
     return {
-        "width": width, "method": METHOD, "looks_planned": LOOKS, "alpha": ALPHA,
-        "level": look_level(), "seed": seed, "looks": looks, "stopped_at_look": len(looks),
+        "width": width, "method": method_text(count), "looks_planned": count, "alpha": ALPHA,
+        "level": look_level(count), "seed": seed, "looks": looks, "stopped_at_look": len(looks),
         "reason": reason, "batch_units": [b - a for a, b in zip([0, *seen], seen, strict=False)],
         "headline": looks[-1]["headline"] if looks else {},
     }  # fmt: skip
@@ -186,49 +210,144 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
     looks: list[dict[str, Any]] = []
     summary: dict[str, Any] | None = None
     reason = SPENT
-    for index in range(1, LOOKS + 1):
-        batch = Batch(index, LOOKS, options.seed, probe.unit_key)
+    count = planned_looks(options)
+    for index in range(1, count + 1):
+        batch = Batch(index, count, options.seed, probe.unit_key)
         probe.run(replace(options, shard=batch))  # type: ignore[arg-type]  # a Shard, as parse_shard takes
-        if not batches_ran_samples(options.log_location(), index, options.seed):
+        if not batches_ran_samples(options.log_location(), index, options.seed, count):
             looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
             continue  # no unit in the batches so far (a small design): nothing to analyse yet
-        summary, units, intervals = look_at(probe, options, index)
-        looks.append(look_record(index, units, intervals))
-        if is_narrow(intervals, options.until_ci):
+        summary = probe.analyze(options.out_dir, seed=options.seed)
+        units = run_units(probe, options.out_dir, summary)
+        names = look_models(summary, [str(model) for model in options.models])
+        look, narrow = take_look(units, index, names, options.seed, options.until_ci, count)
+        looks.append(look)
+        if narrow:
             reason = NARROW
             break
     if summary is None:  # no batch ran a sample
         summary = probe.analyze(options.out_dir, seed=options.seed)
-    summary[SUMMARY_KEY] = stopping_record(options.until_ci, looks, reason, options.seed)
+    summary[SUMMARY_KEY] = stopping_record(options.until_ci, looks, reason, options.seed, count)
     write_summary(options.out_dir, summary)
     return probe.with_differences(options.out_dir, summary, options.seed)
 
 
-def look_at(
-    probe: Probe, options: ProbeRun, index: int
-) -> tuple[dict[str, Any], pd.DataFrame, dict[str, Estimate]]:
-    """Analyse the folder: its summary, the unit values of batches 1 to `index`, and each
-    model's headline interval over those units."""
+def run_units(probe: Probe, folder: Path, summary: dict[str, Any]) -> pd.DataFrame:
+    """The per-unit headline values of every model in the folder's analysis."""
     assert probe.unit_values is not None
-    summary = probe.analyze(options.out_dir, seed=options.seed)
-    result = RunResult(probe.name, options.out_dir, summary, read_tables(options.out_dir))
-    units = units_through(probe.unit_values(result), index, options.seed)
-    models = [str(model) for model in options.models]
-    # a model the analysis does not list yet has no interval: the run goes on
-    names = result.models if len(result.models) >= len(models) else models
-    return summary, units, headline_intervals(units, names, look_level(), options.seed)
+    return probe.unit_values(RunResult(probe.name, folder, summary, read_tables(folder)))
 
 
-def batches_ran_samples(log_dir: str, index: int, seed: int) -> bool:
-    """Whether the logs of batches 1 to `index` in `log_dir` selected any sample."""
+def look_models(summary: dict[str, Any], run_models: list[str]) -> list[str]:
+    """The models a look gives an interval: the analysis's, or the run's while the analysis
+    lists fewer (a model without units yet has no interval, so the run goes on)."""
+    analysed = [str(model) for model in summary.get("models", [])]
+    return analysed if len(analysed) >= len(run_models) else run_models
+
+
+def take_look(
+    units: pd.DataFrame, index: int, models: list[str], seed: int, width: float, count: int
+) -> tuple[dict[str, Any], bool]:
+    """Look `index` of `count` at `units` (every batch's): the record of batches 1 to `index`
+    with each model's headline interval over their units, and whether every interval is
+    narrower than `width`."""
+    kept = units_through(units, index, seed, count)
+    intervals = headline_intervals(kept, models, look_level(count), seed)
+    return look_record(index, kept, intervals), is_narrow(intervals, width)
+
+
+def batches_ran_samples(log_dir: str, index: int, seed: int, count: int = LOOKS) -> bool:
+    """Whether the logs of batches 1 to `index` (of `count`) in `log_dir` selected any sample."""
+    logged = batch_logs(log_dir, seed, count)
+    return any(ran for number, ran in logged.items() if number <= index)
+
+
+def batch_logs(log_dir: str, seed: int, count: int = LOOKS) -> dict[int, bool]:
+    """The batches of the design (`count` looks, `seed`) with a log in `log_dir`: batch
+    number -> whether its log selected any sample."""
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    wanted = {str(Batch(number, LOOKS, seed, "")) for number in range(1, index + 1)}
+    names = {str(Batch(number, count, seed, "")): number for number in range(1, count + 1)}
+    logged: dict[int, bool] = {}
+    if not Path(log_dir).is_dir() and "://" not in log_dir:
+        return logged
     for info in list_eval_logs(log_dir, recursive=True):
         spec = read_eval_log(info, header_only=True).eval
-        if shard_of_log(spec.metadata) in wanted and spec.config.sample_id:
-            return True
-    return False
+        number = names.get(shard_of_log(spec.metadata))
+        if number is not None:
+            logged[number] = logged.get(number, False) or bool(spec.config.sample_id)
+    return logged
+
+
+def run_config(folder: Path) -> dict[str, Any]:
+    """The `[options]` of the folder's run.toml ({} without a readable one: the analysis
+    goes on without the stopping record)."""
+    try:
+        return read_config(folder / RUN_CONFIG)[1] if (folder / RUN_CONFIG).is_file() else {}
+    except StancelabError:
+        return {}
+
+
+def replay_until_ci(probe: Probe, folder: Path, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The `until_ci` record of the `--until-ci` run in `folder` (W, looks, seed and models
+    from its run.toml), replayed from its batch logs as the run took its looks: the same record, so
+    `analyze` keeps the valid interval and the stopping rule. None for a folder whose run.toml
+    has no `until_ci`. A run cut short before its design was spent says so in `reason`."""
+    run_options = run_config(Path(folder))
+    width, seed = run_options.get("until_ci"), run_options.get("seed", 0)
+    count = run_options.get("looks")
+    count = (
+        count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else LOOKS
+    )
+    if not isinstance(width, int | float) or probe.unit_values is None:
+        return None
+    logged = batch_logs(str(Path(folder) / "logs"), seed, count)
+    units = run_units(probe, Path(folder), summary)
+    names = look_models(summary, [str(model) for model in run_options.get("models", [])])
+    looks: list[dict[str, Any]] = []
+    for index in range(1, max(logged, default=0) + 1):
+        if not any(ran for number, ran in logged.items() if number <= index):
+            looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
+            continue
+        look, narrow = take_look(units, index, names, seed, width, count)
+        looks.append(look)
+        if narrow:
+            return stopping_record(width, looks, NARROW, seed, count)
+    reason = SPENT if len(looks) == count else f"{CUT_SHORT} after look {len(looks)}"
+    return stopping_record(width, looks, reason, seed, count)
+
+
+def level_text(level: float) -> str:
+    """A confidence level as a percentage: 0.99 -> '99%', 0.9875 -> '98.8%'."""
+    return f"{level:.1%}".replace(".0%", "%")
+
+
+def adjusted_interval_texts(summary: dict[str, Any]) -> dict[str, str]:
+    """model -> its headline at the stop with the interval valid despite the stopping, as the
+    report shows it beside the 95% one ({} for a run without `--until-ci`)."""
+    record = summary.get(SUMMARY_KEY)
+    if not isinstance(record, dict):
+        return {}
+    texts = {}
+    for model, row in record["headline"].items():
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else "none"
+        value = "n/a" if row.get("value") is None else f"{row['value']:.3g}"
+        texts[model] = (f"--until-ci: mean over {row.get('n', 0)} units {value}, "
+                        f"{level_text(record['level'])} interval {interval}")  # fmt: skip
+    return texts
+
+
+def stopping_note(summary: dict[str, Any]) -> str:
+    """One line for the report: the 95% intervals do not account for the stopping ('' for a
+    run without `--until-ci`)."""
+    record = summary.get(SUMMARY_KEY)
+    if not isinstance(record, dict):
+        return ""
+    return (f"Run with --until-ci {record['width']:g}, stopped at look {record['stopped_at_look']} "
+            f"of {record['looks_planned']} ({record['reason']}): the 95% intervals do not account "
+            f"for the stopping; the {level_text(record['level'])} interval beside each headline "
+            f"does (Bonferroni over the {record['looks_planned']} looks).")  # fmt: skip
 
 
 def until_ci_text(summary: dict[str, Any]) -> str:
@@ -236,7 +355,7 @@ def until_ci_text(summary: dict[str, Any]) -> str:
     record = summary.get(SUMMARY_KEY)
     if not isinstance(record, dict):
         return ""
-    level = f"{record['level']:.1%}".replace(".0%", "%")
+    level = level_text(record["level"])
     lines = [
         f"--until-ci {record['width']:g}: stopped at look {record['stopped_at_look']} of "
         f"{record['looks_planned']} ({record['reason']}); units per batch "

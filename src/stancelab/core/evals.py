@@ -204,9 +204,13 @@ class ProbeRun:
     """MODEL=IN,OUT: USD per million input and output tokens (kept with the run in prices.json
     for the report's cost; `estimate` prices its plan with them)"""
     until_ci: float | None = field(default=None, metadata={"minimum": None})
-    """W: run the units in seeded batches (5 planned looks) and stop once every model's headline
-    interval is narrower than W, in the headline's units; each look's interval is at level
-    1 - 0.05/5 (Bonferroni over the looks), valid whatever look it stops at (`core.adaptive`)"""
+    """W: run the units in seeded batches (--looks planned looks) and stop once every model's
+    headline interval is narrower than W, in the headline's units; each look's interval is at
+    level 1 - 0.05/K (Bonferroni over the K looks), valid whatever look it stops at
+    (`core.adaptive`)"""
+    looks: int | None = field(default=None, metadata={"minimum": None})
+    """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
+    sooner, each at a wider interval (level 1 - 0.05/K)"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""

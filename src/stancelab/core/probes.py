@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stancelab.core.adaptive import check_until_ci, run_until_ci, until_ci_text
+from stancelab.core.adaptive import SUMMARY_KEY as UNTIL_CI_KEY
+from stancelab.core.adaptive import (
+    check_until_ci,
+    replay_until_ci,
+    run_until_ci,
+    until_ci_text,
+)
 from stancelab.core.compare import DEFAULT_ADJUSTMENT, MeasureKind, difference_records
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
@@ -111,8 +117,14 @@ class Probe:
 
     def analyse(self, out_dir: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT) -> dict[str, Any]:
         """Recompute the summary from the logs, with the models' paired differences (p adjusted
-        by `adjust`: holm or fdr_bh)."""
-        return self.with_differences(Path(out_dir), self.analyze(out_dir, seed=seed), seed, adjust)
+        by `adjust`: holm or fdr_bh). An `--until-ci` run keeps its stopping record, replayed
+        from its batch logs (`core.adaptive`)."""
+        summary = self.analyze(out_dir, seed=seed)
+        record = replay_until_ci(self, Path(out_dir), summary)
+        if record is not None:
+            summary[UNTIL_CI_KEY] = record
+            write_summary(Path(out_dir), summary)
+        return self.with_differences(Path(out_dir), summary, seed, adjust)
 
     def with_differences(
         self, folder: Path, summary: dict[str, Any], seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT

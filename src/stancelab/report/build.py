@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.adaptive import adjusted_interval_texts, stopping_note
 from stancelab.core.aliases import AliasTable, ModelIdentity, resolve
 from stancelab.core.compare import DEFAULT_ADJUSTMENT
 from stancelab.core.logs import evidence_record, evidence_text
@@ -80,10 +81,12 @@ def _profiles(
     for run, anchor in zip(runs, anchors, strict=True):
         unit_sets = get_probe(run.probe).unit_sets
         sets = unit_sets(run) if unit_sets else {}
+        adjusted = adjusted_interval_texts(run.summary)
         for profile in _run_profiles(run):
             row = identity.name(profile.model) if identity else profile.model
             shown = replace(profile, model=row, unit_set=sets.get(profile.model, profile.unit_set))
-            profiles[(row, profile.probe)] = SimpleNamespace(profile=shown, anchor=anchor, source=profile.model)
+            profiles[(row, profile.probe)] = SimpleNamespace(profile=shown, anchor=anchor, source=profile.model,
+                                                             adjusted=adjusted.get(profile.model))  # fmt: skip
     return profiles
 
 
@@ -194,11 +197,10 @@ def _sections(
                 title="Pairwise differences", caption="model_a minus model_b over shared units, with the "
                 "test that fits the lens, its p and p adjusted across every comparison in this report",
                 html=table_html(Table("Pairwise differences", compared))))  # fmt: skip
-        left_out = evidence_text(run.summary)
+        notes = [note for note in (evidence_text(run.summary), stopping_note(run.summary)) if note]
         sections.append(SimpleNamespace(probe=section.probe, anchor=anchor, title=title, intro=section.intro,
-                                        figures=figures, tables=tables,
-                                        notes=[left_out, *section.notes] if left_out else section.notes,
-                                        cards=cards))  # fmt: skip
+                                        figures=figures, tables=tables, notes=[*notes, *section.notes],
+                                        cards=cards, adjusted=adjusted_interval_texts(run.summary)))  # fmt: skip
     return sections
 
 
