@@ -138,7 +138,7 @@ def _self_attributes(function: ast.AST) -> set[str]:
 
 def test_the_hf_provider_has_what_the_embedded_provider_builds_on() -> None:
     hf = _hf_source()
-    assert set(inspect_private.LAZY_NAMES) - {"resolve_task_args"} <= set(hf)
+    assert set(hf) >= inspect_private.HF_PROVIDER_NAMES
     token = hf["HF_TOKEN"]
     assert isinstance(token, ast.Assign) and ast.literal_eval(token.value) == "HF_TOKEN"
     assert _arguments(hf["hub_token"]) == ["api_key"]

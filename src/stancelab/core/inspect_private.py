@@ -16,7 +16,6 @@ the symbol instead of breaking a run.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai._util.error import PrerequisiteError
@@ -33,20 +32,19 @@ if TYPE_CHECKING:
         set_random_seeds,
     )
 
-# Names imported on first use, by module: the `hf` provider imports torch and transformers,
-# Inspect's task loader most of Inspect's eval machinery.
+# Names imported on first use: the `hf` provider imports torch and transformers, Inspect's
+# task loader most of Inspect's eval machinery.
 HF_PROVIDER = "inspect_ai.model._providers.hf"
-LAZY_NAMES = {"resolve_task_args": "inspect_ai._eval.loader"} | {
-    name: HF_PROVIDER
-    for name in (
+HF_PROVIDER_NAMES = frozenset(
+    {
         "HF_TOKEN",
         "GenerateInput",
         "HuggingFaceAPI",
         "batched_generate",
         "hub_token",
         "set_random_seeds",
-    )
-}
+    }
+)
 
 __all__ = [
     "HF_TOKEN",
@@ -77,7 +75,13 @@ def model_provider_names() -> set[str]:
 
 
 def __getattr__(name: str) -> Any:
-    """The names in LAZY_NAMES, imported when first asked for (PEP 562)."""
-    if name in LAZY_NAMES:
-        return getattr(importlib.import_module(LAZY_NAMES[name]), name)
+    """`resolve_task_args` and the `hf` provider's names, imported when first asked for (PEP 562)."""
+    if name == "resolve_task_args":
+        from inspect_ai._eval.loader import resolve_task_args
+
+        return resolve_task_args
+    if name in HF_PROVIDER_NAMES:
+        from inspect_ai.model._providers import hf
+
+        return getattr(hf, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
