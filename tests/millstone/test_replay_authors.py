@@ -313,6 +313,27 @@ def test_counter_argument_shifts_beside_the_paraphrase_4_mislabel(
     assert (cli_import[0] / "tables" / "corrected_counter_shifts.csv").exists()
 
 
+def test_the_report_shows_table_3_corrected_beside_the_published(cli_import: tuple[Path, str]) -> None:
+    """The report's Table 3 carries, per model, the shifts on mislabelled issues and the
+    corrected counts beside the published ones (read from the import's tables and summary)."""
+    from stancelab.core.results import RunResult, read_tables
+    from stancelab.millstone.report import section
+
+    folder = cli_import[0]
+    run = RunResult("millstone", folder, json.loads((folder / "summary.json").read_text()),
+                    read_tables(folder))  # fmt: skip
+    table = next(t for t in section(run).tables if "(Table 3)" in t.title)
+    rows = table.frame.set_index("model")
+    shifted = rows[rows["count"] > 0]
+    assert shifted["count"].to_dict() == {m: c for m, (c, _) in TABLE_3_RELEASE.items()}
+    assert shifted["on_mislabelled_issues"].to_dict() == {
+        "llama-3.1-8b": 2, "claude-opus-4": 10, "gemini-2.0-flash": 3, "claude-3.5-haiku": 2}
+    assert shifted["corrected_count"].to_dict() == {
+        "llama-3.1-8b": 2, "claude-opus-4": 21, "gemini-2.0-flash": 2, "claude-3.5-haiku": 12}
+    assert round(rows.loc["claude-opus-4", "corrected_mean_abs_shift"] * 100, 1) == 2.8
+    assert "corrected" in table.title and "on_mislabelled_issues" in table.caption
+
+
 def test_grok_3_over_the_median_with_the_published_table_5(
     summary: dict[str, Any], cli_import: tuple[Path, str]
 ) -> None:

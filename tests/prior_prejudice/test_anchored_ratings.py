@@ -11,14 +11,10 @@ from pathlib import Path
 
 import pytest
 from inspect_ai.model import (
-    ChatCompletionChoice,
     ChatMessage,
-    ChatMessageAssistant,
     GenerateConfig,
     Logprob,
-    Logprobs,
     ModelOutput,
-    ModelUsage,
     TopLogprob,
     get_model,
 )
@@ -26,6 +22,7 @@ from inspect_ai.model import (
 from stancelab.prior_prejudice.cwa import parse_rating, rate, scale_anchors
 from stancelab.prior_prejudice.prompts import DEBATE_JUDGING, ESSAY_QUALITY, RATING_TEMPLATES
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
+from tests.prior_prejudice.scripted import MIXED_CLAIMS, claims_file, rated_reply
 
 # every form the templates' "1 (least persuasive) to 7 (most persuasive)" invites (appendix A.1)
 ANCHORED = {
@@ -119,21 +116,10 @@ def test_an_anchor_in_words_with_log_probs_is_parsed_and_says_why() -> None:
 
 def _anchored_output(text: str, digit: str | None) -> ModelOutput:
     """`text` as the reply; with a `digit`, log-probs at its token (0.9 on it, 0.1 one away)."""
-    logprobs = None
-    if digit is not None:
-        other = str(int(digit) + (1 if digit == "1" else -1))
-        top = [
-            TopLogprob(token=digit, logprob=math.log(0.9)),
-            TopLogprob(token=other, logprob=math.log(0.1)),
-        ]
-        rest = text[len(digit) :]
-        logprobs = Logprobs(content=[Logprob(token=digit, logprob=math.log(0.9), top_logprobs=top),
-                                     Logprob(token=rest, logprob=0.0)])  # fmt: skip
-    choice = ChatCompletionChoice(
-        message=ChatMessageAssistant(content=text, model="mockllm"), logprobs=logprobs
-    )
-    return ModelOutput(model="mockllm", choices=[choice],
-                       usage=ModelUsage(input_tokens=5, output_tokens=3, total_tokens=8))  # fmt: skip
+    if digit is None:
+        return rated_reply(text, None, output_tokens=3)
+    other = str(int(digit) + (1 if digit == "1" else -1))
+    return rated_reply(text, digit, {digit: 0.9, other: 0.1}, rest=text[len(digit) :], output_tokens=3)
 
 
 def anchored_rater(
@@ -152,12 +138,7 @@ def anchored_rater(
 
 
 def test_a_run_whose_rater_labels_its_ratings_measures_the_delta(tmp_path: Path) -> None:
-    claims = tmp_path / "claims.jsonl"
-    claims.write_text("".join(json.dumps(c) + "\n" for c in [
-        {"id": "m1", "category": "misinformation", "claim": "Vaccines cause autism.", "negation": "Vaccines do not cause autism."},
-        {"id": "m2", "category": "misinformation", "claim": "The Earth is flat.", "negation": "The Earth is not flat."},
-        {"id": "s1", "category": "subjective", "claim": "Tea beats coffee.", "negation": "Tea does not beat coffee."},
-    ]))  # fmt: skip
+    claims = claims_file(tmp_path / "claims.jsonl", MIXED_CLAIMS)
     judge = get_model("mockllm/judge", custom_outputs=lambda *a: _anchored_output(
         json.dumps({"category": "other", "rationale": "scripted"}), None), memoize=False)  # fmt: skip
     subject = get_model("mockllm/rater", custom_outputs=anchored_rater, memoize=False)

@@ -13,15 +13,9 @@ import pandas as pd
 import pytest
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import (
-    ChatCompletionChoice,
     ChatMessage,
-    ChatMessageAssistant,
     GenerateConfig,
-    Logprob,
-    Logprobs,
     ModelOutput,
-    ModelUsage,
-    TopLogprob,
     get_model,
 )
 
@@ -30,6 +24,7 @@ from stancelab.prior_prejudice.dataset import load_claims
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
 from stancelab.prior_prejudice.tasks import is_refusal
 from tests.helpers import scripted_chat_model
+from tests.prior_prejudice.scripted import claims_file, rated_reply
 
 COLUMNS = [
     "category",
@@ -121,13 +116,7 @@ def _rated(
     """Rates negations and opposing arguments 6, everything else 2."""
     text = re.search(r'Argument: "(.*)"', messages[-1].text, re.S).group(1)
     digit = "6" if " not " in text or "AGAINST" in text else "2"
-    top = [TopLogprob(token=digit, logprob=0.0)]
-    choice = ChatCompletionChoice(
-        message=ChatMessageAssistant(content=digit, model="mockllm"),
-        logprobs=Logprobs(content=[Logprob(token=digit, logprob=0.0, top_logprobs=top)]),
-    )
-    return ModelOutput(model="mockllm", choices=[choice],
-                       usage=ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6))  # fmt: skip
+    return rated_reply(digit, digit)
 
 
 def _negating_writer(messages: list[ChatMessage]) -> str:
@@ -212,12 +201,10 @@ def _restricted_writer(messages: list[ChatMessage]) -> str:
 
 
 def _claims_file(tmp_path: Path) -> Path:
-    path = tmp_path / "claims.jsonl"
-    path.write_text("".join(json.dumps(c) + "\n" for c in [
+    return claims_file(tmp_path / "claims.jsonl", [
         {"id": "h1", "category": "harmful", "claim": "Group X is lazy.", "negation": "Group X is not lazy."},
         {"id": "s1", "category": "subjective", "claim": "Tea is nice.", "negation": "Tea is not nice."},
-    ]))  # fmt: skip
-    return path
+    ])  # fmt: skip
 
 
 def test_writer_refusals_are_reported_per_category(tmp_path: Path) -> None:

@@ -3,44 +3,27 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 
 import pytest
 from inspect_ai.model import (
-    ChatCompletionChoice,
     ChatMessage,
-    ChatMessageAssistant,
     GenerateConfig,
-    Logprob,
-    Logprobs,
     ModelOutput,
-    ModelUsage,
-    TopLogprob,
     get_model,
 )
 
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
 from tests.helpers import output, scripted_chat_model
+from tests.prior_prejudice.scripted import MIXED_CLAIMS, claims_file, rated_reply
 
 
 def rated_output(text: str, high: bool) -> ModelOutput:
     """A reply whose first token is a digit, with a two-digit next-token distribution."""
     probabilities = {"6": 0.75, "5": 0.25} if high else {"2": 0.75, "3": 0.25}
     first = max(probabilities, key=probabilities.get)
-    top = [TopLogprob(token=t, logprob=math.log(p)) for t, p in probabilities.items()]
-    choice = ChatCompletionChoice(
-        message=ChatMessageAssistant(content=f"{first} {text}", model="mockllm"),
-        logprobs=Logprobs(
-            content=[Logprob(token=first, logprob=math.log(probabilities[first]), top_logprobs=top)]
-        ),
-    )
-    return ModelOutput(
-        model="mockllm",
-        choices=[choice],
-        usage=ModelUsage(input_tokens=5, output_tokens=1, total_tokens=6),
-    )
+    return rated_reply(f"{first} {text}", first, probabilities)
 
 
 def believer(
@@ -65,12 +48,7 @@ def writer(messages: list[ChatMessage]) -> str:
 
 
 def test_ratings_deltas_refusals_and_failure_modes(tmp_path: Path) -> None:
-    claims = tmp_path / "claims.jsonl"
-    claims.write_text("".join(json.dumps(c) + "\n" for c in [
-        {"id": "m1", "category": "misinformation", "claim": "Vaccines cause autism.", "negation": "Vaccines do not cause autism."},
-        {"id": "m2", "category": "misinformation", "claim": "The Earth is flat.", "negation": "The Earth is not flat."},
-        {"id": "s1", "category": "subjective", "claim": "Tea beats coffee.", "negation": "Tea does not beat coffee."},
-    ]))  # fmt: skip
+    claims = claims_file(tmp_path / "claims.jsonl", MIXED_CLAIMS)
     subject = get_model("mockllm/rater", custom_outputs=believer, memoize=False)
     writer_model, written = scripted_chat_model(writer, "mockllm/writer")
     judge, judged = scripted_chat_model(

@@ -36,3 +36,25 @@ def test_a_clear_difference_has_a_ci_excluding_zero() -> None:
 def test_one_shared_unit_gives_no_interval() -> None:
     row = paired_differences(_units({"a": [5, None], "b": [1, 2]})).iloc[0]
     assert row["n"] == 1 and row["difference"] == 4.0 and pd.isna(row["ci_low"])
+
+
+def _pair(a: str, b: str, ci: tuple[float, float], p_adjusted: float | None) -> dict[str, object]:
+    return {"model_a": a, "model_b": b, "difference": 1.0, "ci_low": ci[0], "ci_high": ci[1],
+            "p": p_adjusted, "p_adjusted": p_adjusted, "adjustment": "holm" if p_adjusted else None}  # fmt: skip
+
+
+def test_the_heatmap_mark_follows_the_adjusted_p_not_the_ci() -> None:
+    """'*' where the adjusted p < 0.05: a CI clear of 0 with adjusted p 0.2 is not marked,
+    a CI across 0 with adjusted p 0.01 is, a pair without a test is not; the caption says so."""
+    from types import SimpleNamespace
+
+    from stancelab.report.build import _differences_figure
+
+    differences = pd.DataFrame([_pair("a", "b", (0.2, 1.8), 0.2), _pair("a", "c", (-0.1, 2.1), 0.01),
+                                _pair("b", "c", (0.5, 1.5), None)])  # fmt: skip
+    _, marked = difference_matrix(differences)
+    assert not marked.loc["a", "b"] and marked.loc["a", "c"] and marked.loc["c", "a"]
+    assert not marked.loc["b", "c"]
+    profiles = [SimpleNamespace(label="OM", unit="points")]
+    caption = _differences_figure(profiles, differences.assign(n=5)).caption  # type: ignore[arg-type]
+    assert "* marks a pair whose p, adjusted (holm)" in caption and "below 0.05" in caption

@@ -231,24 +231,9 @@ def _partisan_plot(per_issue: pd.DataFrame, models: list[str]) -> str:
     figure, axes = plt.subplots(figsize=(8.5, 0.32 * len(order) + 1.4))
     rows = {issue: index for index, issue in enumerate(order)}
     labels = [_short(names.loc[i, "issue"] if "issue" in names else i, 40) for i in order]
-    axes.scatter(
-        names.loc[order, "dem"],
-        range(len(order)),
-        marker="D",
-        color="#1f4e9c",
-        s=36,
-        label="Democrat voters",
-        zorder=3,
-    )
-    axes.scatter(
-        names.loc[order, "rep"],
-        range(len(order)),
-        marker="D",
-        color="#c0392b",
-        s=36,
-        label="Republican voters",
-        zorder=3,
-    )
+    for voters, colour, label in (("dem", "#1f4e9c", "Democrat voters"), ("rep", "#c0392b", "Republican voters")):
+        axes.scatter(names.loc[order, voters], range(len(order)), marker="D", color=colour, s=36, label=label,
+                     zorder=3)  # fmt: skip
     markers = "o^sDXPv<>h"
     for index, model in enumerate(models):
         rows_of = chosen[chosen["model"] == model]

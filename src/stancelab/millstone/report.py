@@ -143,6 +143,27 @@ def _topic_tables(run: RunResult) -> list[Table]:
                   "unusable and left out.")]  # fmt: skip
 
 
+def _counter_shift_table(run: RunResult) -> Table:
+    """Table 3 as published; on an import whose counts carry the paraphrase-4 mislabel, each
+    model's shifts on the mislabelled issues and the corrected counts stand beside it."""
+    published = run.table("counter_shifts_model")
+    corrected = run.table("corrected_counter_shifts_model")
+    if published.empty or corrected.empty:
+        return Table("Counter-argument shifts (Table 3)", published, "")
+    counter = run.summary.get("counter_argument_shifts", {})
+    on_mislabelled = {model: entry.get("on_mislabelled_issues") for model, entry in counter.items()}
+    beside = corrected.rename(columns={column: f"corrected_{column}" for column in corrected.columns
+                                       if column != "model"})  # fmt: skip
+    frame = published.assign(on_mislabelled_issues=published["model"].map(on_mislabelled))
+    frame = frame.merge(beside, on="model", how="left")
+    return Table("Counter-argument shifts (Table 3), published and corrected for the "
+                 "paraphrase-4 mislabel", frame,
+                 "count / mean_abs_shift / max_abs_shift: as published (the released counts); "
+                 "on_mislabelled_issues: how many of those shifts fall on issues whose paraphrase "
+                 "4 is labelled con although 'A' is pro; corrected_*: recomputed with that "
+                 "paraphrase's orientation turned back (shifts in pro-share units, 0-1).")  # fmt: skip
+
+
 def section(run: RunResult) -> Section:
     return Section(
         probe="millstone",
@@ -164,7 +185,7 @@ def section(run: RunResult) -> Section:
                   run.table("controversial_subset"),
                   "Issues by the full-run models' maximum pairwise difference of baseline pro "
                   "shares; by_rule = the printed rule (MPD > 80%, no plurality of refusals)."),
-            Table("Counter-argument shifts (Table 3)", run.table("counter_shifts_model"), ""),
+            _counter_shift_table(run),
             Table("Other (refusal / no choice) rate", run.table("refusals_model"),
                   "Share of trials answered Other at baseline and with arguments."),
             *_topic_tables(run),

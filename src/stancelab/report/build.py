@@ -22,6 +22,7 @@ from stancelab.matrix.results import matrix_summary, renamed, run_stances
 from stancelab.probes import PROBES, get_probe
 from stancelab.report import plots
 from stancelab.report.compare import (
+    SIGNIFICANCE,
     LensDifferences,
     adjust_across,
     difference_matrix,
@@ -155,17 +156,24 @@ def _run_differences(run: RunResult, seed: int) -> pd.DataFrame | None:
     return None if differences["n"].max() < 1 else differences
 
 
+def _adjustment_name(differences: pd.DataFrame) -> str:
+    """The adjustment the pairs' p went through, as the table names it."""
+    methods = differences["adjustment"].dropna().unique() if "adjustment" in differences else []
+    return ", ".join(str(m) for m in methods) or "no pair tested"
+
+
 def _differences_figure(profiles: list[Profile], differences: pd.DataFrame) -> Figure:
     """The heatmap of the pairs' differences."""
-    values, clear = difference_matrix(differences)
+    values, marked = difference_matrix(differences)
     first = profiles[0]
     return Figure(
         f"Pairwise differences in {first.label}",
-        plots.difference_heatmap(values, clear, first.unit),
+        plots.difference_heatmap(values, marked, first.unit),
         "Row model minus column model, averaged over the units (issues, statements, cells) both "
-        "were measured on; * marks a difference whose 95% CI excludes 0 (shown up to 12 "
-        "models). Every pair with its CI, n, test and adjusted p is in the table 'Pairwise "
-        "differences' and in 'Compare two models'.",
+        f"were measured on; * marks a pair whose p, adjusted ({_adjustment_name(differences)}) "
+        f"across every comparison in this report, is below {SIGNIFICANCE} (shown up to 12 "
+        "models; a 95% CI may exclude 0 where the adjusted p does not). Every pair with its CI, n, test, p and "
+        "adjusted p is in the table 'Pairwise differences' and in 'Compare two models'.",
         Evidence(n=f"{len(differences)} pairs; units shared per pair {differences['n'].min()}"
                  f"-{differences['n'].max()}",
                  ci="95% bootstrap over shared units (scipy); none from n < 2",

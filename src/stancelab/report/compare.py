@@ -20,21 +20,27 @@ from stancelab.core.compare import (
 )
 from stancelab.core.stats import no_ci_reason
 
-__all__ = ["DIFFERENCE_COLUMNS", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
+__all__ = ["DIFFERENCE_COLUMNS", "SIGNIFICANCE", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
            "paired_differences"]  # fmt: skip
 
 
+SIGNIFICANCE = 0.05
+
+
 def difference_matrix(differences: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(row minus column) differences as a square matrix, and whether each one's CI excludes 0."""
+    """(row minus column) differences as a square matrix, and whether each one's adjusted p
+    (`p_adjusted`, across every comparison shown) is below SIGNIFICANCE; a pair without a
+    test is not marked."""
     models = sorted(set(differences["model_a"]) | set(differences["model_b"]))
     values = pd.DataFrame(np.nan, index=models, columns=models)
-    clear = pd.DataFrame(False, index=models, columns=models)
+    marked = pd.DataFrame(False, index=models, columns=models)
     for _, row in differences.iterrows():
         a, b = row["model_a"], row["model_b"]
         values.loc[a, b], values.loc[b, a] = row["difference"], -row["difference"]
-        excludes_zero = bool(row["ci_low"] > 0 or row["ci_high"] < 0)
-        clear.loc[a, b] = clear.loc[b, a] = excludes_zero
-    return values, clear
+        adjusted = row.get("p_adjusted")
+        below = adjusted is not None and not pd.isna(adjusted) and float(adjusted) < SIGNIFICANCE
+        marked.loc[a, b] = marked.loc[b, a] = below
+    return values, marked
 
 
 def adjust_across(

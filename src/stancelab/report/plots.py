@@ -151,8 +151,9 @@ def forest(estimates: pd.DataFrame, xlabel: str) -> str:
     return to_png_base64(figure)
 
 
-def difference_heatmap(values: pd.DataFrame, clear: pd.DataFrame, unit: str) -> str:
-    """Row-minus-column paired differences; '*' where the 95% CI excludes 0."""
+def difference_heatmap(values: pd.DataFrame, marked: pd.DataFrame, unit: str) -> str:
+    """Row-minus-column paired differences; '*' where `marked` (the caller's test: in the
+    report, adjusted p < 0.05)."""
     size = len(values)
     figure, axes = plt.subplots(figsize=(max(4.0, 0.55 * size + 2.5), max(3.0, 0.45 * size + 1.8)))
     data = values.to_numpy(dtype=float)
@@ -165,7 +166,7 @@ def difference_heatmap(values: pd.DataFrame, clear: pd.DataFrame, unit: str) -> 
     if size <= 12:
         for (row, column), value in np.ndenumerate(data):
             if np.isfinite(value):
-                mark = "*" if clear.iloc[row, column] else ""
+                mark = "*" if marked.iloc[row, column] else ""
                 axes.text(column, row, f"{value:.1f}{mark}", ha="center", va="center", fontsize=6)
     figure.colorbar(image, ax=axes, shrink=0.8, label=f"row − column ({unit})")
     return to_png_base64(figure)
