@@ -6,7 +6,9 @@ counting and fault injection (429, 500, timeouts, truncated bodies).
         ...  # run with --model openai-api/fake/<any-name>
 
 It answers /v1/chat/completions deterministically from the last user message, so a rerun
-gets the same answers, and it records which requests were answered in full (paid)."""
+gets the same answers, and it records which requests were answered in full (paid). A request
+whose client disconnects stops waiting at once (latency, stall) and is counted as if it had
+been answered; on shutdown, the waits in flight end at once and their answers go out."""
 
 from __future__ import annotations
 
@@ -186,7 +188,7 @@ class FakeOpenAIServer:
 
     async def _wait(self, seconds: float) -> None:
         """Sleep `seconds`, or less once the server is shutting down."""
-        if self._stopping is None:
+        if self._stopping is None or seconds <= 0:
             await asyncio.sleep(seconds)
             return
         with contextlib.suppress(TimeoutError):
