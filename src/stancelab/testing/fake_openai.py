@@ -6,11 +6,14 @@ counting and fault injection (429, 500, timeouts, truncated bodies).
         ...  # run with --model openai-api/fake/<any-name>
 
 It answers /v1/chat/completions deterministically from the last user message, so a rerun
-gets the same answers, and it records which requests were answered in full (paid)."""
+gets the same answers, and it records which requests were answered in full (paid). A request
+whose client disconnects stops waiting at once (latency, stall) and is counted as if it had
+been answered; on shutdown, the waits in flight end at once and their answers go out."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
@@ -150,6 +153,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
+        self._stopping: asyncio.Event | None = None  # set when the server shuts down
 
     @property
     def base_url(self) -> str:
@@ -182,6 +186,37 @@ class FakeOpenAIServer:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload, "more_body": False})
 
+    async def _wait(self, seconds: float) -> None:
+        """Sleep `seconds`, or less once the server is shutting down."""
+        if self._stopping is None or seconds <= 0:
+            await asyncio.sleep(seconds)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    def _answer(
+        self, body: dict[str, Any], fault: str | None
+    ) -> tuple[int, bytes, dict[str, Any] | None]:
+        """The status, body and (for a full answer) the completion the request gets."""
+        if fault in ("429", "500", "timeout"):  # a stall ends as a gateway's 504
+            status = 504 if fault == "timeout" else int(fault)
+            error = {"error": {"message": f"injected {fault}", "type": "fault", "code": fault}}
+            return status, json.dumps(error).encode(), None
+        payload = json.dumps(completion := _completion(body, self.reply)).encode()
+        if fault == "truncated":
+            return 200, payload[: len(payload) // 2], None  # cut mid-JSON
+        return 200, payload, completion
+
+    def _account(
+        self, body: dict[str, Any], fault: str | None, completion: dict[str, Any] | None
+    ) -> None:
+        with self._lock:
+            if completion is not None:
+                self.stats.paid[_request_key(body)] += 1
+                self.stats.choices += len(completion["choices"])
+                self.stats.prompt_tokens += completion["usage"]["prompt_tokens"]
+            self.stats.outcomes[fault or "ok"] += 1
+
     async def _chat(self, body: dict[str, Any], send: Any) -> None:
         fault = self._draw_fault()
         with self._lock:
@@ -189,30 +224,31 @@ class FakeOpenAIServer:
             self.stats.in_flight += 1
             self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
         try:
-            await asyncio.sleep(self.latency)
-            if fault == "timeout":  # stall, then give up as a gateway would
-                await asyncio.sleep(self.faults.timeout_seconds)
-                fault_status = "504"
-            else:
-                fault_status = fault
-            if fault_status in ("429", "500", "504"):
-                error = {"error": {"message": f"injected {fault}", "type": "fault", "code": fault}}
-                await self._send(send, int(fault_status), json.dumps(error).encode())
-            elif fault == "truncated":
-                payload = json.dumps(_completion(body, self.reply)).encode()
-                await self._send(send, 200, payload[: len(payload) // 2])  # cut mid-JSON
-            else:
-                completion = _completion(body, self.reply)
-                await self._send(send, 200, json.dumps(completion).encode())
-                with self._lock:
-                    self.stats.paid[_request_key(body)] += 1
-                    self.stats.choices += len(completion["choices"])
-                    self.stats.prompt_tokens += completion["usage"]["prompt_tokens"]
-            with self._lock:
-                self.stats.outcomes[fault or "ok"] += 1
+            try:
+                await self._wait(self.latency)
+                if fault == "timeout":  # stall, then give up as a gateway would
+                    await self._wait(self.faults.timeout_seconds)
+            except asyncio.CancelledError:  # the client went away: counted as if answered
+                self._account(body, fault, self._answer(body, fault)[2])
+                raise
+            status, payload, completion = self._answer(body, fault)
+            self._account(body, fault, completion)
+            await self._send(send, status, payload)
         finally:
             with self._lock:
                 self.stats.in_flight -= 1
+
+    async def _chat_until_disconnect(self, body: dict[str, Any], receive: Any, send: Any) -> None:
+        """Answer the request, or stop waiting on it as soon as its client disconnects."""
+        chat = asyncio.ensure_future(self._chat(body, send))
+        gone = asyncio.ensure_future(_disconnect(receive))
+        try:
+            await asyncio.wait((chat, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (gone, chat):  # the chat task is cancelled only if still waiting
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -233,7 +269,8 @@ class FakeOpenAIServer:
                 break
         path = scope.get("path", "")
         if path.endswith("/chat/completions"):
-            await self._chat(json.loads(b"".join(chunks) or b"{}"), send)
+            body = json.loads(b"".join(chunks) or b"{}")
+            await self._chat_until_disconnect(body, receive, send)
         elif path == "/stats":
             await self._send(send, 200, json.dumps(self.stats_dict()).encode())
         elif path == "/reset":
@@ -247,7 +284,7 @@ class FakeOpenAIServer:
     def start(self) -> FakeOpenAIServer:
         config = uvicorn.Config(self, host="127.0.0.1", port=self.port, log_level="error",
                                 lifespan="on", timeout_keep_alive=30, backlog=4096)  # fmt: skip
-        self._server = uvicorn.Server(config)
+        self._server = _Server(config, self)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()
         deadline = time.time() + 10
@@ -268,6 +305,30 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server that, on shutdown, ends the fake's waits (latency, stalls) at once
+    instead of waiting them out: each request is then answered as it would have been."""
+
+    def __init__(self, config: uvicorn.Config, fake: FakeOpenAIServer) -> None:
+        super().__init__(config)
+        self.fake = fake
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.fake._stopping = asyncio.Event()  # bound to this server's event loop
+        await super().startup(sockets)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.fake._stopping is not None:
+            self.fake._stopping.set()
+        await super().shutdown(sockets)
+
+
+async def _disconnect(receive: Any) -> None:
+    """Return once the client has disconnected (uvicorn's receive says so)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def free_port() -> int:
@@ -293,7 +354,7 @@ def main() -> None:
     faults = Faults(rate=args.fault_rate, timeout_seconds=args.stall)
     server = FakeOpenAIServer(latency=args.latency, faults=faults, port=args.port, reply=reply)
     config = uvicorn.Config(server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096)
-    uvicorn.Server(config).run()
+    _Server(config, server).run()
 
 
 if __name__ == "__main__":
