@@ -40,11 +40,14 @@ MAX_REPORT_BYTES = 20 * 1024 * 1024
 
 @dataclass
 class Demo:
+    """The demo's report, its folder (a run per probe) and what it printed."""
+
     report: ReportResult
     out: Path
     printed: str
 
     def summary(self, probe: str) -> dict[str, Any]:
+        """One probe's summary.json, as `stancelab run PROBE` writes it."""
         return json.loads((self.out / probe / "summary.json").read_text())
 
 
