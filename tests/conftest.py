@@ -10,11 +10,17 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("INSPECT_DISPLAY", "none")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One torch thread per worker (and per `stancelab` process it starts): with `-n 2` on two
+    # cores, two threads each oversubscribe the cores, and a forward pass of the embedded model
+    # then costs about three times the CPU time of a single thread's.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Slow tests (the embedded model end to end) first: with `-n 2 --dist loadfile` their
-    files start at once on their own workers instead of ending the run alone."""
+    files start at once on their own workers instead of ending the run alone (the demo's file,
+    the longest, on one worker; the other slow files one after the other on the second)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

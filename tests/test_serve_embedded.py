@@ -4,7 +4,6 @@ used through Inspect's `openai-api` provider: the same kind of results as in-pro
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from stancelab.cli import main
 from stancelab.core.embedded import EMBEDDED_MODEL, materialise
 from stancelab.core.serve import PROVIDER, served_model_name
 from stancelab.testing.fake_openai import free_port
@@ -44,25 +44,22 @@ def server() -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def _run(model: str, out: Path, env: dict[str, str]) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-m", "stancelab", "run", "issuebench", "--model", model, "--limit", "1",
-         "--n-templates", "2", "--framings", "neutral", "--max-tokens", "8", "--out", str(out),
-         "--display", "none"],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
+def _run(model: str, out: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    """`stancelab run issuebench` in this process (its embedded model loaded once per worker)."""
+    args = ["run", "issuebench", "--model", model, "--limit", "1", "--n-templates", "2",
+            "--framings", "neutral", "--max-tokens", "8", "--out", str(out), "--display", "none"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err[-3000:]
     return json.loads((out / "summary.json").read_text())
 
 
 def test_a_probe_through_the_local_server_matches_the_in_process_model(
-    server: str, tmp_path: Path
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    env = {**os.environ, "INSPECT_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
-           f"{PROVIDER.upper()}_BASE_URL": server, f"{PROVIDER.upper()}_API_KEY": "local"}  # fmt: skip
+    monkeypatch.setenv(f"{PROVIDER.upper()}_BASE_URL", server)
+    monkeypatch.setenv(f"{PROVIDER.upper()}_API_KEY", "local")
     served = served_model_name(materialise())
-    remote = _run(served, tmp_path / "served", env)
-    local = _run(EMBEDDED_MODEL, tmp_path / "local", env)
+    remote = _run(served, tmp_path / "served", capsys)
+    local = _run(EMBEDDED_MODEL, tmp_path / "local", capsys)
     assert remote["models"] == [served] and local["models"] == [EMBEDDED_MODEL]
     labels = {"1", "2", "3", "4", "5", "refusal", "unparsed", "total"}
     assert set(remote["responses"][served]) == set(local["responses"][EMBEDDED_MODEL]) == labels
