@@ -129,8 +129,10 @@ def test_the_command_itself_prints_one_line(tmp_path: Path) -> None:
 
 def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
     """SIGINT midway through a run: Inspect keeps what it wrote, the command stops (it once
-    went on to analyse the partial run and exit 0) with one line and status 130."""
-    with FakeOpenAIServer(latency=0.05) as server:
+    went on to analyse the partial run and exit 0) with one line and status 130. At 0.2 s a
+    call the 70 calls left after the 10th take seconds, so the signal lands mid-run even when
+    a loaded machine is slow to schedule this test's polling."""
+    with FakeOpenAIServer(latency=0.2) as server:
         env = os.environ | {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local", "HF_HUB_OFFLINE": "1",
                             "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
         command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
