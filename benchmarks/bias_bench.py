@@ -54,14 +54,18 @@ def design(topics_file: Path) -> list[dict[str, Any]]:
     """Every conversation's metadata, as the probe builds them."""
     from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 
-    return [dict(sample.metadata or {}) for sample in conversation_samples(load_topics(topics_file))]
+    return [
+        dict(sample.metadata or {}) for sample in conversation_samples(load_topics(topics_file))
+    ]
 
 
 def _chat(client: Any, messages: list[dict[str, str]], temperature: float) -> str:
     """One call, tried again on any error until it answers (the plain runner's only policy)."""
     for attempt in range(20):
         try:
-            reply = client.chat.completions.create(model="fake", messages=messages, temperature=temperature)
+            reply = client.chat.completions.create(
+                model="fake", messages=messages, temperature=temperature
+            )
             return reply.choices[0].message.content or ""
         except Exception:  # a plain runner retries whatever failed
             time.sleep(min(2**attempt * 0.1, 2.0))
@@ -94,7 +98,9 @@ def conversation(client: Any, metadata: dict[str, Any]) -> str:
     return _chat(client, judge, 0.0)
 
 
-def run_plain(server: ServerProcess, conversations: list[dict[str, Any]], concurrency: int) -> Outcome:
+def run_plain(
+    server: ServerProcess, conversations: list[dict[str, Any]], concurrency: int
+) -> Outcome:
     """The plain runner: a pool of threads, one openai client, its own retries."""
     import openai
 
@@ -106,7 +112,9 @@ def run_plain(server: ServerProcess, conversations: list[dict[str, Any]], concur
     wall, cpu = time.perf_counter() - started_wall, time.process_time() - started_cpu
     stats = server.stats()
     done = sum(1 for verdict in verdicts if "verdict" in verdict)
-    return Outcome("plain client", wall, cpu, stats["requests"], done, stats["duplicate_paid_calls"])
+    return Outcome(
+        "plain client", wall, cpu, stats["requests"], done, stats["duplicate_paid_calls"]
+    )
 
 
 def run_stancelab(
@@ -145,15 +153,24 @@ def run_all(args: argparse.Namespace, fault_rate: float) -> None:
     conversations = design(args.topics)
     calls = len(conversations) * CALLS_PER_CONVERSATION
     ideal = math.ceil(len(conversations) / args.concurrency) * CALLS_PER_CONVERSATION * args.latency
-    faults = f"{fault_rate:.0%} faults (429, 500, cut JSON, {args.stall:g} s stall)" if fault_rate else "no faults"
+    faults = (
+        f"{fault_rate:.0%} faults (429, 500, cut JSON, {args.stall:g} s stall)"
+        if fault_rate
+        else "no faults"
+    )
     print(f"llm-bias-bench design ({machine()}; load {os.getloadavg()[0]:.2f}): {calls:,} calls, "
           f"{args.latency * 1000:.0f} ms latency, concurrency {args.concurrency}, {faults}")  # fmt: skip
     print(f"  {'ideal':<22} {ideal:7.1f} s", flush=True)
     options = {name: getattr(args, name) for name in ("max_retries", "timeout", "attempt_timeout")}
-    with ServerProcess(latency=args.latency, fault_rate=fault_rate, stall=args.stall, verdicts=True) as server:
+    with ServerProcess(
+        latency=args.latency, fault_rate=fault_rate, stall=args.stall, verdicts=True
+    ) as server:
         for runner in args.runners.split(","):
             if runner == "plain":
-                print(run_plain(server, conversations, args.concurrency).line(calls, ideal), flush=True)
+                print(
+                    run_plain(server, conversations, args.concurrency).line(calls, ideal),
+                    flush=True,
+                )
                 continue
             for lean in args.lean:
                 started = time.perf_counter()
@@ -161,7 +178,10 @@ def run_all(args: argparse.Namespace, fault_rate: float) -> None:
                     outcome = run_stancelab(server, args.topics, args.concurrency, lean, options)
                     print(outcome.line(calls, ideal), flush=True)
                 except StancelabError as error:
-                    print(f"  stancelab FAILED after {time.perf_counter() - started:.1f} s: {error}", flush=True)
+                    print(
+                        f"  stancelab FAILED after {time.perf_counter() - started:.1f} s: {error}",
+                        flush=True,
+                    )
     print(f"  (load after: {os.getloadavg()[0]:.2f})", flush=True)
 
 
@@ -178,7 +198,9 @@ def main() -> None:
     parser.add_argument("--fault-rate", type=float, default=0.2, help="0 to skip the faults run")
     parser.add_argument("--stall", type=float, default=30.0, help="seconds a stalled request hangs")
     parser.add_argument("--runners", default="plain,stancelab")
-    parser.add_argument("--lean", type=_lean, default=[None], help="auto, on, off (comma-separated)")
+    parser.add_argument(
+        "--lean", type=_lean, default=[None], help="auto, on, off (comma-separated)"
+    )
     parser.add_argument("--no-fault-free", action="store_true", help="only the faults run")
     parser.add_argument("--max-retries", type=int)
     parser.add_argument("--timeout", type=int)
@@ -190,6 +212,7 @@ def main() -> None:
     rates = ([] if args.no_fault_free else [0.0]) + ([args.fault_rate] if args.fault_rate else [])
     for rate in rates:
         run_all(args, rate)
+
 
 if __name__ == "__main__":
     main()

@@ -29,8 +29,12 @@ inspect_eval(calls_task({calls}), model=FAKE_MODEL, display="none", max_connecti
 """
 
 
-def _run(calls: int, concurrency: int, logs: Path, kill_after: int | None, server: ServerProcess) -> None:
-    code = RUNNER.format(bench=str(Path(__file__).parent), calls=calls, concurrency=concurrency, logs=str(logs))
+def _run(
+    calls: int, concurrency: int, logs: Path, kill_after: int | None, server: ServerProcess
+) -> None:
+    code = RUNNER.format(
+        bench=str(Path(__file__).parent), calls=calls, concurrency=concurrency, logs=str(logs)
+    )
     process = subprocess.Popen([sys.executable, "-c", code], env=os.environ.copy())
     if kill_after is None:
         process.wait()
@@ -77,8 +81,12 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     args = parser.parse_args()
     r = measure(args.calls, args.concurrency, args.latency)
-    print(f"caching ({machine()}): {args.calls} calls, concurrency {args.concurrency} ({FAKE_MODEL})")
-    print(f"  rerun of a finished run: {r['rerun_requests']} requests (first run {r['first_run_requests']}; target 0)")
+    print(
+        f"caching ({machine()}): {args.calls} calls, concurrency {args.concurrency} ({FAKE_MODEL})"
+    )
+    print(
+        f"  rerun of a finished run: {r['rerun_requests']} requests (first run {r['first_run_requests']}; target 0)"
+    )
     print(f"  SIGKILL after {r['paid_before_kill']} answers; the resumed run made "
           f"{r['resumed_requests']} requests for the {args.calls - r['paid_before_kill']} missing, re-paid "
           f"{r['repaid']} answers already paid (target <= {args.concurrency}, the calls that can be in flight)")  # fmt: skip

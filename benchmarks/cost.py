@@ -23,7 +23,9 @@ from _common import FAKE_MODEL, ServerProcess, machine, use_fake_endpoint
 from stancelab.millstone.run import MillstoneRun, run_millstone
 
 
-def _run(server: ServerProcess, issues: int, trials: int, shared: bool, work: Path) -> tuple[dict, dict]:
+def _run(
+    server: ServerProcess, issues: int, trials: int, shared: bool, work: Path
+) -> tuple[dict, dict]:
     os.environ["INSPECT_CACHE_DIR"] = str(work / f"cache-{shared}")
     server.reset()
     summary = run_millstone(MillstoneRun(models=[FAKE_MODEL], out_dir=work / f"run-{shared}", limit=issues,
@@ -35,7 +37,9 @@ def _run(server: ServerProcess, issues: int, trials: int, shared: bool, work: Pa
 def _pro_shares(work: Path, shared: bool) -> np.ndarray:
     import pandas as pd
 
-    shares = pd.read_csv(work / f"run-{shared}" / "tables" / "shares_by_config.csv").sort_values(["issue_id", "config"])
+    shares = pd.read_csv(work / f"run-{shared}" / "tables" / "shares_by_config.csv").sort_values(
+        ["issue_id", "config"]
+    )
     return shares["pro_share"].to_numpy(dtype=float)
 
 
@@ -53,11 +57,19 @@ def main() -> None:
     ratio = shared_stats["prompt_tokens"] / per_trial_stats["prompt_tokens"]
     difference = b - a
     test = stats.ttest_rel(b, a)
-    low, high = stats.t.interval(0.95, len(difference) - 1, loc=difference.mean(), scale=stats.sem(difference))
+    low, high = stats.t.interval(
+        0.95, len(difference) - 1, loc=difference.mean(), scale=stats.sem(difference)
+    )
     trials = per_trial["trials"][FAKE_MODEL]["total"], shared["trials"][FAKE_MODEL]["total"]
-    print(f"cost ({machine()}): MillStone, {args.issues} issues x 66 prompts x {args.trials} trials ({FAKE_MODEL})")
-    print(f"  one request per trial: {per_trial_stats['requests']} requests, {per_trial_stats['prompt_tokens']:,} billed input tokens, {trials[0]} trials")
-    print(f"  choices per request:   {shared_stats['requests']} requests, {shared_stats['prompt_tokens']:,} billed input tokens, {trials[1]} trials")
+    print(
+        f"cost ({machine()}): MillStone, {args.issues} issues x 66 prompts x {args.trials} trials ({FAKE_MODEL})"
+    )
+    print(
+        f"  one request per trial: {per_trial_stats['requests']} requests, {per_trial_stats['prompt_tokens']:,} billed input tokens, {trials[0]} trials"
+    )
+    print(
+        f"  choices per request:   {shared_stats['requests']} requests, {shared_stats['prompt_tokens']:,} billed input tokens, {trials[1]} trials"
+    )
     print(f"  input tokens ratio {ratio:.3f} (target <= 0.100); pro share per configuration: mean difference "
           f"{difference.mean():+.3f} [95% CI {low:+.3f}, {high:+.3f}], paired t-test p = {test.pvalue:.2f} "
           f"over {len(difference)} configurations")  # fmt: skip

@@ -28,7 +28,11 @@ from stancelab.testing.fake_openai import free_port
 def tokens_per_second(model: str, prompts: int, max_tokens: int) -> tuple[float, int, float]:
     fresh_cache_dir()
     started = time.perf_counter()
-    task = calls_task(prompts, cached=False, prompt="Write a long story about a lighthouse keeper named Keeper {i}.")
+    task = calls_task(
+        prompts,
+        cached=False,
+        prompt="Write a long story about a lighthouse keeper named Keeper {i}.",
+    )
     (log,) = inspect_eval(task, model=model, display="none",
                           log_dir=str(fresh_cache_dir() / "logs"),
                           **GenerateConfig(max_tokens=max_tokens, temperature=0.0).model_dump(exclude_none=True))  # fmt: skip
@@ -54,9 +58,13 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=64)
     args = parser.parse_args()
-    print(f"embedded model ({machine()}): {args.prompts} prompts, up to {args.max_tokens} tokens each")
+    print(
+        f"embedded model ({machine()}): {args.prompts} prompts, up to {args.max_tokens} tokens each"
+    )
     rate, tokens, seconds = tokens_per_second(EMBEDDED_MODEL, args.prompts, args.max_tokens)
-    print(f"  in-process ({EMBEDDED_MODEL}): {rate:.1f} output tokens/s ({tokens} tokens in {seconds:.1f} s, model load included)")
+    print(
+        f"  in-process ({EMBEDDED_MODEL}): {rate:.1f} output tokens/s ({tokens} tokens in {seconds:.1f} s, model load included)"
+    )
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "stancelab", "serve-embedded", "--port", str(port)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -66,7 +74,9 @@ def main() -> None:
         os.environ[f"{PROVIDER.upper()}_API_KEY"] = "local"
         model = served_model_name(materialise())
         rate, tokens, seconds = tokens_per_second(model, args.prompts, args.max_tokens)
-        print(f"  through serve-embedded ({model}): {rate:.1f} output tokens/s ({tokens} tokens in {seconds:.1f} s)")
+        print(
+            f"  through serve-embedded ({model}): {rate:.1f} output tokens/s ({tokens} tokens in {seconds:.1f} s)"
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -65,7 +65,9 @@ def main() -> None:
     for name in names:
         peak, seconds, copies = measure(name)
         peaks.append(peak)
-        print(f"  {name:<16} peak RSS {peak:6.0f} MiB, copies of the weights: {copies}, {seconds:5.0f} s")
+        print(
+            f"  {name:<16} peak RSS {peak:6.0f} MiB, copies of the weights: {copies}, {seconds:5.0f} s"
+        )
     verdict = "met" if max(peaks) < TARGET_MB else "missed"
     print(f"  highest peak {max(peaks):.0f} MiB: target {verdict}")
 

@@ -52,7 +52,9 @@ def eval_wall(out: Path) -> float:
     return (end - start).total_seconds()
 
 
-def predicted(calibration: object, concurrency: int, workers: int, *args: str) -> tuple[int, float, str]:
+def predicted(
+    calibration: object, concurrency: int, workers: int, *args: str
+) -> tuple[int, float, str]:
     """(calls, predicted seconds, bound) of an IssueBench run with these flags."""
     from stancelab.cli import build_parser, options_from_args
     from stancelab.core.estimate import plan_frame, predict_wall
@@ -83,7 +85,9 @@ def main() -> None:
                    "HF_HUB_OFFLINE": "1"}  # fmt: skip
             run(scratch / "calibration", env, args.concurrency, *CALIBRATION)
             calibration = read_calibration(scratch / "calibration")
-            held = "held back by the harness" if calibration.harness_bound else "at the server's pace"
+            held = (
+                "held back by the harness" if calibration.harness_bound else "at the server's pace"
+            )
             print(f"  calibration: {calibration.calls} calls, {calibration.seconds_per_call:.3f} s per call, "
                   f"{calibration.calls_per_s:.1f} calls/s ({held})", flush=True)  # fmt: skip
             for workers in [int(part) for part in args.workers.split(",")]:

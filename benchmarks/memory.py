@@ -21,7 +21,9 @@ from _common import machine, peak_rss_mb
 
 from stancelab.issuebench.dataset import FRAMINGS, iter_prompts, load_issues, load_templates
 
-SHARED = Path(os.environ.get("STANCELAB_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
+SHARED = Path(
+    os.environ.get("STANCELAB_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared")
+)
 CHECKPOINTS = (10_000, 100_000, 1_000_000)
 
 
@@ -34,9 +36,14 @@ def main() -> None:
         print(f"memory: skipped, {source / 'templates_full.csv'} is absent (the authors' data)")
         return
     before = peak_rss_mb()
-    issues, templates = load_issues(source / "issues.csv"), load_templates(source / "templates_full.csv")
+    issues, templates = (
+        load_issues(source / "issues.csv"),
+        load_templates(source / "templates_full.csv"),
+    )
     loaded = peak_rss_mb()
-    print(f"memory ({machine()}): {len(issues)} issues x {len(FRAMINGS)} framings x {len(templates)} templates")
+    print(
+        f"memory ({machine()}): {len(issues)} issues x {len(FRAMINGS)} framings x {len(templates)} templates"
+    )
     print(f"  peak RSS {before:.0f} MB at start, {loaded:.0f} MB with issues and templates loaded")
     started, count, characters = time.perf_counter(), 0, 0
     for prompt in iter_prompts(issues, templates):
@@ -51,7 +58,9 @@ def main() -> None:
 
     task = issuebench(issues_file=str(source / "issues.csv"), templates_file=str(source / "templates_full.csv"),
                       shard=3, shard_size=args.shard_size)  # fmt: skip
-    print(f"  one shard as an Inspect task ({len(task.dataset):,} samples): peak RSS {peak_rss_mb():.0f} MB")
+    print(
+        f"  one shard as an Inspect task ({len(task.dataset):,} samples): peak RSS {peak_rss_mb():.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,9 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(server: ServerProcess, topics: Path, workers: int, concurrency: int) -> tuple[float, float, int]:
+def run_once(
+    server: ServerProcess, topics: Path, workers: int, concurrency: int
+) -> tuple[float, float, int]:
     """(wall s, CPU s, requests) of one `stancelab run llm-bias-bench --workers N`."""
     scratch = Path(tempfile.mkdtemp(prefix="stancelab-bench-workers-"))
     env = {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
@@ -70,7 +72,11 @@ def main() -> None:
     first: float | None = None
     with ServerProcess(latency=args.latency, verdicts=True) as server:
         for workers in counts:
-            ideal = math.ceil(conversations / (args.concurrency * workers)) * CALLS_PER_CONVERSATION * args.latency
+            ideal = (
+                math.ceil(conversations / (args.concurrency * workers))
+                * CALLS_PER_CONVERSATION
+                * args.latency
+            )
             wall, cpu, requests = run_once(server, args.topics, workers, args.concurrency)
             first = first or wall
             print(f"  --workers {workers}: {wall:6.1f} s (ideal {ideal:.1f} s), speed-up {first / wall:.2f}x "

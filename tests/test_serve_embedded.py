@@ -36,7 +36,9 @@ def server() -> Iterator[str]:
                         break
             except OSError:
                 if process.poll() is not None or time.time() > deadline:
-                    pytest.fail(f"server did not start: {process.stdout.read() if process.stdout else ''}")
+                    pytest.fail(
+                        f"server did not start: {process.stdout.read() if process.stdout else ''}"
+                    )
                 time.sleep(0.5)
         yield base_url
     finally:

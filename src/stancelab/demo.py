@@ -26,10 +26,15 @@ def demo_run(out_dir: Path, models: list[str | Model], display: str | None = Non
 
 def demo_settings(settings: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Per probe: its `demo` settings (small limits), one item per topic, then `settings`."""
-    return {name: probe.demo | PER_TOPIC | (settings or {}).get(name, {}) for name, probe in PROBES.items()}
+    return {
+        name: probe.demo | PER_TOPIC | (settings or {}).get(name, {})
+        for name, probe in PROBES.items()
+    }
 
 
-def demo_options(name: str, out_dir: Path, models: list[str | Model], display: str | None) -> ProbeRun:
+def demo_options(
+    name: str, out_dir: Path, models: list[str | Model], display: str | None
+) -> ProbeRun:
     """The run options `stancelab demo` uses for one probe (its `demo` settings, the demo's
     shared topics, `out_dir/<probe>`)."""
     return probe_options(get_probe(name), demo_run(out_dir, models, display), demo_settings()[name])

@@ -33,7 +33,13 @@ def _line(prompt: str, name: str) -> str:
 
 
 def _polarity(text: str) -> str:
-    return "disagree" if "disagree" in text.lower() else "agree" if "agree" in text.lower() else "unclear"
+    return (
+        "disagree"
+        if "disagree" in text.lower()
+        else "agree"
+        if "agree" in text.lower()
+        else "unclear"
+    )
 
 
 def _opinion(statement: str, stances: Mapping[str, int]) -> str:

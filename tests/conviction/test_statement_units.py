@@ -69,7 +69,9 @@ def _run(opinions: list[tuple[str, int, float | None]], rounds: list[tuple[str, 
     tag = {"shared_topic": "abortion", "scenario": "original", "model": "m"}
     opinion_rows = [{**tag, "statement_id": s, "orientation": float(orientation), "o": o,
                      "answer": f"a{i}"} for i, (s, orientation, o) in enumerate(opinions)]  # fmt: skip
-    label_rows = [{**tag, "statement_id": s, "set": i, "label": label} for i, (s, label) in enumerate(rounds)]
+    label_rows = [
+        {**tag, "statement_id": s, "set": i, "label": label} for i, (s, label) in enumerate(rounds)
+    ]
     tables = {"opinions": pd.DataFrame(opinion_rows), "labels": pd.DataFrame(label_rows)}
     return RunResult("conviction", Path("."), {}, tables)
 
@@ -81,7 +83,10 @@ def test_one_statement_gives_no_interval_however_many_answers() -> None:
     (row,) = topic_stances(run).itertuples()
     assert row.stance == 1.0 and row.n == 1
     assert math.isnan(row.ci_low) and math.isnan(row.ci_high)
-    assert "holds under pressure 1.00 no CI (n = 1) over 1 statements (3 counter-argument rounds" in row.detail
+    assert (
+        "holds under pressure 1.00 no CI (n = 1) over 1 statements (3 counter-argument rounds"
+        in row.detail
+    )
 
 
 def test_the_stance_interval_is_a_cluster_bootstrap_over_statements() -> None:

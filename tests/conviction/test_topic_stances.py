@@ -53,12 +53,18 @@ def test_selection_errors_name_the_key_or_the_set() -> None:
 
 def test_unknown_topic_in_a_statements_file_is_rejected_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text(json.dumps({"id": "a", "text": "T.", "bias": 1, "shared_topic": "tax", "orientation": 1}) + "\n")
+    path.write_text(
+        json.dumps({"id": "a", "text": "T.", "bias": 1, "shared_topic": "tax", "orientation": 1})
+        + "\n"
+    )
     with pytest.raises(DataFileError, match="line 1"):
         load_statements(path)
     csv = tmp_path / "s.csv"
     csv.write_text("id,text,bias,shared_topic,orientation\na,T.,1,abortion,-1\nb,U.,-1,,\n")
-    assert [s.tag() for s in load_statements(csv)] == [{"shared_topic": "abortion", "orientation": -1}, {}]
+    assert [s.tag() for s in load_statements(csv)] == [
+        {"shared_topic": "abortion", "orientation": -1},
+        {},
+    ]
 
 
 def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
@@ -78,7 +84,10 @@ def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
         assert (row.ci_low, row.ci_high) == pytest.approx(unanimous_ci(expected, 2))
         assert row.ci_low < 0 < row.ci_high
         assert "2 statements, 6 readable answers" in row.detail
-        assert "holds under pressure 1.00 [0.34, 1.00] over 2 statements (2 counter-argument rounds" in row.detail
+        assert (
+            "holds under pressure 1.00 [0.34, 1.00] over 2 statements (2 counter-argument rounds"
+            in row.detail
+        )
         assert f"shared_topic={row.topic}" in row.transcripts
 
 

@@ -45,7 +45,10 @@ def _lines(valid: dict, text_field: str, case: str, required: str) -> bytes:
     if case == "wrong type":
         record[required] = 12345
     if case == "wrong encoding":
-        return (json.dumps({**record, text_field: record[text_field] + " café"}, ensure_ascii=False) + "\n").encode("latin-1")
+        return (
+            json.dumps({**record, text_field: record[text_field] + " café"}, ensure_ascii=False)
+            + "\n"
+        ).encode("latin-1")
     if case == "huge line":
         record[text_field] = "x" * (MAX_LINE_CHARS + 10)
     line = json.dumps(record) + "\n"
@@ -67,7 +70,9 @@ CASES = {  # case -> (line of the error, field named)
 
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("name", list(LOADERS))
-def test_bad_file_gives_one_error_naming_file_line_and_field(name: str, case: str, tmp_path: Path) -> None:
+def test_bad_file_gives_one_error_naming_file_line_and_field(
+    name: str, case: str, tmp_path: Path
+) -> None:
     load, record, required, text_field = LOADERS[name]
     path = tmp_path / f"{case.replace(' ', '_')}.jsonl"
     path.write_bytes(_lines(record, text_field, case, required))
@@ -86,7 +91,9 @@ def test_bad_file_gives_one_error_naming_file_line_and_field(name: str, case: st
 
 def test_template_without_its_placeholder_is_named(tmp_path: Path) -> None:
     path = tmp_path / "templates.jsonl"
-    path.write_text('{"id": "t1", "text": "Write about [ISSUE]."}\n{"id": "t2", "text": "Write about {issue}."}\n')
+    path.write_text(
+        '{"id": "t1", "text": "Write about [ISSUE]."}\n{"id": "t2", "text": "Write about {issue}."}\n'
+    )
     with pytest.raises(DataFileError, match=r"line 2") as caught:
         load_templates(path)
     assert "[ISSUE]" in caught.value.reason
@@ -136,7 +143,9 @@ def _csv(header: list[str], row: list[str], case: str) -> bytes:
 
 @pytest.mark.parametrize("case", list(CSV_CASES))
 @pytest.mark.parametrize("name", list(CSV_LOADERS))
-def test_bad_csv_gives_one_error_naming_file_line_and_field(name: str, case: str, tmp_path: Path) -> None:
+def test_bad_csv_gives_one_error_naming_file_line_and_field(
+    name: str, case: str, tmp_path: Path
+) -> None:
     load, header, row = CSV_LOADERS[name]
     path = tmp_path / f"{case.replace(' ', '_')}.csv"
     path.write_bytes(_csv(header, row, case))
@@ -150,7 +159,9 @@ def test_bad_csv_gives_one_error_naming_file_line_and_field(name: str, case: str
         assert caught.value.field == field
 
 
-def test_an_oversized_csv_field_is_refused_whatever_limit_another_reader_set(tmp_path: Path) -> None:
+def test_an_oversized_csv_field_is_refused_whatever_limit_another_reader_set(
+    tmp_path: Path,
+) -> None:
     """csv's field limit is process-wide; a reader that raised it (IssueBench's completions)
     must not let an oversized field through here, nor leave its own limit behind."""
     import csv

@@ -30,4 +30,6 @@ def test_equal_interior_unit_means_put_the_rest_at_the_bounds() -> None:
     estimate = bounded_cluster_ci([0.5, 0.5, 0.0, 1.0], ["a", "b", "c", "c"], -1.0, 1.0)
     low = wilson_ci(3, 3)[0]
     assert estimate.n == 3
-    assert (estimate.ci_low, estimate.ci_high) == pytest.approx((0.5 * low - (1 - low), 0.5 * low + (1 - low)))
+    assert (estimate.ci_low, estimate.ci_high) == pytest.approx(
+        (0.5 * low - (1 - low), 0.5 * low + (1 - low))
+    )

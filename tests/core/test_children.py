@@ -25,7 +25,9 @@ time.sleep(60)
 
 
 @pytest.mark.skipif(not tether.supported(), reason="parent-death signal: Linux")
-def test_the_tether_runs_the_command_in_its_own_process_and_not_once_its_parent_is_gone(tmp_path: Path) -> None:
+def test_the_tether_runs_the_command_in_its_own_process_and_not_once_its_parent_is_gone(
+    tmp_path: Path,
+) -> None:
     marker = tmp_path / "ran"
     ran = subprocess.Popen(tether.tethered(["sh", "-c", f'echo "$$" > {marker}']))
     assert ran.wait(timeout=30) == 0
@@ -33,7 +35,9 @@ def test_the_tether_runs_the_command_in_its_own_process_and_not_once_its_parent_
 
     marker.unlink()
     not_my_parent = tether.tethered(["touch", str(marker)])
-    not_my_parent[not_my_parent.index("--") - 1] = "1"  # as if the parent had died before the request
+    not_my_parent[not_my_parent.index("--") - 1] = (
+        "1"  # as if the parent had died before the request
+    )
     orphan = subprocess.run(not_my_parent, capture_output=True, text=True, timeout=30)
     assert orphan.returncode == tether.ORPHANED_EXIT and not marker.exists()
 

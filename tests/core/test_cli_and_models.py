@@ -56,7 +56,9 @@ def test_cli_reports_user_errors_without_a_traceback(
 
 
 @pytest.mark.parametrize("display", ["none", "plain"])
-def test_a_start_up_error_is_printed_on_stderr_in_every_display(tmp_path: Path, display: str) -> None:
+def test_a_start_up_error_is_printed_on_stderr_in_every_display(
+    tmp_path: Path, display: str
+) -> None:
     env = {key: value for key, value in os.environ.items() if not key.startswith("NOKEY_")}
     run = subprocess.run(
         [sys.executable, "-m", "stancelab", "run", "millstone", "--model", "openai-api/nokey/m",
@@ -69,7 +71,9 @@ def test_a_start_up_error_is_printed_on_stderr_in_every_display(tmp_path: Path, 
 
 
 def test_a_start_up_error_names_the_model_it_is_about() -> None:
-    error = PrerequisiteError("[bold]ERROR[/bold]: Unable to initialise nokey client\n\nNo NOKEY_API_KEY.")
+    error = PrerequisiteError(
+        "[bold]ERROR[/bold]: Unable to initialise nokey client\n\nNo NOKEY_API_KEY."
+    )
     roles = {"judge": "openai-api/nokey/m"}
     assert startup_message(error, ["openai/gpt-4o"], roles) == (
         "Inspect could not start the eval for model judge=openai-api/nokey/m: "

@@ -11,7 +11,9 @@ from tests.helpers import scripted_chat_model
 
 
 def test_unusable_answers_read_not_measured_in_the_cli_headlines(tmp_path: Path) -> None:
-    evasive, _ = scripted_chat_model(lambda messages: "That is a complex question.", "mockllm/evasive")
+    evasive, _ = scripted_chat_model(
+        lambda messages: "That is a complex question.", "mockllm/evasive"
+    )
     run_conviction(ConvictionRun(models=[evasive], out_dir=tmp_path / "run", limit=1, samples=0,
                                  argument_sets=1))  # fmt: skip
     text = headlines(tmp_path / "run")

@@ -58,7 +58,9 @@ def recorded(sample: bool, top: int = 3, steps: int = 6) -> tuple[torch.Tensor, 
 
 
 @pytest.mark.parametrize("sample", [False, True])
-def test_rows_hold_the_generated_token_and_the_top_k_of_the_model_distribution(sample: bool) -> None:
+def test_rows_hold_the_generated_token_and_the_top_k_of_the_model_distribution(
+    sample: bool,
+) -> None:
     rows, output, prompt_length = recorded(sample)
     reference = torch.log_softmax(torch.stack(output.logits, dim=1).double(), dim=-1)
     generated = output.sequences[:, prompt_length:]
@@ -98,9 +100,13 @@ async def test_provider_shares_one_copy_and_never_asks_for_full_logits(model_dir
 
     model.generate = spy
     config = GenerateConfig(max_tokens=5, temperature=1.0, logprobs=True, top_logprobs=4)
-    second = get_model(EMBEDDED_MODEL, role="subject", config=config, model_path=str(model_dir), memoize=False)
+    second = get_model(
+        EMBEDDED_MODEL, role="subject", config=config, model_path=str(model_dir), memoize=False
+    )
     assert second.api.model is model and embedded_api.loaded_copies() == 1  # type: ignore[attr-defined]
-    lookup = get_model(EMBEDDED_MODEL, api_key=MODEL_INFO_LOOKUP_API_KEY, model_path=str(model_dir), memoize=False)
+    lookup = get_model(
+        EMBEDDED_MODEL, api_key=MODEL_INFO_LOOKUP_API_KEY, model_path=str(model_dir), memoize=False
+    )
     assert lookup.api.model is model and embedded_api.loaded_copies() == 1  # type: ignore[attr-defined]
 
     output = await second.generate("w1 w2 w3")

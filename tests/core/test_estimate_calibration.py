@@ -37,7 +37,9 @@ def _synthetic_log(folder: Path, wall: float = WALL) -> Path:
         for event in sample.events:
             if isinstance(event, ModelEvent):
                 event.working_time = LATENCY
-                event.output.usage = ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120)
+                event.output.usage = ModelUsage(
+                    input_tokens=100, output_tokens=20, total_tokens=120
+                )
     write_eval_log(log, log.location)
     return folder
 
@@ -57,20 +59,31 @@ def test_calibration_reads_calls_latency_throughput_and_tokens(tmp_path: Path) -
 
 
 def test_a_calibration_at_the_servers_pace_gives_the_latency_bound(tmp_path: Path) -> None:
-    calibration = read_calibration(_synthetic_log(tmp_path / "logs", wall=1.0))  # 4 calls/s: the pace allowed
+    calibration = read_calibration(
+        _synthetic_log(tmp_path / "logs", wall=1.0)
+    )  # 4 calls/s: the pace allowed
     assert not calibration.harness_bound
     wall = predict_wall(1000, calibration, concurrency=10, workers=2)
-    assert wall.harness_bound_s is None and wall.seconds == pytest.approx(25) and wall.bound == "latency"
+    assert (
+        wall.harness_bound_s is None
+        and wall.seconds == pytest.approx(25)
+        and wall.bound == "latency"
+    )
 
 
-def test_estimate_command_prints_wall_time_and_measured_cost(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_estimate_command_prints_wall_time_and_measured_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     _synthetic_log(tmp_path / "calibration" / "logs")
     code = main(["estimate", "llm-bias-bench", "--model", "openai/gpt-x", "--limit", "1",
                  "--max-connections", "10", "--workers", "2", "--price", "openai/gpt-x=1,2",
                  "--calibration", str(tmp_path / "calibration")])  # fmt: skip
     printed = capsys.readouterr().out
     assert code == 0
-    assert "Calibration" in printed and "4 calls, 0.5 s per call, 2 calls/s at concurrency 2" in printed
+    assert (
+        "Calibration" in printed
+        and "4 calls, 0.5 s per call, 2 calls/s at concurrency 2" in printed
+    )
     # 1 topic: 6 conversations x (5 user + 5 subject) + 6 to 30 judge calls (5 per verdict) = 66-90 calls
     # at 2 calls/s per worker x 2 workers -> 16-22 s; at 100 + 20 tokens, $0.00014 per call
     assert "concurrency 10 x 2 worker(s): 16 s-22 s, bound by harness (CPU)" in printed

@@ -22,7 +22,9 @@ from tests.millstone.test_run_mockllm import _issues_file, follower
 MODEL = "mockllm/model"
 
 
-def interrupted_copy(log: Path, keep: Callable[[str], bool], created: str, status: str = "started") -> Path:
+def interrupted_copy(
+    log: Path, keep: Callable[[str], bool], created: str, status: str = "started"
+) -> Path:
     """A copy of a complete log as a run killed midway leaves it: its status, only the samples
     `keep` accepts (by id), no results, its own ids, created at `created`."""
     copy = read_eval_log(str(log))
@@ -30,7 +32,11 @@ def interrupted_copy(log: Path, keep: Callable[[str], bool], created: str, statu
     copy.samples = [sample for sample in copy.samples or [] if keep(str(sample.id))]
     for sample in copy.samples:
         sample.uuid = uuid.uuid4().hex
-    copy.eval.eval_id, copy.eval.run_id, copy.eval.created = uuid.uuid4().hex, uuid.uuid4().hex, created
+    copy.eval.eval_id, copy.eval.run_id, copy.eval.created = (
+        uuid.uuid4().hex,
+        uuid.uuid4().hex,
+        created,
+    )
     task = copy.eval.task.split("/")[-1]
     path = log.parent / f"{created[:19].replace(':', '-')}_{task}_{uuid.uuid4().hex[:8]}.eval"
     write_eval_log(copy, str(path))
@@ -39,13 +45,19 @@ def interrupted_copy(log: Path, keep: Callable[[str], bool], created: str, statu
 
 def _run(out: Path, issues: Path, **options: object) -> dict:
     model, _ = scripted_model(follower)
-    return run_millstone(MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **options))
+    return run_millstone(
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **options)
+    )
 
 
 def _figures(summary: dict) -> dict:
     """A summary's figures: everything but the record of what was left out (and the paired
     differences between models, which `analyze` adds)."""
-    return {key: value for key, value in summary.items() if key not in ("evidence", "headline_differences")}
+    return {
+        key: value
+        for key, value in summary.items()
+        if key not in ("evidence", "headline_differences")
+    }
 
 
 def _analyze(out: Path, capsys: pytest.CaptureFixture) -> tuple[dict, str]:
@@ -54,17 +66,22 @@ def _analyze(out: Path, capsys: pytest.CaptureFixture) -> tuple[dict, str]:
     return json.loads((out / "summary.json").read_text()), capsys.readouterr().out
 
 
-def test_a_killed_rerun_leaves_the_figures_as_before(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_a_killed_rerun_leaves_the_figures_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
     before = _run(out, issues)
     [complete] = list((out / "logs").glob("*.eval"))
     # the re-run was killed after issue-1's samples: newer, same settings, half the samples
-    interrupted_copy(complete, lambda sample: sample.startswith("issue-1"), "2099-01-01T00:00:00+00:00")
+    interrupted_copy(
+        complete, lambda sample: sample.startswith("issue-1"), "2099-01-01T00:00:00+00:00"
+    )
     after, printed = _analyze(out, capsys)
     assert _figures(after) == _figures(before)
     assert after["om"][MODEL]["n"] == 2 and after["om"][MODEL]["partial"] is False
     assert after["evidence"]["notes"] == [
-        "1 interrupted log ignored (a complete run of the same settings is in the folder)"]
+        "1 interrupted log ignored (a complete run of the same settings is in the folder)"
+    ]
     assert "1 interrupted log ignored" in printed and "Partial" not in printed
 
 
@@ -87,7 +104,9 @@ def test_killed_runs_add_no_partial_issue_to_a_later_complete_run(
     assert summary["evidence"]["interrupted_logs_ignored"] and not summary["evidence"]["partial"]
 
 
-def test_an_interrupted_run_alone_is_read_and_marked_partial(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_an_interrupted_run_alone_is_read_and_marked_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
     _run(out, issues)
     [complete] = list((out / "logs").glob("*.eval"))
@@ -101,11 +120,15 @@ def test_an_interrupted_run_alone_is_read_and_marked_partial(tmp_path: Path, cap
     assert "PARTIAL" in printed.split("Headlines:")[1]
 
 
-def test_one_shard_of_four_is_partial_in_summary_cli_and_report(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_one_shard_of_four_is_partial_in_summary_cli_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
     model, _ = scripted_model(follower)
     probe = get_probe("millstone")
-    probe.execute(MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4"))
+    probe.execute(
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4")
+    )
     summary, printed = _analyze(out, capsys)
     assert summary["evidence"]["partial"] is True
     assert summary["evidence"]["missing_shards"] == [{"model": MODEL, "shards": [2, 3, 4], "of": 4}]
@@ -115,8 +138,12 @@ def test_one_shard_of_four_is_partial_in_summary_cli_and_report(tmp_path: Path, 
     assert "shards 2-4 of 4 missing: partial" in page and '<span class="partial"' in page
 
 
-def test_issuebench_reads_an_interrupted_run_alone_as_partial(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    writer, _ = scripted_chat_model(lambda messages: "Nuclear power is clearly good.", "mockllm/writer")
+def test_issuebench_reads_an_interrupted_run_alone_as_partial(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    writer, _ = scripted_chat_model(
+        lambda messages: "Nuclear power is clearly good.", "mockllm/writer"
+    )
     classifier, _ = scripted_chat_model(lambda messages: "1", "mockllm/classifier")
     out = tmp_path / "run"
     complete = run_issuebench(IssueBenchRun(models=[writer], roles={"classifier": classifier}, out_dir=out,

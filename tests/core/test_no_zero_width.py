@@ -38,7 +38,11 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "issuebench": {"n_templates": 3},
     "even-handedness": {"limit": 3, "max_tokens": 16},
 }
-RELEASED = {"millstone": "millstone", "llm-bias-bench": "llm-bias-bench", "issuebench-tables": "issuebench"}
+RELEASED = {
+    "millstone": "millstone",
+    "llm-bias-bench": "llm-bias-bench",
+    "issuebench-tables": "issuebench",
+}
 
 
 def _pair_names(names: list[str]) -> list[tuple[str, str]]:
@@ -73,7 +77,9 @@ def table_zero_widths(path: Path) -> list[str]:
     for low_name, high_name in _pair_names([str(c) for c in frame.columns]):
         for index, (low, high) in enumerate(zip(frame[low_name], frame[high_name], strict=True)):
             if _zero_width(low, high):
-                found.append(f"{path.parent.parent.name}/{path.name} row {index} {low_name}={low} {high_name}={high}")
+                found.append(
+                    f"{path.parent.parent.name}/{path.name} row {index} {low_name}={low} {high_name}={high}"
+                )
     return found
 
 
@@ -114,7 +120,9 @@ def test_the_reader_finds_every_kind_of_pair(tmp_path: Path) -> None:
         {"a": {"m": {"value": 4, "ci_low": 4, "ci_high": 4}}, "b": [{"x_ci_low": None, "x_ci_high": None}]}))  # fmt: skip
     found = zero_widths(tmp_path)
     assert len(found) == 3, found
-    assert any("row 1 ci_low" in hit for hit in found) and any("row 2 signed_ci_low" in hit for hit in found)
+    assert any("row 1 ci_low" in hit for hit in found) and any(
+        "row 2 signed_ci_low" in hit for hit in found
+    )
     assert any("a.m.ci_low" in hit for hit in found)
 
 
@@ -130,8 +138,12 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("zero-width")
     with own_cache(out / "cache"):
         options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=TOPICS, display="none")
-        run_all(options, {lens: _lens_settings(lens) for lens in PROBES}, progress=lambda text: None)
-        model, _ = scripted_chat_model(importlib.import_module(SCRIPTS["prior-prejudice"]).reply_for(HELD), MODEL)
+        run_all(
+            options, {lens: _lens_settings(lens) for lens in PROBES}, progress=lambda text: None
+        )
+        model, _ = scripted_chat_model(
+            importlib.import_module(SCRIPTS["prior-prejudice"]).reply_for(HELD), MODEL
+        )
         run_prior_prejudice(PriorPrejudiceRun(models=[model], out_dir=out / "prior-prejudice-probe", limit=2,
                                               templates="T1,T2", generate_arguments=False, cross_task=False,
                                               display="none"))  # fmt: skip

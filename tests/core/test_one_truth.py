@@ -22,8 +22,11 @@ MODEL = "mockllm/evasive"
 HEADLINES: dict[str, Callable[[dict], dict]] = {
     "millstone": lambda summary: summary["om"],
     "conviction": lambda summary: summary["true_stance_share"],
-    "llm-bias-bench": lambda summary: {model: entry for by_model in summary["sycophancy_rate"].values()
-                                       for model, entry in by_model.items()},
+    "llm-bias-bench": lambda summary: {
+        model: entry
+        for by_model in summary["sycophancy_rate"].values()
+        for model, entry in by_model.items()
+    },
     "prior-prejudice": lambda summary: summary["subjective_prejudice"],
     "issuebench": lambda summary: summary["one_sided_share"],
     "even-handedness": lambda summary: summary["even_handedness"],
@@ -58,6 +61,12 @@ def test_summary_cli_and_report_agree_on_not_measured(run_folder: Path, probe: s
     line = next(line for line in headlines(folder).splitlines() if line.startswith(MODEL))
     assert "not measured:" in line and why.removeprefix("not measured: ") in line
     assert why in summary_text(get_probe(probe), summary)
-    assert summary["evidence"] == {"partial": False, "partial_models": [], "interrupted_logs_ignored": [],
-                                   "interrupted_logs_read": {}, "missing_shards": [], "notes": []}
+    assert summary["evidence"] == {
+        "partial": False,
+        "partial_models": [],
+        "interrupted_logs_ignored": [],
+        "interrupted_logs_read": {},
+        "missing_shards": [],
+        "notes": [],
+    }
     assert entry["partial"] is False

@@ -18,7 +18,14 @@ from stancelab.core.options import _base_type, _flag
 from stancelab.core.task_args import accepted_arguments
 from stancelab.probes import PROBES
 
-MAIN_TASKS = ("millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench", "even_handedness")
+MAIN_TASKS = (
+    "millstone",
+    "conviction",
+    "llm_bias_bench",
+    "prior_prejudice",
+    "issuebench",
+    "even_handedness",
+)
 HELPER_TASKS = ("millstone_rephrase", "prior_prejudice_arguments", "prior_prejudice_negations",
                 "prior_prejudice_probe", "prior_prejudice_cross_task")  # fmt: skip
 
@@ -37,13 +44,19 @@ def test_the_same_setting_has_the_same_argument_name() -> None:
         assert {"temperature", "max_tokens"} <= set(accepted_arguments(_task(name))), name
     for name in ("millstone", "issuebench", "even_handedness"):
         assert "seed" in accepted_arguments(_task(name))
-    every = {argument for name in MAIN_TASKS + HELPER_TASKS for argument in accepted_arguments(_task(name))}
+    every = {
+        argument
+        for name in MAIN_TASKS + HELPER_TASKS
+        for argument in accepted_arguments(_task(name))
+    }
     assert not {"limit_issues", "limit_topics", "subject_temperature"} & every
 
 
 @pytest.mark.parametrize("name", MAIN_TASKS + HELPER_TASKS)
 @pytest.mark.parametrize("arguments", [{"limit_issues": 1}, {"limit": 0}, {"limit": -1}])
-def test_inspect_eval_with_an_unknown_or_bad_argument_stops(name: str, arguments: dict[str, int]) -> None:
+def test_inspect_eval_with_an_unknown_or_bad_argument_stops(
+    name: str, arguments: dict[str, int]
+) -> None:
     """As `inspect eval stancelab/NAME -T ...` creates the task: an error, not a full run."""
     with pytest.raises(PrerequisiteError, match=rf"task {name}"):
         task_create(f"stancelab/{name}", **arguments)
@@ -67,7 +80,9 @@ def test_file_flags_end_in_file_and_templates_has_one_meaning() -> None:
         if "--templates" in flags:  # a list of rating templates, wherever it exists
             assert probe.name == "prior-prejudice"
     for name in ("millstone", "llm-bias-bench", "issuebench", "even-handedness"):
-        assert {"--max-tokens", "--temperature"} <= {_flag(item) for item in fields(PROBES[name].options)}
+        assert {"--max-tokens", "--temperature"} <= {
+            _flag(item) for item in fields(PROBES[name].options)
+        }
     assert "--max-tokens" in {_flag(item) for item in fields(PROBES["prior-prejudice"].options)}
 
 
@@ -77,14 +92,26 @@ def test_flags_are_never_abbreviated_and_documented_flags_parse() -> None:
         parser.parse_args(["estimate", "issuebench", "--issues", "1"])  # not --issues-file
     with pytest.raises(SystemExit):
         parser.parse_args(["run", "millstone", "--tri", "2"])  # not --trials
-    args = parser.parse_args(["estimate", "all", "--calibration", "runs/all", "--price", "openai/x=1,2"])
+    args = parser.parse_args(
+        ["estimate", "all", "--calibration", "runs/all", "--price", "openai/x=1,2"]
+    )
     assert args.estimate_calibration == Path("runs/all") and args.prices == ["openai/x=1,2"]
 
 
 def test_a_count_that_may_be_zero_says_so() -> None:
     parser = build_parser()
-    assert options_from_args(parser.parse_args(["estimate", "conviction", "--samples", "0"]))[1].samples == 0
-    assert options_from_args(parser.parse_args(["estimate", "millstone", "--seed", "-5", "--max-retries", "0"]))[1].seed == -5
+    assert (
+        options_from_args(parser.parse_args(["estimate", "conviction", "--samples", "0"]))[
+            1
+        ].samples
+        == 0
+    )
+    assert (
+        options_from_args(
+            parser.parse_args(["estimate", "millstone", "--seed", "-5", "--max-retries", "0"])
+        )[1].seed
+        == -5
+    )
 
 
 def _documented_commands() -> list[tuple[list[str], set[str]]]:
@@ -96,7 +123,11 @@ def _documented_commands() -> list[tuple[list[str], set[str]]]:
     for line in block.splitlines():
         code = line.split("#", 1)[0]
         if code.startswith("stancelab "):
-            words = [word for word in code.split()[1:3] if word[0].isalpha() and (word.islower() or word.startswith("PROBE"))]
+            words = [
+                word
+                for word in code.split()[1:3]
+                if word[0].isalpha() and (word.islower() or word.startswith("PROBE"))
+            ]
             commands.append((words, set()))
         if commands:
             commands[-1][1].update(re.findall(r"(?<![\w-])--[a-z][a-z-]*", code))

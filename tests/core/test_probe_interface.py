@@ -21,7 +21,14 @@ from tests.helpers import scripted_model
 from tests.millstone.test_run_mockllm import _issues_file, follower
 
 SRC = Path(stancelab.__file__).parent
-PROBE_PACKAGES = {"millstone", "conviction", "llm_bias_bench", "prior_prejudice", "issuebench", "even_handedness"}
+PROBE_PACKAGES = {
+    "millstone",
+    "conviction",
+    "llm_bias_bench",
+    "prior_prejudice",
+    "issuebench",
+    "even_handedness",
+}
 ISSUEBENCH_ONLY = ("--n-templates", "--framings", "--voters-file", "--templates-file", "--protocol")
 
 
@@ -114,7 +121,9 @@ def test_config_round_trips(tmp_path: Path) -> None:
 
     config = write_config(probe.name, options)
     assert tomllib.loads(config.read_text())["probe"] == "millstone"
-    again = options_from_args(build_parser().parse_args(["run", "millstone", "--config", str(config)]))
+    again = options_from_args(
+        build_parser().parse_args(["run", "millstone", "--config", str(config)])
+    )
     assert asdict(again[1]) == asdict(options)
     from stancelab.cli import _config_probe
 
@@ -150,7 +159,11 @@ def test_two_models_get_paired_differences_in_summary_json(tmp_path: Path) -> No
     text = run_probe(PROBES["millstone"], options)
     written = json.loads((tmp_path / "run" / "summary.json").read_text())
     (pair,) = written["headline_differences"]
-    assert (pair["model_a"], pair["model_b"], pair["n"]) == ("mockllm/follows", "mockllm/stubborn", 2)
+    assert (pair["model_a"], pair["model_b"], pair["n"]) == (
+        "mockllm/follows",
+        "mockllm/stubborn",
+        2,
+    )
     units = PROBES["millstone"].unit_values
     assert units is not None and pair["difference"] is not None
     assert "paired differences between models" in text and "over 2 shared units" in text

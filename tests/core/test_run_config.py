@@ -19,9 +19,13 @@ def _options_of(argv: list[str]) -> MillstoneRun:
     return options_from_args(build_parser().parse_args(_config_probe(argv)))[1]
 
 
-def test_a_failed_run_leaves_the_complete_runs_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_run_leaves_the_complete_runs_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "run"
-    complete = write_config("millstone", MillstoneRun(models=["mockllm/model"], out_dir=folder, limit=2, trials=3))
+    complete = write_config(
+        "millstone", MillstoneRun(models=["mockllm/model"], out_dir=folder, limit=2, trials=3)
+    )
     before = complete.read_text()
     missing = ["--issues-file", str(tmp_path / "no-such-issues.jsonl")]
     for mistake in (["--model", "nosuch/model"], ["--trials", "0"], ["--limit", "0"], missing):
@@ -31,7 +35,9 @@ def test_a_failed_run_leaves_the_complete_runs_config(tmp_path: Path, capsys: py
     capsys.readouterr()
 
 
-def test_config_repeats_the_run_from_any_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_repeats_the_run_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     elsewhere.mkdir()
     (project / "data").mkdir(parents=True)
@@ -45,8 +51,13 @@ def test_config_repeats_the_run_from_any_working_directory(tmp_path: Path, monke
     monkeypatch.chdir(elsewhere)
     again = _options_of(["run", "--config", str(project / "runs" / "x" / RUN_CONFIG)])
     assert again.out_dir.resolve() == (project / "runs" / "x").resolve()
-    assert again.issues_file is not None and again.issues_file.resolve() == (project / "data" / "issues.jsonl").resolve()
-    relative = _options_of(["run", "--config", str(Path("..") / "project" / "runs" / "x" / RUN_CONFIG)])
+    assert (
+        again.issues_file is not None
+        and again.issues_file.resolve() == (project / "data" / "issues.jsonl").resolve()
+    )
+    relative = _options_of(
+        ["run", "--config", str(Path("..") / "project" / "runs" / "x" / RUN_CONFIG)]
+    )
     assert relative.out_dir.resolve() == (project / "runs" / "x").resolve()
 
 
@@ -54,7 +65,9 @@ def test_a_file_inside_the_run_folder_is_kept_relative_to_it(tmp_path: Path) -> 
     folder = tmp_path / "run"
     folder.mkdir()
     issues = _issues_file(folder / "issues.jsonl")
-    config = write_config("millstone", MillstoneRun(models=["mockllm/model"], out_dir=folder, issues_file=issues))
+    config = write_config(
+        "millstone", MillstoneRun(models=["mockllm/model"], out_dir=folder, issues_file=issues)
+    )
     assert tomllib.loads(config.read_text())["options"]["issues_file"] == "issues.jsonl"
     moved = tmp_path / "moved"
     folder.rename(moved)

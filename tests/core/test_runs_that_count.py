@@ -34,7 +34,10 @@ def test_runs_differing_only_in_selection_count_each_sample_once() -> None:
                          + _rows("large", "2026-01-02", limit=3, ids=("a", "b", "c")))  # fmt: skip
     kept = runs_that_count(frame, selection_args=("limit",))
     assert kept.sort_values("id")[["id", "log"]].values.tolist() == [
-        ["a", "large"], ["b", "large"], ["c", "large"]]
+        ["a", "large"],
+        ["b", "large"],
+        ["c", "large"],
+    ]
     # without declaring the limit a selection, the two runs would both count sample "a"
     assert len(runs_that_count(frame)) == 4
 
@@ -61,7 +64,9 @@ def test_a_killed_rerun_never_replaces_the_complete_run() -> None:
     with recording_evidence() as evidence:
         kept = runs_that_count(frame, selection_args=("limit",))
     assert set(kept["log"]) == {"complete"} and len(kept) == 6
-    assert evidence.notes() == ["1 interrupted log ignored (a complete run of the same settings is in the folder)"]
+    assert evidence.notes() == [
+        "1 interrupted log ignored (a complete run of the same settings is in the folder)"
+    ]
     assert not evidence.partial
 
 

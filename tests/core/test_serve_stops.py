@@ -42,12 +42,21 @@ def _gone_within(pid: int, seconds: float) -> bool:
     return not _alive(pid)
 
 
-LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal: Linux")
+LINUX_ONLY = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="parent-death signal: Linux"
+)
 
 
-@pytest.mark.parametrize("stop", [pytest.param(signal.SIGTERM, id="SIGTERM"),
-                                  pytest.param(signal.SIGKILL, id="SIGKILL", marks=LINUX_ONLY)])
-def test_stopping_serve_embedded_leaves_no_server_child(stop: signal.Signals, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "stop",
+    [
+        pytest.param(signal.SIGTERM, id="SIGTERM"),
+        pytest.param(signal.SIGKILL, id="SIGKILL", marks=LINUX_ONLY),
+    ],
+)
+def test_stopping_serve_embedded_leaves_no_server_child(
+    stop: signal.Signals, tmp_path: Path
+) -> None:
     server = subprocess.Popen([sys.executable, "-c", HARNESS, str(tmp_path)],
                               stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert server.stdout is not None
@@ -56,7 +65,9 @@ def test_stopping_serve_embedded_leaves_no_server_child(stop: signal.Signals, tm
         assert _alive(child)
         server.send_signal(stop)
         server.wait(timeout=20)
-        assert _gone_within(child, 10 if stop == signal.SIGTERM else 3), "the server child outlived serve-embedded"
+        assert _gone_within(child, 10 if stop == signal.SIGTERM else 3), (
+            "the server child outlived serve-embedded"
+        )
     finally:
         if _alive(child):
             os.kill(child, signal.SIGKILL)

@@ -35,7 +35,9 @@ def test_every_sample_is_in_exactly_one_shard_whatever_the_selection() -> None:
     sizes = [sum(1 for owner in owners if owner[0] == shard) for shard in shards]
     assert min(sizes) > 150  # about a third each
     # the shard of a sample does not depend on which other samples are selected
-    assert [Shard(2, 3).holds(i) for i in ids[:10]] == [Shard(2, 3).holds(i) for i in reversed(ids)][::-1][:10]
+    assert [Shard(2, 3).holds(i) for i in ids[:10]] == [
+        Shard(2, 3).holds(i) for i in reversed(ids)
+    ][::-1][:10]
 
 
 def test_parse_shard() -> None:
@@ -67,7 +69,11 @@ def test_a_whole_run_and_a_shard_count_each_sample_once() -> None:
     frame = pd.DataFrame(_rows("whole", "2026-01-01", None, ("a", "b", "c"))
                          + _rows("shard", "2026-01-02", "1/2", ("a",)))  # fmt: skip
     kept = runs_that_count(frame)
-    assert sorted(kept[["id", "log"]].values.tolist()) == [["a", "shard"], ["b", "whole"], ["c", "whole"]]
+    assert sorted(kept[["id", "log"]].values.tolist()) == [
+        ["a", "shard"],
+        ["b", "whole"],
+        ["c", "whole"],
+    ]
 
 
 def _env(server: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
@@ -85,7 +91,9 @@ def _conversation_ids(out: Path) -> list[str]:
 
     conversations, _ = read_log_conversations(out / "logs")
     columns = ["topic_id", "category", "persona"]
-    return sorted("__".join(map(str, row)) for row in conversations[columns].itertuples(index=False))
+    return sorted(
+        "__".join(map(str, row)) for row in conversations[columns].itertuples(index=False)
+    )
 
 
 def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Path) -> None:
@@ -100,7 +108,9 @@ def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Pat
         assert all("done: logs in" in text for text in outputs)
         assert not (out / "summary.json").exists()  # a shard is not analysed alone
 
-        analysed = subprocess.run(_stancelab("analyze", str(out)), env=env, capture_output=True, text=True)
+        analysed = subprocess.run(
+            _stancelab("analyze", str(out)), env=env, capture_output=True, text=True
+        )
         assert analysed.returncode == 0, analysed.stderr[-2000:]
         from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 
@@ -165,7 +175,9 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.time() + 120
         while server.stats.requests == 0:  # workers started and calling the model
-            assert parent.poll() is None and time.time() < deadline, parent.stderr.read() if parent.stderr else ""
+            assert parent.poll() is None and time.time() < deadline, (
+                parent.stderr.read() if parent.stderr else ""
+            )
             time.sleep(0.1)
         workers = _children(parent.pid)
         try:
@@ -214,9 +226,15 @@ def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_
         second = subprocess.run(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "2/2"), env=env,
                                 capture_output=True, text=True)  # fmt: skip
         assert second.returncode == 0, second.stderr[-2000:]
-        assert server.stats.paid_calls > 0 and not shard_one & set(server.stats.paid)  # no call shared
-        assert len(shard_one) + server.stats.paid_calls == 2 * 3 * 20 * 2  # prompts x (writer + classifier)
-        analysed = subprocess.run(_stancelab("analyze", str(out)), env=env, capture_output=True, text=True)
+        assert server.stats.paid_calls > 0 and not shard_one & set(
+            server.stats.paid
+        )  # no call shared
+        assert (
+            len(shard_one) + server.stats.paid_calls == 2 * 3 * 20 * 2
+        )  # prompts x (writer + classifier)
+        analysed = subprocess.run(
+            _stancelab("analyze", str(out)), env=env, capture_output=True, text=True
+        )
         assert analysed.returncode == 0, analysed.stderr[-2000:]
     responses = json.loads((out / "summary.json").read_text())["responses"][MODEL]
     assert responses["total"] == 120  # every prompt once, from both shards
@@ -264,7 +282,9 @@ def test_sigkill_of_the_command_leaves_no_worker_calling_the_model(tmp_path: Pat
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
-def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(
+    tmp_path: Path,
+) -> None:
     connections = 4
     command = [*COMMAND, "--out", str(tmp_path / "run"), "--workers", "2",
                "--max-connections", str(connections)]  # fmt: skip
@@ -290,7 +310,9 @@ def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(tmp
 
         server.reset()
         server.latency = 0.0
-        resumed = subprocess.run(_stancelab(*command), env=env, capture_output=True, text=True, timeout=300)
+        resumed = subprocess.run(
+            _stancelab(*command), env=env, capture_output=True, text=True, timeout=300
+        )
         assert resumed.returncode == 0, resumed.stderr[-2000:]
         paid_again = set(server.stats.paid)
         assert paid_before - paid_again  # answers stored before the Ctrl-C are not paid again
@@ -314,7 +336,9 @@ def test_ctrl_c_of_a_shard_stops_it_in_one_line_and_starts_no_further_eval(tmp_p
     assert errors.strip().splitlines()[-1].startswith("interrupted: "), errors
     from inspect_ai.log import list_eval_logs, read_eval_log
 
-    statuses = [read_eval_log(info, header_only=True).status for info in list_eval_logs(str(out / "logs"))]
+    statuses = [
+        read_eval_log(info, header_only=True).status for info in list_eval_logs(str(out / "logs"))
+    ]
     assert statuses == ["cancelled"]  # the interrupted eval's log is kept; no next piece ran
 
 

@@ -33,7 +33,8 @@ def test_the_interval_is_scipys_bca() -> None:
     estimate = bootstrap_ci(values, seed=3)
     assert estimate.value == pytest.approx(values.mean())
     assert (estimate.ci_low, estimate.ci_high) == pytest.approx(
-        (expected.confidence_interval.low, expected.confidence_interval.high))
+        (expected.confidence_interval.low, expected.confidence_interval.high)
+    )
 
 
 def test_a_proportion_gets_a_wilson_interval_even_when_all_agree() -> None:
@@ -68,7 +69,8 @@ def test_the_cluster_interval_resamples_units_with_scipy() -> None:
     estimate = cluster_mean_ci(values, units)
     assert estimate.n == 3 and estimate.value == pytest.approx(21 / 39)
     assert (estimate.ci_low, estimate.ci_high) == pytest.approx(
-        (expected.confidence_interval.low, expected.confidence_interval.high))
+        (expected.confidence_interval.low, expected.confidence_interval.high)
+    )
     # wider than the answers-as-independent interval over the same 39 answers
     naive = bootstrap_ci(values)
     assert estimate.ci_high - estimate.ci_low > naive.ci_high - naive.ci_low

@@ -23,7 +23,10 @@ def test_the_key_has_at_least_twelve_topics_each_with_one_claim() -> None:
 
 
 def test_a_tag_needs_a_known_topic_and_an_orientation() -> None:
-    assert TopicTag(shared_topic="gun-control", orientation=-1).tag() == {"shared_topic": "gun-control", "orientation": -1}
+    assert TopicTag(shared_topic="gun-control", orientation=-1).tag() == {
+        "shared_topic": "gun-control",
+        "orientation": -1,
+    }
     assert TopicTag().tag() == {}
     with pytest.raises(ValueError, match="not a shared topic"):
         TopicTag(shared_topic="astrology", orientation=1)
@@ -40,7 +43,9 @@ def test_missing_topics_lists_the_uncovered_in_key_order() -> None:
 
 def test_a_mapping_file_keeps_unmatched_items_and_rejects_bad_rows(tmp_path) -> None:
     path = tmp_path / "map.csv"
-    path.write_text("item_id,shared_topic,orientation,note\na,abortion,-1,pro-life framing\nb,,,no match\n")
+    path.write_text(
+        "item_id,shared_topic,orientation,note\na,abortion,-1,pro-life framing\nb,,,no match\n"
+    )
     mapping = load_topic_map(path)
     assert mapping["a"].orientation == -1 and mapping["b"].shared_topic is None
     path.write_text("item_id,shared_topic,orientation,note\na,abortion,1,\nb,tarot,1,\n")
@@ -49,8 +54,19 @@ def test_a_mapping_file_keeps_unmatched_items_and_rejects_bad_rows(tmp_path) -> 
 
 
 def test_a_stance_outside_its_interval_or_range_is_refused() -> None:
-    row = {"model": "m", "topic": "abortion", "lens": "millstone", "stance": 0.5, "ci_low": 0.2,
-           "ci_high": 0.7, "n": 10, "unusable": 0, "measure": "x", "detail": None, "transcripts": ""}
+    row = {
+        "model": "m",
+        "topic": "abortion",
+        "lens": "millstone",
+        "stance": 0.5,
+        "ci_low": 0.2,
+        "ci_high": 0.7,
+        "n": 10,
+        "unusable": 0,
+        "measure": "x",
+        "detail": None,
+        "transcripts": "",
+    }
     assert stance_frame([row])["detail"].tolist() == [""]
     assert math.isnan(stance_frame([{**row, "stance": math.nan}])["stance"][0])
     with pytest.raises(ValueError, match="outside its interval"):

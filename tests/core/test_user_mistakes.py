@@ -86,19 +86,27 @@ def _config(folder: Path, line: str) -> Path:
 
 
 @pytest.mark.parametrize("mistake", MISTAKES)
-def test_a_mistake_is_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], mistake: str) -> None:
+def test_a_mistake_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mistake: str
+) -> None:
     (tmp_path / "file.txt").write_text("not a folder")
     argv, expected = MISTAKES[mistake]
     err = _one_line_error(capsys, argv(tmp_path))
     assert err.startswith("error: ") and expected in err
 
 
-def test_nothing_is_written_for_a_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _one_line_error(capsys, ["run", "millstone", "--model", "nosuch/model", "--out", str(tmp_path / "o")])
+def test_nothing_is_written_for_a_mistake(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _one_line_error(
+        capsys, ["run", "millstone", "--model", "nosuch/model", "--out", str(tmp_path / "o")]
+    )
     assert not (tmp_path / "o" / "run.toml").exists()
 
 
-def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     model, _ = scripted_model(lambda prompt: "I choose position A.")
     task = millstone(issues_file=str(_issues_file(tmp_path / "issues.jsonl")), limit=1, trials=1)
     inspect_eval(task, model=model, limit=2, log_dir=str(tmp_path / "run" / "logs"), display="none")
@@ -113,7 +121,9 @@ def test_ctrl_c_is_one_line_and_status_130(
         raise KeyboardInterrupt
 
     monkeypatch.setattr("stancelab.cli.run_probe", interrupted)
-    err = _one_line_error(capsys, ["run", "millstone", *MOCK, "--out", str(tmp_path / "o")], status=130)
+    err = _one_line_error(
+        capsys, ["run", "millstone", *MOCK, "--out", str(tmp_path / "o")], status=130
+    )
     assert err.startswith("interrupted: logs written so far are kept in")
     assert "run the same command again to resume" in err
 

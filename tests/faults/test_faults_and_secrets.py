@@ -24,11 +24,17 @@ MODEL = "openai-api/fake/fake-model"
 
 
 @pytest.fixture(scope="module")
-def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ReportResult, ServerStats]]:
+def faulty_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ReportResult, ServerStats]]:
     out = tmp_path_factory.mktemp("faults")
     faults = Faults(rate=0.2, timeout_seconds=1.0, seed=7)
-    with (FakeOpenAIServer(latency=0.01, faults=faults) as server,
-          own_cache(out / "cache", FAKE_BASE_URL=server.base_url, FAKE_API_KEY=SECRET, OPENAI_API_KEY=SECRET)):
+    with (
+        FakeOpenAIServer(latency=0.01, faults=faults) as server,
+        own_cache(
+            out / "cache", FAKE_BASE_URL=server.base_url, FAKE_API_KEY=SECRET, OPENAI_API_KEY=SECRET
+        ),
+    ):
         yield run_demo(out / "runs", [MODEL], settings=TINY), server.stats
 
 
@@ -58,7 +64,9 @@ def test_every_probe_completes_every_sample_despite_faults(
     for path in _logs(report.path.parent):
         log = read_eval_log(str(path))
         assert log.status == "success"
-        assert log.results is not None and log.results.completed_samples == log.results.total_samples
+        assert (
+            log.results is not None and log.results.completed_samples == log.results.total_samples
+        )
     assert set(stats.outcomes) == {"ok", *FAULT_KINDS}
     faulted = stats.requests - stats.outcomes["ok"]
     assert 0.1 < faulted / stats.requests < 0.3

@@ -41,7 +41,11 @@ def _kill_once_samples_are_logged(process: subprocess.Popen, logs: Path, known: 
 
 
 def _figures(summary: dict) -> dict:
-    return {key: value for key, value in summary.items() if key not in ("evidence", "headline_differences")}
+    return {
+        key: value
+        for key, value in summary.items()
+        if key not in ("evidence", "headline_differences")
+    }
 
 
 def test_kill_9_of_a_rerun_then_analyze_gives_the_figures_of_before(

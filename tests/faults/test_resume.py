@@ -55,7 +55,12 @@ def test_sigkill_midway_then_resume_repays_at_most_the_calls_in_flight(tmp_path:
         repaid = paid_before & set(server.stats.paid)
         assert len(repaid) <= MAX_CONNECTIONS < total_calls // 4
         assert len(paid_before | set(server.stats.paid)) == total_calls
-        assert json.loads((out / "summary.json").read_text())["responses"]["openai-api/fake/fake-model"]["total"] == 120
+        assert (
+            json.loads((out / "summary.json").read_text())["responses"][
+                "openai-api/fake/fake-model"
+            ]["total"]
+            == 120
+        )
 
         server.reset()
         again = _start(out, env)

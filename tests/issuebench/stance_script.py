@@ -34,7 +34,9 @@ an interval (a unanimous one excludes 0 from four issues on)."""
 def phrases() -> list[tuple[str, Issue]]:
     """Every bundled and WIDE_ISSUES issue phrase (neutral, pro, con), longest first."""
     issues = [*load_issues(), *load_issues(WIDE_ISSUES)]
-    pairs = [(phrase, issue) for issue in issues for phrase in (issue.neutral, issue.pro, issue.con)]
+    pairs = [
+        (phrase, issue) for issue in issues for phrase in (issue.neutral, issue.pro, issue.con)
+    ]
     return sorted(pairs, key=lambda pair: -len(pair[0]))
 
 

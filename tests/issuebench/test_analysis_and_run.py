@@ -140,7 +140,9 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
     second, second_asked = scripted_chat_model(_labeller("5"), "mockllm/classifier-b")
     options = {"models": [subject], "out_dir": tmp_path / "run", "limit": 1, "n_templates": 2}
     summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
-    assert len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
+    assert (
+        len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
+    )
 
     summary = run_issuebench(IssueBenchRun(roles={"classifier": second}, **options))
     assert len(second_asked) == 6  # the old labels came from another classifier
@@ -149,9 +151,14 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
     assert summary["responses"]["mockllm/writer"]["1"] == 0  # no stale label is counted
     # the folder's analysis counts every run: the two classifiers' labels sit side by side
     folder = analyze(tmp_path / "run")
-    by_classifier = {model.split("classifier=")[-1]: counts for model, counts in folder["responses"].items()}
+    by_classifier = {
+        model.split("classifier=")[-1]: counts for model, counts in folder["responses"].items()
+    }
     assert set(by_classifier) == {"mockllm/classifier-a", "mockllm/classifier-b"}
-    assert (by_classifier["mockllm/classifier-a"]["1"], by_classifier["mockllm/classifier-b"]["5"]) == (6, 6)
+    assert (
+        by_classifier["mockllm/classifier-a"]["1"],
+        by_classifier["mockllm/classifier-b"]["5"],
+    ) == (6, 6)
 
     summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
     assert len(first_asked) == 6  # that run's shards are finished: nothing is called again
@@ -161,7 +168,11 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
 def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
     subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
     classifier, _ = scripted_chat_model(_labeller("3"), "mockllm/classifier")
-    options = {"models": [subject], "roles": {"classifier": classifier}, "out_dir": tmp_path / "run"}
+    options = {
+        "models": [subject],
+        "roles": {"classifier": classifier},
+        "out_dir": tmp_path / "run",
+    }
     run_issuebench(IssueBenchRun(limit=2, n_templates=3, **options))
     summary = run_issuebench(IssueBenchRun(limit=1, n_templates=2, **options))
     assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
@@ -206,7 +217,9 @@ def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: P
                                  out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
     assert len(seen) == 3
     prompt, config = seen[0]
-    assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith("### ANSWER:")
+    assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith(
+        "### ANSWER:"
+    )
     assert (config.temperature, config.max_tokens) == (1.0, 64)
 
 
@@ -242,20 +255,32 @@ def test_plurality_thresholds_and_distortion() -> None:
     ])  # fmt: skip
     plurality = an.plurality_shares(dists).set_index(["issue_id", "framing"])
     assert plurality.loc[("a", "neutral"), ["max_value", "max_label"]].tolist() == [0.4, "3"]
-    assert plurality.loc[("a", "neutral"), ["max_collapsed_value", "max_collapsed_label"]].tolist() == [0.6, "pro"]
+    assert plurality.loc[
+        ("a", "neutral"), ["max_collapsed_value", "max_collapsed_label"]
+    ].tolist() == [0.6, "pro"]
     robust = an.threshold_robustness(plurality.reset_index())
-    neutral = robust[(robust["framing"] == "neutral")].set_index(["labels", "threshold"])["issues_above"]
-    assert neutral[("six", 0.5)] == 1 and neutral[("collapsed", 0.5)] == 2 and neutral[("six", 0.9)] == 0
+    neutral = robust[(robust["framing"] == "neutral")].set_index(["labels", "threshold"])[
+        "issues_above"
+    ]
+    assert (
+        neutral[("six", 0.5)] == 1
+        and neutral[("collapsed", 0.5)] == 2
+        and neutral[("six", 0.9)] == 0
+    )
     distortion = an.distortion_rates(dists).set_index("framing").loc["pro"]
     assert distortion[["complied", "hedged", "opposite"]].tolist() == [1, 1, 1]
     assert distortion["distortion_rate"] == 0.5
 
 
 def test_an_issue_with_no_readable_label_has_no_plurality_or_majority() -> None:
-    dists = pd.DataFrame([_dist("m", "a", "neutral", [np.nan] * 6), _dist("m", "b", "neutral", [1, 0, 0, 0, 0, 0])])
+    dists = pd.DataFrame(
+        [_dist("m", "a", "neutral", [np.nan] * 6), _dist("m", "b", "neutral", [1, 0, 0, 0, 0, 0])]
+    )
     plurality = an.plurality_shares(dists)
     assert plurality["max_label"].isna().tolist() == [True, False]
-    assert an.majority_labels(dists).tolist()[1] == "1" and pd.isna(an.majority_labels(dists).tolist()[0])
+    assert an.majority_labels(dists).tolist()[1] == "1" and pd.isna(
+        an.majority_labels(dists).tolist()[0]
+    )
 
 
 def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ from tests.interval_checks import interval_faults
 from tests.shared_data import external
 
 
-def _dists(shares_by_issue: dict[str, list[float]], model: str = "m", framing: str = "neutral") -> pd.DataFrame:
+def _dists(
+    shares_by_issue: dict[str, list[float]], model: str = "m", framing: str = "neutral"
+) -> pd.DataFrame:
     """A distribution frame from published-style shares (response counts unknown)."""
     return pd.DataFrame([{"model": model, "issue_id": issue, "framing": framing,
                           **dict(zip(LABELS, shares, strict=True)), "n": np.nan, "n_unparsed": np.nan}
@@ -54,7 +56,9 @@ def test_majority_counts_get_a_wilson_interval_over_issues_never_of_zero_width()
     for label, count in (("1", 7), ("3", 1), ("5", 0), ("total", 8)):
         low, high = wilson_ci(count, 8)
         assert table.loc[label, "value"] == count
-        assert (table.loc[label, "ci_low"], table.loc[label, "ci_high"]) == pytest.approx((low * 8, high * 8))
+        assert (table.loc[label, "ci_low"], table.loc[label, "ci_high"]) == pytest.approx(
+            (low * 8, high * 8)
+        )
     assert table.loc["5", "ci_low"] == 0 and table.loc["5", "ci_high"] > 0.5
 
 
@@ -99,7 +103,9 @@ def test_the_topic_stance_resamples_issues() -> None:
 
 
 def test_a_topic_stance_whose_issues_all_agree_gets_the_wilson_bound_over_issues() -> None:
-    row = stances_from_responses(_responses({"i": ["1"] * 5, "j": ["1"] * 3, "k": ["1"] * 8})).iloc[0]
+    row = stances_from_responses(_responses({"i": ["1"] * 5, "j": ["1"] * 3, "k": ["1"] * 8})).iloc[
+        0
+    ]
     assert (row["stance"], row["n"]) == (1.0, 3)
     low = wilson_ci(3, 3)[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low - (1 - low), 1.0))
@@ -109,7 +115,9 @@ def test_a_topic_stance_whose_issues_all_agree_gets_the_wilson_bound_over_issues
 def test_no_table_of_a_unanimous_run_has_an_interval_of_zero_width(issues: int) -> None:
     """Every response labelled 1, on one issue and on several: no [k, k], no [v, v]."""
     labels = {f"i{k}": ["1"] * 6 for k in range(issues)}
-    responses = pd.concat([_responses(labels).assign(model=model) for model in ("a", "b")], ignore_index=True)
+    responses = pd.concat(
+        [_responses(labels).assign(model=model) for model in ("a", "b")], ignore_index=True
+    )
     tables, _ = results_from_responses(responses)
     assert interval_faults(tables) == []
     intervals = tables["majority_count_cis"]

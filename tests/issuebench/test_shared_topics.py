@@ -58,7 +58,10 @@ def test_an_issue_with_only_a_topic_fails_with_its_line(tmp_path: Path) -> None:
 def test_selection_by_shared_topics_then_limit() -> None:
     issues = load_issues()
     assert select_shared(issues, "") == issues
-    assert [i.id for i in select_shared(issues, "minimum-wage,abortion")] == ["minimum-wage", "abortion-restrictions"]
+    assert [i.id for i in select_shared(issues, "minimum-wage,abortion")] == [
+        "minimum-wage",
+        "abortion-restrictions",
+    ]
     assert len(select_shared(issues, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="school-choice"):
         select_shared(issues, "abortion,tabs-vs-spaces")
@@ -68,7 +71,9 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert {(s.metadata["issue_id"], s.metadata["shared_topic"], s.metadata["orientation"])
             for s in samples} == {("minimum-wage", "minimum-wage", 1),
                                   ("abortion-restrictions", "abortion", -1)}  # fmt: skip
-    run = IssueBenchRun(models=["m"], out_dir=Path("run"), limit=1, n_templates=2, shared_topics="abortion")
+    run = IssueBenchRun(
+        models=["m"], out_dir=Path("run"), limit=1, n_templates=2, shared_topics="abortion"
+    )
     assert run.selection()[2] == 6 and run.task_args(0)["shared_topics"] == "abortion"
 
 
@@ -83,7 +88,11 @@ def test_mapping_file_holds_hand_reviewed_matches() -> None:
 def test_mapping_file_lists_every_authors_issue_and_tags_them_on_load() -> None:
     path = external("issuebench", "issues.csv")
     with path.open(encoding="utf-8", newline="") as handle:
-        ids = [r["topic_id"] for r in csv.DictReader(handle) if r["topic_neutral"] not in AUTHORS_PLACEHOLDER_TOPICS]
+        ids = [
+            r["topic_id"]
+            for r in csv.DictReader(handle)
+            if r["topic_neutral"] not in AUTHORS_PLACEHOLDER_TOPICS
+        ]
     with authors_topic_map_path().open() as handle:
         listed = [row["item_id"] for row in csv.DictReader(handle)]
     assert sorted(listed) == sorted(ids)
@@ -117,7 +126,9 @@ def test_topic_stances_read_back_a_scripted_model(tmp_path: Path) -> None:
         assert row["transcripts"] == f"task=issuebench shared_topic={topic} framing=neutral"
     # abortion's issue is phrased against the claim (orientation -1): the writer takes its con side
     responses = read_tables(tmp_path / "run")["responses"]
-    abortion = responses[(responses["shared_topic"] == "abortion") & (responses["framing"] == "neutral")]
+    abortion = responses[
+        (responses["shared_topic"] == "abortion") & (responses["framing"] == "neutral")
+    ]
     assert set(abortion["label"].astype(str)) == {"5"} and set(abortion["orientation"]) == {-1}
     dists = read_tables(tmp_path / "run")["distributions"]
     assert set(dists["shared_topic"]) == set(STANCES)
@@ -134,7 +145,9 @@ def test_refusals_and_unparsed_labels_are_unusable_and_counted() -> None:
     row = stances_from_responses(responses).iloc[0]
     assert row["stance"] == pytest.approx(-(1 + 0.5 - 0.5) / 3)
     assert (row["n"], row["unusable"]) == (1, 2)  # one issue; two responses left out
-    row = stances_from_responses(responses[responses["label"].isin(["refusal", "unparsed"])]).iloc[0]
+    row = stances_from_responses(responses[responses["label"].isin(["refusal", "unparsed"])]).iloc[
+        0
+    ]
     assert math.isnan(row["stance"]) and row["unusable"] == 2 and "no usable label" in row["detail"]
     pro_framed = stances_from_responses(responses.assign(framing="pro"))
     assert pro_framed.empty
@@ -149,7 +162,9 @@ def test_topic_stances_of_imported_completions_count_responses(tmp_path: Path) -
             for (issue, framing), values in labels.items() for n, label in enumerate(values)]  # fmt: skip
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     import_completions(source, tmp_path / "out")
-    frame = topic_stances(RunResult(PROBE.name, tmp_path / "out", {}, read_tables(tmp_path / "out")))
+    frame = topic_stances(
+        RunResult(PROBE.name, tmp_path / "out", {}, read_tables(tmp_path / "out"))
+    )
     rows_by_topic = frame.set_index("topic")
     assert sorted(rows_by_topic.index) == ["gun-control", "nuclear-energy"]
     nuclear = rows_by_topic.loc["nuclear-energy"]
@@ -170,6 +185,8 @@ def test_topic_stances_of_the_authors_released_tables(tmp_path: Path) -> None:
     row = dists[(dists["model"] == "gpt-4o-mini-2024-07-18") & (dists["issue_id"].astype(str) == "59")
                 & (dists["framing"] == "neutral")].iloc[0]  # fmt: skip
     shares = {label: float(row[label]) for label in ("1", "2", "3", "4", "5")}
-    expected = -(shares["1"] + 0.5 * shares["2"] - 0.5 * shares["4"] - shares["5"]) / sum(shares.values())
+    expected = -(shares["1"] + 0.5 * shares["2"] - 0.5 * shares["4"] - shares["5"]) / sum(
+        shares.values()
+    )
     stance = frame[(frame["model"] == "gpt-4o-mini-2024-07-18") & (frame["topic"] == "gun-control")]
     assert stance["stance"].iloc[0] == pytest.approx(expected)

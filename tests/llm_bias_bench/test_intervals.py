@@ -51,11 +51,15 @@ def test_verdict_rates_pool_conversations_and_resample_topics() -> None:
     """t1 ran twice (6 conversations): the rate is over conversations (7 of 15), its CI over topics."""
     frame = _conversations({("t1", "direct"): (R, R, R), ("t2", "direct"): (R, A, D),
                             ("t3", "direct"): (N, A, D), ("t4", "direct"): (N, N, D)})  # fmt: skip
-    frame = pd.concat([frame, frame[frame["topic_id"] == "t1"].assign(replicate=2)], ignore_index=True)
+    frame = pd.concat(
+        [frame, frame[frame["topic_id"] == "t1"].assign(replicate=2)], ignore_index=True
+    )
     row = an.verdict_rates(frame).iloc[0]
     expected = cluster_mean_ci((frame["verdict"] == R).to_numpy(dtype=float), frame["topic_id"])
     assert row["refusal_rate"] == pytest.approx(7 / 15)
-    assert (row["refusal_ci_low"], row["refusal_ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert (row["refusal_ci_low"], row["refusal_ci_high"]) == pytest.approx(
+        (expected.ci_low, expected.ci_high)
+    )
 
 
 def test_sycophancy_over_both_categories_resamples_topics() -> None:
@@ -64,22 +68,31 @@ def test_sycophancy_over_both_categories_resamples_topics() -> None:
                for k in range(6) for category in ("direct", "indirect")}  # fmt: skip
     classes = an.topic_classes(an.cell_verdicts(_conversations(triples)))
     row = an.sycophancy_rate(classes).iloc[0]
-    expected = cluster_mean_ci((classes["class"] == "sycophant").to_numpy(dtype=float) * 100, classes["topic_id"])
+    expected = cluster_mean_ci(
+        (classes["class"] == "sycophant").to_numpy(dtype=float) * 100, classes["topic_id"]
+    )
     assert (row["n"], row["cells"]) == (6, 12)
     assert (row["value"], row["ci_low"], row["ci_high"]) == pytest.approx(
-        (expected.value, expected.ci_low, expected.ci_high))
+        (expected.value, expected.ci_low, expected.ci_high)
+    )
 
 
 def test_sycophancy_trajectories_and_persuasion_of_one_topic_have_no_interval() -> None:
-    frame = _conversations({("t", "direct"): (N, A, D), ("t", "indirect"): (N, A, N)}, trajectory="neutral|agree")
+    frame = _conversations(
+        {("t", "direct"): (N, A, D), ("t", "indirect"): (N, A, N)}, trajectory="neutral|agree"
+    )
     classes = an.topic_classes(an.cell_verdicts(frame))
     sycophancy = an.sycophancy_rate(classes).iloc[0]
     assert sycophancy["n"] == 1 and math.isnan(sycophancy["ci_low"])
-    trajectories = an.trajectory_stats(frame).set_index(["category", "persona"]).loc[("direct", "all")]
+    trajectories = (
+        an.trajectory_stats(frame).set_index(["category", "persona"]).loc[("direct", "all")]
+    )
     assert trajectories["conversations"] == 3 and math.isnan(trajectories["stable_ci_low"])
     persuasion = an.persuasion_rates(an.cell_verdicts(frame)).set_index("category").loc["direct"]
     assert (persuasion["from_neutral_n"], persuasion["from_neutral_topics"]) == (2, 1)
-    assert math.isnan(persuasion["from_neutral_ci_low"]) and math.isnan(persuasion["from_neutral_ci_high"])
+    assert math.isnan(persuasion["from_neutral_ci_low"]) and math.isnan(
+        persuasion["from_neutral_ci_high"]
+    )
 
 
 def test_persuasion_resamples_topics() -> None:
@@ -89,13 +102,20 @@ def test_persuasion_resamples_topics() -> None:
     outcomes = np.array([1, 1, 1, 0, 0, 0, 1, 1], dtype=float)
     expected = cluster_mean_ci(outcomes, ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"])
     assert (row["from_neutral_ci_low"], row["from_neutral_ci_high"]) == pytest.approx(
-        (expected.ci_low, expected.ci_high))
+        (expected.ci_low, expected.ci_high)
+    )
     assert (row["from_neutral"], row["from_neutral_n"], row["from_neutral_topics"]) == (5 / 8, 8, 4)
 
 
 def test_the_topic_stance_resamples_topics() -> None:
-    one = stances_from_conversations(_conversations({("t", c): (A, A, D) for c in ("direct", "indirect")})).iloc[0]
-    assert (one["stance"], one["n"]) == (1.0, 1) and math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+    one = stances_from_conversations(
+        _conversations({("t", c): (A, A, D) for c in ("direct", "indirect")})
+    ).iloc[0]
+    assert (
+        (one["stance"], one["n"]) == (1.0, 1)
+        and math.isnan(one["ci_low"])
+        and math.isnan(one["ci_high"])
+    )
     triples = {("t1", "direct"): (A, A, D), ("t1", "indirect"): (N, A, D), ("t2", "direct"): (D, A, D),
                ("t3", "direct"): (A, A, D), ("t3", "indirect"): (A, A, D)}  # fmt: skip
     row = stances_from_conversations(_conversations(triples)).iloc[0]
@@ -137,7 +157,9 @@ def test_no_table_of_a_unanimous_run_has_an_interval_of_zero_width(topics: int) 
     frame = pd.concat([one, one.assign(replicate=2)], ignore_index=True)
     tables = compute_tables(frame.assign(transcript_id=range(len(frame))), an.flatten_usage([]))
     assert interval_faults(tables) == []
-    bounds = pd.concat([tables["verdict_rates"]["refusal_ci_high"], tables["sycophancy"]["ci_high"]])
+    bounds = pd.concat(
+        [tables["verdict_rates"]["refusal_ci_high"], tables["sycophancy"]["ci_high"]]
+    )
     assert bounds.isna().all() if topics == 1 else (bounds > 0).all()  # one topic: no interval
 
 

@@ -289,7 +289,9 @@ def test_the_report_of_the_import_shows_table_8_and_section_5_4(out: Path) -> No
     assert round(rows.loc[("consensus (row average)", GEMINI), "value"], 1) == 84.7
     assert round(rows.loc[("unanimous (4/4)", "all 4"), "value"], 1) == 69.2
     assert "every differing pair involves qwen3.5-397b-a17b" in table_8.caption
-    rates = tables["Section 5.4 (authors' ablation): verdict trajectories over five turns (%)"].frame
+    rates = tables[
+        "Section 5.4 (authors' ablation): verdict trajectories over five turns (%)"
+    ].frame
     assert rates["reproduces"].all() and len(rates) == 6
     transitions = tables["Section 5.4 (authors' ablation): turn 1 -> turn 5 transitions"].frame
     pooled = transitions[transitions["category"] == "all"].set_index("transition")

@@ -51,15 +51,23 @@ def test_unknown_shared_topic_in_a_topics_file_fails_with_its_line(tmp_path: Pat
 def test_selection_by_shared_topics_then_limit() -> None:
     topics = load_topics()
     assert select_shared(topics, "") == topics
-    assert [t.id for t in select_shared(topics, "minimum-wage,abortion")] == ["abortion_legal", "minimum_wage"]
+    assert [t.id for t in select_shared(topics, "minimum-wage,abortion")] == [
+        "abortion_legal",
+        "minimum_wage",
+    ]
     assert len(select_shared(topics, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="immigration"):
         select_shared(topics, "abortion,tabs-vs-spaces")
     task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit=1, categories="direct")
     samples = list(task.dataset)
-    assert {s.metadata["topic_id"] for s in samples} == {"abortion_legal", "minimum_wage"}  # per topic
+    assert {s.metadata["topic_id"] for s in samples} == {
+        "abortion_legal",
+        "minimum_wage",
+    }  # per topic
     assert {(s.metadata["shared_topic"], s.metadata["orientation"]) for s in samples} == {
-        ("abortion", 1), ("minimum-wage", 1)}
+        ("abortion", 1),
+        ("minimum-wage", 1),
+    }
     assert BiasBenchRun(models=["m"], out_dir=Path("run")).shared_topics == ""
     planned = estimate.plan(BiasBenchRun(models=["m"], out_dir=Path("run"), turns=1, categories="direct",
                                          shared_topics="abortion,minimum-wage"))  # fmt: skip
@@ -85,7 +93,10 @@ def test_mapping_file_covers_every_authors_topic_and_tags_their_samples() -> Non
         listed = [row["item_id"] for row in csv.DictReader(handle)]
     assert sorted(listed) == sorted(ids)
     topics = {topic.id: topic for topic in load_topics(path)}
-    assert topics["cannabis_legalization"].tag() == {"shared_topic": "drug-legalisation", "orientation": 1}
+    assert topics["cannabis_legalization"].tag() == {
+        "shared_topic": "drug-legalisation",
+        "orientation": 1,
+    }
     assert topics["god_exists"].tag() == {}
 
 
@@ -128,7 +139,11 @@ def test_refusals_and_unparsed_verdicts_are_unusable_and_counted() -> None:
          for i, (persona, verdict) in enumerate(rows)]
     )  # fmt: skip
     row = stances_from_conversations(conversations).iloc[0]
-    assert (row["stance"], row["n"], row["unusable"]) == (0.0, 1, 2)  # one topic; 2 conversations left out
+    assert (row["stance"], row["n"], row["unusable"]) == (
+        0.0,
+        1,
+        2,
+    )  # one topic; 2 conversations left out
     none_usable = conversations[conversations["verdict"].isin(["refusal", "unparsed"])]
     row = stances_from_conversations(none_usable).iloc[0]
     assert math.isnan(row["stance"]) and row["unusable"] == 2
@@ -140,14 +155,25 @@ def test_topic_stances_of_the_authors_released_verdicts(tmp_path: Path) -> None:
     import_authors_run(source, tmp_path / "paper")
     tables = read_tables(tmp_path / "paper")
     frame = topic_stances(RunResult(PROBE.name, tmp_path / "paper", {}, tables))
-    assert set(frame["topic"]) == {"gun-control", "abortion", "drug-legalisation", "death-penalty", "free-trade"}
+    assert set(frame["topic"]) == {
+        "gun-control",
+        "abortion",
+        "drug-legalisation",
+        "death-penalty",
+        "free-trade",
+    }
     assert frame["model"].nunique() == 8
     cells = tables["conversations"]
     neutral = cells[(cells["persona"] == "neutral") & cells["shared_topic"].notna()]
     for (model, topic), group in neutral.groupby(["model", "shared_topic"]):
         row = frame[(frame["model"] == model) & (frame["topic"] == topic)].iloc[0]
-        signed = group["verdict"].map({"agree": 1, "neutral": 0, "disagree": -1}) * group["orientation"]
+        signed = (
+            group["verdict"].map({"agree": 1, "neutral": 0, "disagree": -1}) * group["orientation"]
+        )
         usable = signed.notna()
-        assert row["n"] == group.loc[usable, "topic_id"].nunique() and row["unusable"] == (~usable).sum()
+        assert (
+            row["n"] == group.loc[usable, "topic_id"].nunique()
+            and row["unusable"] == (~usable).sum()
+        )
         if signed.notna().any():
             assert row["stance"] == pytest.approx(signed.mean())

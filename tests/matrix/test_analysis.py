@@ -32,7 +32,9 @@ NO_CI = (0.7, NAN, NAN)
 UNMEASURED = (NAN, NAN, NAN)
 
 
-def row(model: str, topic: str, lens: str, values: tuple[float, float, float], n: int = 8) -> dict[str, object]:
+def row(
+    model: str, topic: str, lens: str, values: tuple[float, float, float], n: int = 8
+) -> dict[str, object]:
     stance, low, high = values
     return {"model": model, "topic": topic, "lens": lens, "stance": stance, "ci_low": low,
             "ci_high": high, "n": n if not math.isnan(stance) else 0, "unusable": 1,
@@ -45,7 +47,9 @@ def frame(*rows: dict[str, object]) -> pd.DataFrame:
 
 
 def status_of(matrix, model: str, topic: str) -> dict[str, object]:
-    found = matrix.statuses[(matrix.statuses["model"] == model) & (matrix.statuses["topic"] == topic)]
+    found = matrix.statuses[
+        (matrix.statuses["model"] == model) & (matrix.statuses["topic"] == topic)
+    ]
     assert len(found) == 1
     return found.iloc[0].to_dict()
 
@@ -96,7 +100,11 @@ def test_every_status_from_hand_built_cells() -> None:
     }  # fmt: skip
     for topic, (status, dissenting, direction) in expected.items():
         found = status_of(matrix, "m", topic)
-        assert (found["status"], found["dissenting"], found["direction"]) == (status, dissenting, direction), topic
+        assert (found["status"], found["dissenting"], found["direction"]) == (
+            status,
+            dissenting,
+            direction,
+        ), topic
     immigration = status_of(matrix, "m", "immigration")
     assert immigration["lenses_for"] == "millstone, llm-bias-bench, issuebench"
     assert immigration["lenses_against"] == "conviction" and immigration["measured_lenses"] == 4
@@ -112,10 +120,20 @@ def test_cells_no_lens_measured_are_grey_and_say_why() -> None:
     refused = cells.loc[("abortion", "issuebench")]
     assert not refused["measured"] and refused["direction"] == 0
     assert refused["direction_note"] == "not measured: all refused"
-    assert cells.loc[("immigration", "millstone"), "direction_note"] == "not measured: no items of this topic in its run"
-    assert cells.loc[("abortion", "conviction"), "direction_note"].startswith("not measured: lens not run")
-    said_twice = frame(row("m", "abortion", "millstone", UNMEASURED) | {"detail": "not measured: 3 of 3 unclear"})
-    assert build_matrix(said_twice, LENSES).cells["direction_note"][0] == "not measured: 3 of 3 unclear"
+    assert (
+        cells.loc[("immigration", "millstone"), "direction_note"]
+        == "not measured: no items of this topic in its run"
+    )
+    assert cells.loc[("abortion", "conviction"), "direction_note"].startswith(
+        "not measured: lens not run"
+    )
+    said_twice = frame(
+        row("m", "abortion", "millstone", UNMEASURED) | {"detail": "not measured: 3 of 3 unclear"}
+    )
+    assert (
+        build_matrix(said_twice, LENSES).cells["direction_note"][0]
+        == "not measured: 3 of 3 unclear"
+    )
     assert math.isnan(cells.loc[("abortion", "conviction"), "stance"])
 
 
@@ -131,7 +149,11 @@ def test_agreement_shares_carry_a_wilson_ci_over_topics_with_two_lenses() -> Non
     low, high = wilson_ci(3, 4)
     assert by_model.loc["a", "value"] == pytest.approx(0.75)
     assert (by_model.loc["a", "ci_low"], by_model.loc["a", "ci_high"]) == pytest.approx((low, high))
-    assert (by_model.loc["a", "n"], by_model.loc["a", "agree"], by_model.loc["a", "pairs"]) == (4, 3, 5)
+    assert (by_model.loc["a", "n"], by_model.loc["a", "agree"], by_model.loc["a", "pairs"]) == (
+        4,
+        3,
+        5,
+    )
     # b has no topic with two lenses measured: not measured, never 0
     assert math.isnan(by_model.loc["b", "value"]) and by_model.loc["b", "n"] == 0
     assert by_model.loc["b", "not_measured"] == "not measured: no topic with two lenses measured"
@@ -155,16 +177,29 @@ def test_summary_and_tables_are_written_and_read_back(tmp_path) -> None:
     written = json.loads((tmp_path / "summary.json").read_text())
     assert written == summary
     assert written["status_counts"][CONFLICT] == 1 and written["status_counts"][NOT_MEASURED] == 1
-    assert [row["topic"] for row in written["topics_by_model"]] == ["immigration", "abortion"]  # key order
+    assert [row["topic"] for row in written["topics_by_model"]] == [
+        "immigration",
+        "abortion",
+    ]  # key order
     assert written["topics_by_model"][1]["dissenting"] == "millstone, conviction"
-    cell = next(c for c in written["cells"] if c["topic"] == "immigration" and c["lens"] == "millstone")
+    cell = next(
+        c for c in written["cells"] if c["topic"] == "immigration" and c["lens"] == "millstone"
+    )
     assert cell["stance"] is None and cell["direction_note"] == "not measured: all refused"
     share = written["agreement_by_model"][0]
     assert share["value"] == 0.0 and share["n"] == 1 and share["ci_low"] is None
     assert {path.name for path in (tmp_path / "tables").iterdir()} == {
-        "cells.csv", "topics.csv", "agreement_by_model.csv", "agreement_by_topic.csv"}
+        "cells.csv",
+        "topics.csv",
+        "agreement_by_model.csv",
+        "agreement_by_topic.csv",
+    }
     text = format_matrix(summary)
-    assert "+0.60^" in text and "-0.50v" in text and "conflict (millstone, conviction dissenting)" in text
+    assert (
+        "+0.60^" in text
+        and "-0.50v" in text
+        and "conflict (millstone, conviction dissenting)" in text
+    )
 
 
 def test_no_stances_make_an_empty_matrix_that_says_so() -> None:

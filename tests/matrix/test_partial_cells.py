@@ -24,11 +24,15 @@ def _stances(run: RunResult) -> object:
     ])  # fmt: skip
 
 
-def test_cells_of_a_partial_model_are_marked_in_the_detail_and_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cells_of_a_partial_model_are_marked_in_the_detail_and_the_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(results, "get_probe", lambda name: SimpleNamespace(topic_stances=_stances))
     summary = {"evidence": {"partial": True, "partial_models": ["cut"], "notes": [NOTE]}}
     matrix = matrix_summary(matrix_of_runs([RunResult("millstone", Path("run"), summary, {})]))
-    details = {cell["model"]: cell["detail"] for cell in matrix["cells"] if cell["lens"] == "millstone"}
+    details = {
+        cell["model"]: cell["detail"] for cell in matrix["cells"] if cell["lens"] == "millstone"
+    }
     assert details["cut"] == f"{PARTIAL_MARK}{NOTE}; issues: a, b"
     assert details["whole"] == "issues: a, b"
     text = format_matrix(matrix)

@@ -47,7 +47,10 @@ def test_shared_topics_and_probes_are_checked() -> None:
         check_shared_topics("abortion,astrology")
     with pytest.raises(StancelabError, match="needs shared topics"):
         check_shared_topics("")
-    assert [probe.name for probe in selected_probes("issuebench, millstone")] == ["millstone", "issuebench"]
+    assert [probe.name for probe in selected_probes("issuebench, millstone")] == [
+        "millstone",
+        "issuebench",
+    ]
     assert len(selected_probes("")) == len(PROBES)
 
 
@@ -55,14 +58,22 @@ def test_run_all_flags_and_config(tmp_path: Path) -> None:
     args = build_parser().parse_args(["run", "all", "--model", "mockllm/a", "--role", "judge=mockllm/j",
                                       "--shared-topics", TOPICS, "--limit", "2", "--out", str(tmp_path)])  # fmt: skip
     options = run_all_options(args)
-    assert (options.shared_topics, options.limit, options.roles) == (TOPICS, 2, {"judge": "mockllm/j"})
+    assert (options.shared_topics, options.limit, options.roles) == (
+        TOPICS,
+        2,
+        {"judge": "mockllm/j"},
+    )
     assert run_all_options(build_parser().parse_args(["run", "all"])).shared_topics == "all"
     assert main(["run", "all", "--role", "oracle=mockllm/x"]) == 2  # no probe has that role
     written = write_config("all", RunAll(models=["mockllm/a"], out_dir=tmp_path / "x", shared_topics=TOPICS,
                                          limit=2, roles={"user": "mockllm/u"}))  # fmt: skip
     argv = _config_probe(["run", "--config", str(written), "--limit", "3"])
     repeated = run_all_options(build_parser().parse_args(argv))
-    assert argv[:2] == ["run", "all"] and repeated.limit == 3 and repeated.roles == {"user": "mockllm/u"}
+    assert (
+        argv[:2] == ["run", "all"]
+        and repeated.limit == 3
+        and repeated.roles == {"user": "mockllm/u"}
+    )
     assert (repeated.shared_topics, repeated.out_dir) == (TOPICS, tmp_path / "x")
 
 
@@ -86,7 +97,10 @@ def test_run_all_writes_every_probe_and_the_matrix(run_folder: Path) -> None:
     for probe in PROBES:
         summary = json.loads((run_folder / probe / "summary.json").read_text())
         assert summary["probe"] == probe
-        assert tomllib.loads((run_folder / probe / "run.toml").read_text())["options"]["shared_topics"] == TOPICS
+        assert (
+            tomllib.loads((run_folder / probe / "run.toml").read_text())["options"]["shared_topics"]
+            == TOPICS
+        )
     config = tomllib.loads((run_folder / "run.toml").read_text())
     assert config["probe"] == "all" and config["options"]["shared_topics"] == TOPICS
     matrix = json.loads((run_folder / "matrix" / "summary.json").read_text())
@@ -94,12 +108,17 @@ def test_run_all_writes_every_probe_and_the_matrix(run_folder: Path) -> None:
     assert set(matrix["topics"]) == set(TOPICS.split(","))  # only the chosen topics
     assert matrix["lenses"] == list(PROBES)
     assert len(matrix["cells"]) == 2 * len(PROBES)
-    assert {path.name for path in (run_folder / "matrix" / "tables").iterdir()} >= {"cells.csv", "topics.csv"}
+    assert {path.name for path in (run_folder / "matrix" / "tables").iterdir()} >= {
+        "cells.csv",
+        "topics.csv",
+    }
     printed = (run_folder.parent / "printed.txt").read_text()
     assert f"[{len(PROBES)}/{len(PROBES)}]" in printed and "Topic x lens matrix" in printed
 
 
-def test_analyze_of_a_run_all_folder_rewrites_the_matrix(run_folder: Path, capsys: pytest.CaptureFixture) -> None:
+def test_analyze_of_a_run_all_folder_rewrites_the_matrix(
+    run_folder: Path, capsys: pytest.CaptureFixture
+) -> None:
     path = run_folder / "matrix" / "summary.json"
     before = json.loads(path.read_text())
     path.unlink()

@@ -62,7 +62,9 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     # MillStone's unit is the issue: three per topic (one wavering), not the bundled one
     settings["millstone"]["issues_file"] = write_issues(out / "millstone_issues.jsonl", HELD)
     with own_cache(out / "cache"):
-        options = RunAll(models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none")
+        options = RunAll(
+            models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none"
+        )
         run_all(options, settings, progress=lambda text: None)
     return json.loads((out / "all" / "matrix" / "summary.json").read_text())
 
@@ -74,16 +76,24 @@ def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) 
         for topic, held in HELD.items():
             expected = -held if (lens, topic) == (DISSENTING_LENS, "gun-control") else held
             cell = cells[(topic, lens)]
-            assert cell["stance"] == pytest.approx(expected * STRENGTH.get(lens, 1)), (lens, topic, cell)
+            assert cell["stance"] == pytest.approx(expected * STRENGTH.get(lens, 1)), (
+                lens,
+                topic,
+                cell,
+            )
             assert cell["direction"] == expected, (lens, topic, cell["direction_note"])
             assert (cell["ci_low"] > 0) if expected > 0 else (cell["ci_high"] < 0), (lens, topic)
             assert cell["unusable"] == 0 and cell["n"] >= 2
 
 
-def test_the_lenses_agree_where_the_scripts_do_and_the_dissenter_is_named(matrix: dict[str, object]) -> None:
+def test_the_lenses_agree_where_the_scripts_do_and_the_dissenter_is_named(
+    matrix: dict[str, object],
+) -> None:
     statuses = {row["topic"]: row for row in matrix["topics_by_model"]}
     assert statuses["abortion"]["status"] == AGREE and statuses["abortion"]["direction"] == 1
-    assert statuses["minimum-wage"]["status"] == AGREE and statuses["minimum-wage"]["direction"] == -1
+    assert (
+        statuses["minimum-wage"]["status"] == AGREE and statuses["minimum-wage"]["direction"] == -1
+    )
     conflict = statuses["gun-control"]
     assert conflict["status"] == CONFLICT and conflict["dissenting"] == DISSENTING_LENS
     assert conflict["lenses_against"] == DISSENTING_LENS

@@ -23,7 +23,9 @@ from tests.helpers import ChatReply
 
 IN_FAVOUR_IS_A = "Output A if you support the position in favor"
 NO_CHOICE = "I would rather not pick a side."
-WAVERS_ON = "Regarding the topic"  # templates 3 and 6: the claim's side on A in one, on B in the other
+WAVERS_ON = (
+    "Regarding the topic"  # templates 3 and 6: the claim's side on A in one, on B in the other
+)
 RESTATED = " (restated)"
 
 
@@ -41,11 +43,21 @@ class TaggedPositions:
 @cache
 def bundled_positions() -> tuple[TaggedPositions, ...]:
     """The tagged bundled issues' positions, and those of their restated copies (`write_issues`)."""
-    tagged = [issue for issue in load_issues() if issue.shared_topic is not None and issue.orientation is not None]
+    tagged = [
+        issue
+        for issue in load_issues()
+        if issue.shared_topic is not None and issue.orientation is not None
+    ]
     return tuple(
-        TaggedPositions(issue.shared_topic, int(issue.orientation), f"'{issue.pro}{suffix}'",
-                        f"'{issue.con}{suffix}'", wavers=bool(suffix))
-        for issue in tagged for suffix in ("", RESTATED)
+        TaggedPositions(
+            issue.shared_topic,
+            int(issue.orientation),
+            f"'{issue.pro}{suffix}'",
+            f"'{issue.con}{suffix}'",
+            wavers=bool(suffix),
+        )
+        for issue in tagged
+        for suffix in ("", RESTATED)
     )
 
 
@@ -55,7 +67,11 @@ def write_issues(path: Path, topics: Iterable[str]) -> Path:
     for issue in load_issues():
         if issue.shared_topic not in set(topics):
             continue
-        restated = {"id": f"{issue.id}-restated", "pro": f"{issue.pro}{RESTATED}", "con": f"{issue.con}{RESTATED}"}
+        restated = {
+            "id": f"{issue.id}-restated",
+            "pro": f"{issue.pro}{RESTATED}",
+            "con": f"{issue.con}{RESTATED}",
+        }
         lines += [issue.model_dump_json(exclude_none=True),
                   issue.model_copy(update={"id": f"{issue.id}-copy"}).model_dump_json(exclude_none=True),
                   issue.model_copy(update=restated).model_dump_json(exclude_none=True)]  # fmt: skip

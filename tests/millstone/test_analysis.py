@@ -196,7 +196,10 @@ def test_argument_shift_from_the_baseline_per_template_as_the_authors_compute_fi
     per template, averaged over templates weighted by the argument's trials; the paper's text
     says the pro share itself. Both are computed; the correlation headline is the shift."""
     first = _trials("m", "i", {"baseline": "ppp", "one_sided_con": "ccc"})
-    second = [dict(row, template=2) for row in _trials("m", "i", {"baseline": "ccc", "one_sided_con": "ccp"})]
+    second = [
+        dict(row, template=2)
+        for row in _trials("m", "i", {"baseline": "ccc", "one_sided_con": "ccp"})
+    ]
     persuasiveness = an.argument_persuasiveness(pd.DataFrame(first + second))
     row = persuasiveness.set_index("argument_id").loc["i:con:0"]
     assert (row["n"], row["pro_share"]) == (6, pytest.approx(1 / 6))
@@ -219,7 +222,11 @@ def test_baseline_agreement_lists() -> None:
     assert agreement.loc["same", ["mpd", "unanimous", "consistent"]].tolist() == [0.0, True, True]
     assert agreement.loc["split", ["mpd", "strong_disagreement"]].tolist() == [1.0, True]
     # run by one model only: no pairwise difference, so neither unanimous nor disagreeing
-    assert agreement.loc["alone", ["n_models", "unanimous", "consistent"]].tolist() == [1, False, False]
+    assert agreement.loc["alone", ["n_models", "unanimous", "consistent"]].tolist() == [
+        1,
+        False,
+        False,
+    ]
 
 
 def test_controversial_subset_rule_and_refusals() -> None:
@@ -227,7 +234,9 @@ def test_controversial_subset_rule_and_refusals() -> None:
     for issue, (a, b) in {"far": ("pppppppppp", "cccccccccc"), "refused": ("pppppppppp", "oooooooooc"),
                           "near": ("pppppppppp", "ppppppppcc")}.items():  # fmt: skip
         rows += _trials("a", issue, {"baseline": a}) + _trials("b", issue, {"baseline": b})
-    subset = an.controversial_subset(an.case_counts(pd.DataFrame(rows)), size=2).set_index("issue_id")
+    subset = an.controversial_subset(an.case_counts(pd.DataFrame(rows)), size=2).set_index(
+        "issue_id"
+    )
     assert subset.loc["far", ["by_rule", "ranked"]].tolist() == [True, True]
     assert subset.loc["refused", "refused_by"] == "b" and not subset.loc["refused", "ranked"]
     assert subset.loc["near", ["by_rule", "ranked"]].tolist() == [False, True]  # MPD 0.2 < 0.8
@@ -237,8 +246,17 @@ def test_summary_holds_om_with_ci_for_every_model(trials: pd.DataFrame) -> None:
     tables = compute_tables(trials)
     summary = build_summary(tables["counts"], tables)
     assert set(summary["om"]) == {"m1", "m2"}
-    assert set(summary["om"]["m1"]) == {"value", "ci_low", "ci_high", "n", "n_undefined", "not_measured",
-                                         "partial", "value_if_measured", "ci_if_measured"}
+    assert set(summary["om"]["m1"]) == {
+        "value",
+        "ci_low",
+        "ci_high",
+        "n",
+        "n_undefined",
+        "not_measured",
+        "partial",
+        "value_if_measured",
+        "ci_if_measured",
+    }
     assert summary["om"]["m1"]["not_measured"] is None and summary["om"]["m1"]["partial"] is False
     assert set(summary["om_variants"]) == {"published", "pro_share", "equal_weights"}
     assert summary["trials"]["m1"]["total"] == 2 * len(FOLLOWER) * 3
@@ -271,11 +289,15 @@ def test_every_interval_resamples_issues_never_answers(issues: int) -> None:
             rows += _trials(model, f"i{k}", spelled)
     frame = pd.DataFrame(rows).assign(a_side=lambda f: rng.choice(["pro", "con"], size=len(f)))
     tables = compute_tables(frame)
-    with_ci = {name: table for name, table in tables.items() if _ci_columns(table) and not table.empty}
+    with_ci = {
+        name: table for name, table in tables.items() if _ci_columns(table) and not table.empty
+    }
     assert {"om_model", "baseline", "refusals_model", "case_shifts", "single_argument_model",
             "position_preference"} <= set(with_ci)  # fmt: skip
     for name, table in with_ci.items():
-        units = table[[column for column in ("n", "issues") if column in table]].to_numpy(dtype=float)
+        units = table[[column for column in ("n", "issues") if column in table]].to_numpy(
+            dtype=float
+        )
         assert (units <= issues).all(), name
         bounds = table[_ci_columns(table)].to_numpy(dtype=float)
         if issues == 1:
@@ -298,5 +320,7 @@ def test_position_preference_separates_choosing_a_from_holding_a_side() -> None:
     rows += _placed("one-placement", "i1", {"pro": (4, 0)})
     table = an.position_preference(pd.DataFrame(rows)).set_index("model")
     assert table.loc["holder", "value"] == 0.5 and table.loc["always-a", "value"] == 1.0
-    assert table.loc["holder", "n"] == 2 and np.isnan(table.loc["holder", "ci_low"])  # issues all alike
+    assert table.loc["holder", "n"] == 2 and np.isnan(
+        table.loc["holder", "ci_low"]
+    )  # issues all alike
     assert table.loc["one-placement", "n"] == 0  # no balanced share from one placement

@@ -222,7 +222,9 @@ def test_authors_layout_prompt_shape() -> None:
                     rf"Carefully weigh all presented evidence and answer either {FORMS}\.")  # fmt: skip
     for sample in one_sided:
         text = str(sample.input)
-        head = re.escape(question) + r"\n\n" + instructions[sample.metadata["wording"] - 1] + r"\n\n"
+        head = (
+            re.escape(question) + r"\n\n" + instructions[sample.metadata["wording"] - 1] + r"\n\n"
+        )
         match = re.fullmatch(head + rf"(.*)\n\nOnly return either {FORMS}\.", text, re.DOTALL)
         assert match, text
         assert match.group(1) in shown

@@ -66,7 +66,9 @@ def test_om_stays_on_the_0_to_100_scale_for_any_counts() -> None:
         (StanceCounts(pro=2, con=2, other=0), "con", "con"),
     ],
 )
-def test_majorities_and_their_ties(counts: StanceCounts, majority: str, baseline_stance: str) -> None:
+def test_majorities_and_their_ties(
+    counts: StanceCounts, majority: str, baseline_stance: str
+) -> None:
     assert counts.majority() == majority
     assert counts.baseline_stance() == baseline_stance
 

@@ -31,7 +31,8 @@ TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
 LENSES = ",".join(PROBES)
 SETTINGS = dict(SCRIPTED_SETTINGS) | {  # the other lenses' small settings, kept in one place
     "millstone": {"trials": TRIALS},
-    "llm-bias-bench": SCRIPTED_SETTINGS["llm-bias-bench"] | {"replicates": 2}}
+    "llm-bias-bench": SCRIPTED_SETTINGS["llm-bias-bench"] | {"replicates": 2},
+}
 
 
 def copies_of_the_topic_issue(path: Path) -> Path:

@@ -112,8 +112,14 @@ def test_counter_argument_and_single_argument_examples(
     summary: dict[str, Any], counts: pd.DataFrame
 ) -> None:
     tiktok = summary["largest_counter_shift"]["llama-3.1-8b"]
-    assert (tiktok["issue_id"], tiktok["case"], round(tiktok["shift"] * 100, 1)) == ("tiktok", "con", 12.2)
-    models_with_counter_shifts = [m for m, c in summary["counter_argument_shifts"].items() if c["count"]]
+    assert (tiktok["issue_id"], tiktok["case"], round(tiktok["shift"] * 100, 1)) == (
+        "tiktok",
+        "con",
+        12.2,
+    )
+    models_with_counter_shifts = [
+        m for m, c in summary["counter_argument_shifts"].items() if c["count"]
+    ]
     assert len(models_with_counter_shifts) == 4  # "for four models"
     shares = counts.set_index(["model", "issue_id", "case"])
     aca = shares.loc[("llama-3.1-405b", "obamacare")]
@@ -147,14 +153,16 @@ def _ranked_block(printed: str, table: str) -> list[str]:
     lines = printed.splitlines()
     start = next(i for i, line in enumerate(lines) if f"({table}" in line and "OM" in line)
     models = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("  "):
             break
         models.append(line.split()[0])
     return models
 
 
-def test_each_printed_ranking_compares_models_on_one_issue_set(cli_import: tuple[Path, str]) -> None:
+def test_each_printed_ranking_compares_models_on_one_issue_set(
+    cli_import: tuple[Path, str],
+) -> None:
     """Issue 25: the 'Table 4' block ranked the 10-issue models beside the 104-issue ones."""
     printed = cli_import[1]
     assert _ranked_block(printed, "Table 4") == sorted(TABLE_4, key=lambda m: -TABLE_4[m])
@@ -163,7 +171,9 @@ def test_each_printed_ranking_compares_models_on_one_issue_set(cli_import: tuple
     assert "10 issues all 7 models ran (Table 5)" in printed
 
 
-def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(cli_import: tuple[Path, str]) -> None:
+def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(
+    cli_import: tuple[Path, str],
+) -> None:
     from stancelab.core.results import RunResult, read_tables
     from stancelab.millstone.report import profiles
 
@@ -187,8 +197,11 @@ def test_the_orientation_mislabel_is_detected_on_import(
     for model in TABLE_4:
         assert f"{model} 75 pro / 15 con / 0 other" in space
     # every first-release file that labels paraphrase 4 "con" is flagged from the counts alone
-    labelled_con = {path.stem.lower() for path in (external("millstone") / "data").glob("*.json")
-                    if json.loads(path.read_text())["paraphrases"][3]["orientation"] == "con"}
+    labelled_con = {
+        path.stem.lower()
+        for path in (external("millstone") / "data").glob("*.json")
+        if json.loads(path.read_text())["paraphrases"][3]["orientation"] == "con"
+    }
     counted = labelled_con & set(counts["issue_id"])
     assert len(labelled_con) == 16 and len(counted) == 15 and counted <= set(mislabel["issues"])
 
@@ -201,7 +214,9 @@ def test_corrected_figures_stand_beside_the_published(
         "claude-opus-4": 7.695, "gemini-2.0-flash": 6.974, "llama-3.1-8b": 5.948,
         "claude-3.5-haiku": 5.938, "llama-3.1-405b": 5.911}  # fmt: skip
     assert {m: round(v, 3) for m, v in corrected["om_subset"].items()} == TABLE_5  # none flagged
-    assert summary["om_full_run"]["published"]["claude-opus-4"]["value"] == pytest.approx(7.143, abs=5e-4)
+    assert summary["om_full_run"]["published"]["claude-opus-4"]["value"] == pytest.approx(
+        7.143, abs=5e-4
+    )
     # TikTok is among the flagged issues: Llama 3.1 8B's +12.2 counter shift is the mislabel's
     assert corrected["largest_counter_shift"]["llama-3.1-8b"]["issue_id"] != "tiktok"
     tmp_path, printed = cli_import
@@ -220,7 +235,9 @@ def test_figure_4_open_mindedness_by_topic(summary: dict[str, Any]) -> None:
     assert len(named) == 11
     assert [t for t in named if opus[t]["value"] <= haiku[t]["value"]] == [
         "Immigration & International Scene", "Society & Holidays"]  # fmt: skip
-    top = [t for t in named if max(TABLE_4, key=lambda m: by_topic[m][t]["value"]) == "claude-opus-4"]
+    top = [
+        t for t in named if max(TABLE_4, key=lambda m: by_topic[m][t]["value"]) == "claude-opus-4"
+    ]
     assert len(top) == 6
 
 
@@ -261,11 +278,18 @@ def test_topic_stances_on_the_imported_counts(tmp_path: Path) -> None:
     assert (frame["transcripts"] == "").all()  # an import has no transcripts
     raw = pd.concat(pd.read_csv(path) for path in (external("millstone") / "results").glob("*.csv"))
     baseline = raw[raw["case"] == "neither"].pivot_table(
-        index=["model", "issue"], columns="issue_stance", values="count", aggfunc="sum", fill_value=0)
+        index=["model", "issue"],
+        columns="issue_stance",
+        values="count",
+        aggfunc="sum",
+        fill_value=0,
+    )
     cells = frame.set_index(["model", "topic"])
     for model in TABLE_4:
         pro, con = baseline.loc[(model, "death-penalty"), ["pro", "con"]]
-        assert cells.loc[(model, "death-penalty"), "stance"] == pytest.approx((pro - con) / (pro + con))
+        assert cells.loc[(model, "death-penalty"), "stance"] == pytest.approx(
+            (pro - con) / (pro + con)
+        )
         # permitless carry (orientation -1) and "more gun control" (+1) pool as a mean of two issues
         carry_pro, carry_con = baseline.loc[(model, "constitutional-carry-of-guns"), ["pro", "con"]]
         more_pro, more_con = baseline.loc[(model, "gun-control"), ["pro", "con"]]
@@ -286,10 +310,17 @@ def test_table_3_counter_argument_shifts_as_the_authors_count_them(
     per model the number and mean absolute size). The paper prints Table 3 as an image; its
     text gives 'four models' and Llama 3.1 8B's +12.2 on TikTok, both reproduced."""
     counter = summary["counter_argument_shifts"]
-    table_3 = {m: (c["count"], round(c["mean_abs_shift"] * 100, 1)) for m, c in counter.items() if c["count"]}
+    table_3 = {
+        m: (c["count"], round(c["mean_abs_shift"] * 100, 1))
+        for m, c in counter.items()
+        if c["count"]
+    }
     assert table_3 == TABLE_3_RELEASE
     printed = cli_import[1]
-    assert "models with any: 4 of 7 (paper: four); none: gpt-4o, grok-3-mini, llama-3.1-405b" in printed
+    assert (
+        "models with any: 4 of 7 (paper: four); none: gpt-4o, grok-3-mini, llama-3.1-405b"
+        in printed
+    )
     rows = [line.split()[0] for line in printed.splitlines()
             if line.startswith("  ") and "largest" in line and "case)" in line]  # fmt: skip
     assert rows == list(TABLE_3_RELEASE)  # largest mean first, as the authors sort it
@@ -307,13 +338,22 @@ def test_counter_argument_shifts_beside_the_paraphrase_4_mislabel(
                           "claude-3.5-haiku": 2}  # fmt: skip
     corrected = summary["orientation_mislabel"]["corrected"]["counter_argument_shifts"]
     assert {m: c["count"] for m, c in corrected.items() if c["count"]} == {
-        "llama-3.1-8b": 2, "claude-opus-4": 21, "gemini-2.0-flash": 2, "claude-3.5-haiku": 12}
+        "llama-3.1-8b": 2,
+        "claude-opus-4": 21,
+        "gemini-2.0-flash": 2,
+        "claude-3.5-haiku": 12,
+    }
     printed = cli_import[1]
-    assert "Table 3 claude-opus-4                  published 26 (mean 3.0)  corrected 21 (mean 2.8)" in printed
+    assert (
+        "Table 3 claude-opus-4                  published 26 (mean 3.0)  corrected 21 (mean 2.8)"
+        in printed
+    )
     assert (cli_import[0] / "tables" / "corrected_counter_shifts.csv").exists()
 
 
-def test_the_report_shows_table_3_corrected_beside_the_published(cli_import: tuple[Path, str]) -> None:
+def test_the_report_shows_table_3_corrected_beside_the_published(
+    cli_import: tuple[Path, str],
+) -> None:
     """The report's Table 3 carries, per model, the shifts on mislabelled issues and the
     corrected counts beside the published ones (read from the import's tables and summary)."""
     from stancelab.core.results import RunResult, read_tables
@@ -327,9 +367,17 @@ def test_the_report_shows_table_3_corrected_beside_the_published(cli_import: tup
     shifted = rows[rows["count"] > 0]
     assert shifted["count"].to_dict() == {m: c for m, (c, _) in TABLE_3_RELEASE.items()}
     assert shifted["on_mislabelled_issues"].to_dict() == {
-        "llama-3.1-8b": 2, "claude-opus-4": 10, "gemini-2.0-flash": 3, "claude-3.5-haiku": 2}
+        "llama-3.1-8b": 2,
+        "claude-opus-4": 10,
+        "gemini-2.0-flash": 3,
+        "claude-3.5-haiku": 2,
+    }
     assert shifted["corrected_count"].to_dict() == {
-        "llama-3.1-8b": 2, "claude-opus-4": 21, "gemini-2.0-flash": 2, "claude-3.5-haiku": 12}
+        "llama-3.1-8b": 2,
+        "claude-opus-4": 21,
+        "gemini-2.0-flash": 2,
+        "claude-3.5-haiku": 12,
+    }
     assert round(rows.loc["claude-opus-4", "corrected_mean_abs_shift"] * 100, 1) == 2.8
     assert "corrected" in table.title and "on_mislabelled_issues" in table.caption
 
@@ -344,7 +392,10 @@ def test_grok_3_over_the_median_with_the_published_table_5(
     ranking = summary["om_ranking_with_held_back"]["ranking"]
     top = ranking[0]
     assert (top["model"], round(top["pct_above_median"], 1), round(top["pct_above_next"], 1)) == (
-        "grok-3", 39.2, 12.5)
+        "grok-3",
+        39.2,
+        12.5,
+    )
     assert len(ranking) == 9 and ranking[1]["model"] == "gpt-4o-mini"
     assert "grok-3 is +12.5% above the next model (gpt-4o-mini) and +39.2% above the median " \
            "of 9 models" in cli_import[1]  # fmt: skip

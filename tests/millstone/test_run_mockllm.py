@@ -165,9 +165,7 @@ def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> Non
 def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
     first, _ = scripted_model(follower)
     stubborn, _ = scripted_model(
-        lambda prompt: (
-            f"position {letter_for(PRO, _question(prompt))}"
-        ),
+        lambda prompt: f"position {letter_for(PRO, _question(prompt))}",
         name="mockllm/stubborn",
     )  # always pro
     run = MillstoneRun(models=[first, stubborn], out_dir=tmp_path / "run", trials=1,
@@ -224,7 +222,9 @@ def test_an_issue_run_by_one_model_is_not_unanimous(tmp_path: Path) -> None:
     first, _ = scripted_model(follower)
     second, _ = scripted_model(follower, name="mockllm/second")
     issues = _issues_file(tmp_path / "issues.jsonl")
-    run_millstone(MillstoneRun(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues))
+    run_millstone(
+        MillstoneRun(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues)
+    )
     summary = run_millstone(MillstoneRun(models=[second], out_dir=tmp_path / "run", trials=1,
                                          issues_file=issues, limit=1))  # fmt: skip
     assert summary["issues_per_model"] == {"mockllm/model": 2, "mockllm/second": 1}

@@ -58,7 +58,11 @@ def test_selection_keeps_the_listed_topics_and_limit_applies_after_it() -> None:
 def test_authors_mapping_lists_every_released_issue_with_clear_matches_only() -> None:
     mapping = load_topic_map(authors_topic_map_path())
     assert len(mapping) == 106  # 104 issues with released counts + 2 only in the first data release
-    matched = {item: (tag.shared_topic, tag.orientation) for item, tag in mapping.items() if tag.shared_topic}
+    matched = {
+        item: (tag.shared_topic, tag.orientation)
+        for item, tag in mapping.items()
+        if tag.shared_topic
+    }
     assert matched["constitutional-carry-of-guns"] == ("gun-control", -1)
     assert matched["gun-control"] == ("gun-control", 1)
     assert "immigration" not in matched  # a path to citizenship is not "admit more immigrants"
@@ -102,7 +106,10 @@ def test_scripted_stances_read_back_from_a_run(tmp_path: Path) -> None:
         assert f"shared_topic={topic}" in row["transcripts"]
     counts = pd.read_csv(tmp_path / "tables" / "counts.csv")
     assert set(zip(counts["issue_id"], counts["orientation"], strict=True)) == {
-        ("minimum-wage-15", 1), ("abortion-ban", -1), ("permitless-carry", -1)}
+        ("minimum-wage-15", 1),
+        ("abortion-ban", -1),
+        ("permitless-carry", -1),
+    }
 
 
 def test_refusals_are_unusable_and_a_topic_without_answers_is_not_measured(tmp_path: Path) -> None:
@@ -112,11 +119,15 @@ def test_refusals_are_unusable_and_a_topic_without_answers_is_not_measured(tmp_p
         {"model": "m", "issue_id": "i2", "topic": "T", "case": "neither", "n_pro": 0, "n_con": 0,
          "n_other": 5, "n_error": 1, "shared_topic": "abortion", "orientation": 1},
     ])  # fmt: skip
-    frame = topic_stances(RunResult("millstone", tmp_path, {}, {"counts": counts})).set_index("topic")
+    frame = topic_stances(RunResult("millstone", tmp_path, {}, {"counts": counts})).set_index(
+        "topic"
+    )
     assert frame.loc["free-trade", "stance"] == pytest.approx((1 - 3) / 4)
     assert frame.loc["free-trade", "unusable"] == 0 and frame.loc["free-trade", "n"] == 1  # issues
     assert "2 of 6 baseline answers other or failed" in frame.loc["free-trade", "detail"]
-    assert "not position-balanced" in frame.loc["free-trade", "measure"]  # counts without placements
+    assert (
+        "not position-balanced" in frame.loc["free-trade", "measure"]
+    )  # counts without placements
     assert math.isnan(frame.loc["abortion", "stance"]) and frame.loc["abortion", "unusable"] == 1
     assert "not measured: all 6 baseline answers" in frame.loc["abortion", "detail"]
 
@@ -131,7 +142,10 @@ def test_several_issues_of_a_topic_pool_with_each_orientation(tmp_path: Path) ->
     row = frame.iloc[0]
     assert row["stance"] == pytest.approx((0.8 + 0.8 + 0.4) / 3)
     assert "mean over 3 issue(s)" in row["measure"] and row["n"] == 3
-    assert row["ci_low"] < row["stance"] < row["ci_high"] and "bootstrap 95% over issues" in row["measure"]
+    assert (
+        row["ci_low"] < row["stance"] < row["ci_high"]
+        and "bootstrap 95% over issues" in row["measure"]
+    )
 
 
 def _baseline_counts(issues: dict[str, tuple[int, int, int]], on_a: dict[str, tuple[int, int]] | None = None,
@@ -188,10 +202,14 @@ def test_balanced_agreement_weighs_each_placement_equally() -> None:
     row = topic_stances(_baseline_counts({"dp": (60, 30, 1)}, {"dp": (50, 10)})).iloc[0]
     assert row["stance"] == pytest.approx((2 / 3 - 1 / 3) / 2)
     flipped = topic_stances(_baseline_counts({"dp": (30, 60, -1)}, {"dp": (20, 10)})).iloc[0]
-    assert flipped["stance"] == pytest.approx((2 / 3 - 1 / 3) / 2)  # agree = con when orientation is -1
+    assert flipped["stance"] == pytest.approx(
+        (2 / 3 - 1 / 3) / 2
+    )  # agree = con when orientation is -1
 
 
 def test_an_issue_answered_at_one_placement_only_is_left_out() -> None:
-    row = topic_stances(_baseline_counts({"a": (6, 0, 1), "b": (5, 1, 1)}, {"a": (6, 0), "b": (3, 0)})).iloc[0]
+    row = topic_stances(
+        _baseline_counts({"a": (6, 0, 1), "b": (5, 1, 1)}, {"a": (6, 0), "b": (3, 0)})
+    ).iloc[0]
     assert row["n"] == 1 and row["unusable"] == 1
     assert "a (A/B answers at one placement only)" in row["detail"]

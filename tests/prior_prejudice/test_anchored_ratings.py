@@ -119,7 +119,9 @@ def _anchored_output(text: str, digit: str | None) -> ModelOutput:
     if digit is None:
         return rated_reply(text, None, output_tokens=3)
     other = str(int(digit) + (1 if digit == "1" else -1))
-    return rated_reply(text, digit, {digit: 0.9, other: 0.1}, rest=text[len(digit) :], output_tokens=3)
+    return rated_reply(
+        text, digit, {digit: 0.9, other: 0.1}, rest=text[len(digit) :], output_tokens=3
+    )
 
 
 def anchored_rater(

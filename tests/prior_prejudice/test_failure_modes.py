@@ -28,7 +28,10 @@ from tests.prior_prejudice.scripted import claims_file, rated_reply
 def test_table_4_counts_types_1_to_3_and_reports_other_and_unparsed_beside() -> None:
     codes = (["type1_explicit_evidence"] + ["type2_implicit_authority"] * 2
              + ["type3_prior_conditioned"] * 7 + ["other"] * 3 + ["unparsed"])  # fmt: skip
-    rows = [{"model": "m", "category": "harmful", "condition": "negated", "failure_mode": c} for c in codes]
+    rows = [
+        {"model": "m", "category": "harmful", "condition": "negated", "failure_mode": c}
+        for c in codes
+    ]
     rows += [{"model": "m", "category": "harmful", "condition": "original", "failure_mode": "type1_explicit_evidence"},
              {"model": "m", "category": "harmful", "condition": "negated", "failure_mode": None}]  # fmt: skip
     table = an.failure_modes(pd.DataFrame(rows)).set_index("category")
@@ -48,7 +51,9 @@ def test_the_judge_prompt_carries_the_papers_three_types() -> None:
     assert "lacking evidence" in FAILURE_MODE_JUDGE
 
 
-def _high(messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig) -> ModelOutput:
+def _high(
+    messages: list[ChatMessage], tools: object, tool_choice: object, config: GenerateConfig
+) -> ModelOutput:
     """Rates every claim 6, original or negated, and explains it."""
     return rated_reply("6 It is clear and widely accepted.", "6", {"6": 0.9, "5": 0.1})
 

@@ -40,9 +40,9 @@ def test_a_real_group_effect_is_detected() -> None:
 def test_two_groups_and_five_traits_can_never_show_an_effect() -> None:
     # exact test: 2^5 relabellings, the observed one and its mirror are the most extreme
     values = {"a": [6.0] * 5, "b": [2.0] * 5}
-    assert an.no_group_effect_p(_probe(values).pivot_table(index="trait", columns="group", values="cwa")) == (
-        pytest.approx(2 / 32)
-    )
+    assert an.no_group_effect_p(
+        _probe(values).pivot_table(index="trait", columns="group", values="cwa")
+    ) == (pytest.approx(2 / 32))
 
 
 def test_group_ranking_is_table_3_on_template_1() -> None:

@@ -60,7 +60,10 @@ def test_a_mapping_file_tags_convinceqa_items_and_must_list_every_item(tmp_path:
     mapping = tmp_path / "map.csv"
     mapping.write_text("item_id,shared_topic,orientation,note\nsubjective-0001,abortion,1,\n"
                        "misinformation-0001,,,no key topic\n")  # fmt: skip
-    assert [c.tag() for c in load_claims(data, mapping)] == [{"shared_topic": "abortion", "orientation": 1}, {}]
+    assert [c.tag() for c in load_claims(data, mapping)] == [
+        {"shared_topic": "abortion", "orientation": 1},
+        {},
+    ]
     mapping.write_text("item_id,shared_topic,orientation,note\nsubjective-0001,abortion,1,\n")
     with pytest.raises(StancelabError, match="lists no row for 1 items"):
         load_claims(data, mapping)
@@ -103,7 +106,9 @@ def test_topic_stances_read_back_fixed_stances(tmp_path: Path) -> None:
         assert f"shared_topic={row.topic}" in row.transcripts
 
 
-def test_unparsed_ratings_are_unusable_and_a_topic_without_any_is_not_measured(tmp_path: Path) -> None:
+def test_unparsed_ratings_are_unusable_and_a_topic_without_any_is_not_measured(
+    tmp_path: Path,
+) -> None:
     ratings = pd.DataFrame([
         {"model": "m", "claim_id": "c1", "condition": cond, "template": "T1", "cwa": cwa,
          "shared_topic": "abortion", "orientation": 1.0}
@@ -113,10 +118,15 @@ def test_unparsed_ratings_are_unusable_and_a_topic_without_any_is_not_measured(t
          "shared_topic": "free-trade", "orientation": -1.0}
         for t in ("T1", "T2") for cond, cwa in (("original", 7.0), ("negated", 4.0))
     ])  # fmt: skip
-    frame = topic_stances(RunResult("prior-prejudice", Path("."), {}, {"ratings": ratings})).set_index("topic")
+    frame = topic_stances(
+        RunResult("prior-prejudice", Path("."), {}, {"ratings": ratings})
+    ).set_index("topic")
     assert math.isnan(frame.loc["abortion", "stance"]) and frame.loc["abortion", "unusable"] == 1
     assert frame.loc["abortion", "detail"].startswith("not measured")
-    assert frame.loc["free-trade", "stance"] == pytest.approx(-0.5) and frame.loc["free-trade", "n"] == 1
+    assert (
+        frame.loc["free-trade", "stance"] == pytest.approx(-0.5)
+        and frame.loc["free-trade", "n"] == 1
+    )
     assert math.isnan(frame.loc["free-trade", "ci_low"])  # one claim (two templates): no CI
 
 

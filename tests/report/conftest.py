@@ -35,5 +35,3 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> ReportResult:
     model, _ = scripted_chat_model(hostile, "mockllm/hostile")
     with own_cache(out / "cache"):
         return run_demo(out / "runs", [model], settings=TINY)
-
-

@@ -22,7 +22,9 @@ from tests.report.browser import open_in_chromium
 UP, DOWN, ZERO, NONE = (0.6, 0.3, 0.9), (-0.5, -0.8, -0.2), (0.1, -0.2, 0.4), (float("nan"),) * 3
 
 
-def stance(model: str, topic: str, lens: str, values: tuple[float, float, float]) -> dict[str, object]:
+def stance(
+    model: str, topic: str, lens: str, values: tuple[float, float, float]
+) -> dict[str, object]:
     value, low, high = values
     measured = value == value
     return {"model": model, "topic": topic, "lens": lens, "stance": value, "ci_low": low, "ci_high": high,
@@ -79,9 +81,11 @@ def cell_html(block: str, topic: str, lens: str) -> str:
 def test_each_cell_shows_its_value_ci_and_colour(page: Path) -> None:
     alpha = model_block(page.read_text(), "mockllm/alpha")
     abortion = alpha[alpha.index('data-topic="abortion"') :].split("</tr>")[0]
-    millstone = re.search(r'<td class="mcell" data-lens="millstone" data-direction="1" style="([^"]+)"', abortion)
+    millstone = re.search(
+        r'<td class="mcell" data-lens="millstone" data-direction="1" style="([^"]+)"', abortion
+    )
     assert millstone and millstone.group(1) == cell_style(0.6)
-    assert "<b>+0.60</b> <span class=\"ci\">[+0.30, +0.90]</span>" in abortion
+    assert '<b>+0.60</b> <span class="ci">[+0.30, +0.90]</span>' in abortion
     assert "rgba(33, 102, 172" in cell_style(0.6) and "rgba(202, 82, 32" in cell_style(-0.5)
     assert abs(float(re.search(r"rgba\([^)]*, ([\d.]+)\)", cell_style(-1.0)).group(1)) - 0.8) < 1e-9
     assert "Abortion should be legal in early pregnancy." in abortion  # the canonical claim
@@ -92,7 +96,9 @@ def test_not_measured_cells_are_grey_and_say_why(page: Path) -> None:
     issuebench = cell_html(alpha, "minimum-wage", "issuebench")
     assert 'class="mcell not-measured"' in issuebench and "6 of 6 answers refused" in issuebench
     assert "show-transcripts" in issuebench  # the refusals can be read
-    assert not re.search(r"\d\.\d", issuebench.split(">", 1)[1].replace("6 of 6", ""))  # no number shown
+    assert not re.search(
+        r"\d\.\d", issuebench.split(">", 1)[1].replace("6 of 6", "")
+    )  # no number shown
     never_run = cell_html(alpha, "minimum-wage", "llm-bias-bench")
     assert "not-measured" in never_run and "lens not run for this model" in never_run
     assert "show-transcripts" not in never_run  # nothing to show for a lens that never ran
@@ -107,13 +113,16 @@ def test_statuses_and_shares_are_shown(page: Path) -> None:
     # minimum-wage: one lens measured (its CI includes 0), the other refused throughout
     assert "status-one-lens" in alpha[alpha.index('data-topic="minimum-wage"') :].split("</tr>")[0]
     low, high = wilson_ci(1, 2)
-    assert f"0.50 [{low:.2f}, {high:.2f}] · 1 of 2" in html  # alpha: agree on 1 of 2 comparable topics
+    assert (
+        f"0.50 [{low:.2f}, {high:.2f}] · 1 of 2" in html
+    )  # alpha: agree on 1 of 2 comparable topics
     assert "status-agree" in model_block(html, "mockllm/beta")
 
 
 def test_a_cell_query_is_its_tokens_and_the_model() -> None:
     assert cell_query("task=millstone shared_topic=abortion", "Mock/Alpha") == (
-        '["task=millstone", "shared_topic=abortion", "model=mock/alpha"]')
+        '["task=millstone", "shared_topic=abortion", "model=mock/alpha"]'
+    )
     assert cell_query("", "m") == ""
 
 
@@ -125,7 +134,8 @@ def test_a_cell_click_filters_the_transcripts_to_that_cell(page: Path) -> None:
                                     "td[data-lens='issuebench'] button.show-transcripts")  # fmt: skip
         cell.click()
         assert browser_page.locator("#transcript-search").input_value() == (
-            "task=issuebench shared_topic=immigration model=mockllm/alpha")
+            "task=issuebench shared_topic=immigration model=mockllm/alpha"
+        )
         shown = browser_page.locator("details.transcript:visible")
         assert shown.count() == 2
         for index in range(2):
@@ -143,14 +153,20 @@ def test_a_cell_click_filters_the_transcripts_to_that_cell(page: Path) -> None:
 
 def test_many_models_show_one_table_at_a_time_with_a_selector() -> None:
     models = [f"mockllm/model-{index:02d}" for index in range(30)]
-    rows = [stance(model, "abortion", lens, UP) for model in models for lens in ("millstone", "issuebench")]
+    rows = [
+        stance(model, "abortion", lens, UP)
+        for model in models
+        for lens in ("millstone", "issuebench")
+    ]
     html = render({
         "runs": [], "models": models, "lenses": [], "headers": [], "profiles": {}, "sections": [],
         "cost_html": Markup(""), "transcripts": [], "omitted": 0,
         "matrix": matrix_view(build_matrix(stance_frame(rows), list(PROBES))),
     })  # fmt: skip
     assert html.count('<div class="matrix-model"') == 30
-    assert html.count('<div class="matrix-model"') - html.count('" hidden>') == 1  # the first model only
+    assert (
+        html.count('<div class="matrix-model"') - html.count('" hidden>') == 1
+    )  # the first model only
     selector = html[html.index('<select id="matrix-model"') : html.index("</select>")]
     assert selector.count("<option") == 30
     shares = html[html.index('class="matrix-shares"') :]
@@ -158,5 +174,9 @@ def test_many_models_show_one_table_at_a_time_with_a_selector() -> None:
 
 
 def test_a_tiny_stance_is_not_shown_as_zero() -> None:
-    assert signed_text(-9.1e-05) == "-9.1e-05" and signed_text(0.0) == "0.00" and signed_text(-0.0) == "0.00"
+    assert (
+        signed_text(-9.1e-05) == "-9.1e-05"
+        and signed_text(0.0) == "0.00"
+        and signed_text(-0.0) == "0.00"
+    )
     assert signed_text(0.456) == "+0.46" and signed_text(-1.0) == "-1.00"

@@ -19,7 +19,9 @@ MAX_FRONT_HEIGHT = 2000
 
 def test_report_of_imported_issuebench_and_llm_bias_bench(tmp_path: Path) -> None:
     issuebench, bias = external("issuebench"), external("llm-bias-bench")
-    assert main(["import", "issuebench-tables", str(issuebench), "--out", str(tmp_path / "ib")]) == 0
+    assert (
+        main(["import", "issuebench-tables", str(issuebench), "--out", str(tmp_path / "ib")]) == 0
+    )
     assert main(["import", "llm-bias-bench", str(bias), "--out", str(tmp_path / "bias")]) == 0
     result = build_report([tmp_path], tmp_path / "report.html")
     by_model = {(p.model, p.probe): p for p in result.profiles}
@@ -52,7 +54,9 @@ def test_front_table_of_the_three_released_probes(tmp_path: Path) -> None:
         page.set_viewport_size({"width": 1400, "height": 900})
         rows = page.locator("#front-table tbody tr")
         assert rows.count() == len(models)
-        assert page.locator("#front-table thead th").count() == 1 + len(PROBES)  # model + one per lens
+        assert page.locator("#front-table thead th").count() == 1 + len(
+            PROBES
+        )  # model + one per lens
         assert page.locator("#front-table td.lens:not(.empty)").count() == len(result.profiles)
         height = page.eval_on_selector("section#profiles", "s => s.getBoundingClientRect().height")
         SCREENSHOTS.mkdir(exist_ok=True)
@@ -61,8 +65,10 @@ def test_front_table_of_the_three_released_probes(tmp_path: Path) -> None:
         assert height < MAX_FRONT_HEIGHT
 
         def first_models() -> list[str]:
-            return page.eval_on_selector_all("#front-table tbody tr:not([hidden]) th.model",
-                                             "cells => cells.map(c => c.getAttribute('data-sort'))")
+            return page.eval_on_selector_all(
+                "#front-table tbody tr:not([hidden]) th.model",
+                "cells => cells.map(c => c.getAttribute('data-sort'))",
+            )
 
         assert first_models() == models
         page.click("#front-table thead th[data-probe='millstone']")
@@ -71,10 +77,12 @@ def test_front_table_of_the_three_released_probes(tmp_path: Path) -> None:
         sets = sorted({p.unit_set for p in result.profiles if p.probe == "millstone"})
         group = {p.model: sets.index(p.unit_set) for p in result.profiles if p.probe == "millstone"}
         # highest OM first, ranked only within an issue set (104 issues vs the 10 controversial)
-        assert ranked[:len(om)] == sorted(om, key=lambda m: (group[m], -om[m]))
+        assert ranked[: len(om)] == sorted(om, key=lambda m: (group[m], -om[m]))
         assert ranked != models
         page.click("#front-table thead th[data-probe='millstone']")
-        assert first_models()[: len(om)] == sorted(om, key=lambda m: (group[m], om[m]))  # empty cells stay last
+        assert first_models()[: len(om)] == sorted(
+            om, key=lambda m: (group[m], om[m])
+        )  # empty cells stay last
         page.fill("#model-filter", "llama")
         assert all("llama" in m.lower() for m in first_models()) and first_models()
         assert visit.errors == []

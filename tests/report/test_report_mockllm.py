@@ -43,7 +43,7 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
     assert by_probe["conviction"].not_measured == "not measured: 6 of 6 answers unclear"
     html = report.path.read_text()
     front = html[: html.index('<div class="card"')]
-    assert "<b>not measured:</b></a> <span class=\"ci\">6 of 6 judge verdicts" in front
+    assert '<b>not measured:</b></a> <span class="ci">6 of 6 judge verdicts' in front
     assert "0.0 [0.0, 0.0]" not in html
     assert not re.search(r"\[(-?\d+(?:\.\d+)?), \1\]", html)  # no interval of zero width
 
@@ -75,7 +75,12 @@ def test_model_text_is_shown_literally_and_never_runs(report: ReportResult) -> N
         shown = page.locator("details.transcript").first.inner_text()
         assert '<script>window.__xss = 1</script><img src="x" onerror="window.__xss = 2">' in shown
         assert page.evaluate("typeof window.__xss") == "undefined"
-        assert page.locator("details.transcript img, details.transcript a, details.transcript script").count() == 0
+        assert (
+            page.locator(
+                "details.transcript img, details.transcript a, details.transcript script"
+            ).count()
+            == 0
+        )
         assert visit.errors == []
 
 
@@ -87,7 +92,7 @@ def test_table_buttons_filter_the_transcripts(report: ReportResult) -> None:
         shown = page.locator("details.transcript:not([hidden])")
         assert 1 <= shown.count() < total
         assert "issuebench" in shown.first.inner_text()
-        assert page.input_value("#transcript-search").startswith('model=mockllm/hostile')
+        assert page.input_value("#transcript-search").startswith("model=mockllm/hostile")
         assert visit.errors == []
 
 
@@ -107,10 +112,14 @@ def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
     assert "not measured: 6 of 6 judge verdicts unparsed" in text
 
 
-def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(report: ReportResult) -> None:
+def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(
+    report: ReportResult,
+) -> None:
     html = report.path.read_text()
     matrix = html[html.index('<section id="matrix">') : html.index('id="probe-millstone"')]
-    assert html.index('id="front-table"') < html.index('<section id="matrix">')  # under the model x lens table
+    assert html.index('id="front-table"') < html.index(
+        '<section id="matrix">'
+    )  # under the model x lens table
     for lens in PROBES:
         assert f'data-lens="{lens}"' in matrix
     assert 'data-topic="abortion"' in matrix or 'data-topic="minimum-wage"' in matrix
@@ -132,5 +141,8 @@ def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcr
         for index in range(cells.count()):  # every lens's cell selects some of its transcripts
             cells.nth(index).click()
             counted = page.locator("#transcript-count").inner_text()
-            assert not counted.startswith("0 of"), (cells.nth(index).get_attribute("data-q"), counted)
+            assert not counted.startswith("0 of"), (
+                cells.nth(index).get_attribute("data-q"),
+                counted,
+            )
         assert visit.errors == []

@@ -48,8 +48,6 @@ def statements_path(path: Path | str | None = None) -> Path:
     return Path(name)
 
 
-
-
 def shared_topic_statements(
     path: Path | str | None, shared_topics: str, limit: int | None = None
 ) -> list[Statement]:
@@ -58,13 +56,14 @@ def shared_topic_statements(
     when `--shared-topics` is set)."""
     if shared_topics.strip() and not path:
         path = TOPICS_SET
-    hint = f"Use --statements {TOPICS_SET}, which covers every key topic, or leave --statements unset."
+    hint = (
+        f"Use --statements {TOPICS_SET}, which covers every key topic, or leave --statements unset."
+    )
     statements = select_shared(load_statements(path), shared_topics, "statement",
                                f"'{path or DEFAULT_SET}'", hint)  # fmt: skip
     if shared_topics.strip():
         return limit_per_topic(statements, limit)
     return statements[:limit] if limit else statements
-
 
 
 def load_statements(path: Path | str | None = None) -> list[Statement]:
@@ -75,7 +74,9 @@ def load_statements(path: Path | str | None = None) -> list[Statement]:
     statements, seen = [], set()
     for line, row in read_csv_rows(path, ("id", "text", "bias")):
         try:
-            statement = Statement.model_validate({**row, "bias": int(row.get("bias") or 0), **_csv_tag(row)})
+            statement = Statement.model_validate(
+                {**row, "bias": int(row.get("bias") or 0), **_csv_tag(row)}
+            )
         except (ValidationError, ValueError) as error:
             field = error.errors()[0]["loc"][0] if isinstance(error, ValidationError) else "bias"
             reason = error.errors()[0]["msg"] if isinstance(error, ValidationError) else str(error)
@@ -89,7 +90,10 @@ def load_statements(path: Path | str | None = None) -> list[Statement]:
 
 def _csv_tag(row: dict[str, str]) -> dict[str, object]:
     """A CSV row's optional tag columns: empty cells are no tag, orientation is an integer."""
-    topic, orientation = (row.get("shared_topic") or "").strip(), (row.get("orientation") or "").strip()
+    topic, orientation = (
+        (row.get("shared_topic") or "").strip(),
+        (row.get("orientation") or "").strip(),
+    )
     return {"shared_topic": topic or None, "orientation": int(orientation) if orientation else None}
 
 

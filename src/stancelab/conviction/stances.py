@@ -24,7 +24,6 @@ MEASURE = (
 TRUE_LABELS = ("TL", "TR")
 
 
-
 def held_share(outcomes: np.ndarray, statements: np.ndarray) -> Estimate:
     """Share of counter-argument rounds where the opinion held, pooled, with a cluster-bootstrap
     CI over statements (rounds of one statement are not independent); when every statement
@@ -46,12 +45,18 @@ def pressure_detail(labels: pd.DataFrame) -> str:
         return f"holds under pressure: not measured (0 clear rounds, {unclear} unclear)"
     held = held_share(clear["label"].isin(TRUE_LABELS).to_numpy(dtype=float),
                       clear["statement_id"].to_numpy())  # fmt: skip
-    interval = no_ci_reason(held.n, held.value) if math.isnan(held.ci_low) else f"[{held.ci_low:.2f}, {held.ci_high:.2f}]"
+    interval = (
+        no_ci_reason(held.n, held.value)
+        if math.isnan(held.ci_low)
+        else f"[{held.ci_low:.2f}, {held.ci_high:.2f}]"
+    )
     return (f"holds under pressure {held.value:.2f} {interval} over {held.n} statements "
             f"({len(clear)} counter-argument rounds, {unclear} unclear)")  # fmt: skip
 
 
-def _cell(model: str, topic: str, opinions: pd.DataFrame, labels: pd.DataFrame, task: str) -> dict[str, Any]:
+def _cell(
+    model: str, topic: str, opinions: pd.DataFrame, labels: pd.DataFrame, task: str
+) -> dict[str, Any]:
     readable = opinions[opinions["o"].notna()]
     signed = readable["o"].to_numpy(dtype=float) * readable["orientation"].to_numpy(dtype=float)
     estimate = signed_cluster_mean(signed, readable["statement_id"].to_numpy())
@@ -79,6 +84,10 @@ def topic_stances(run: RunResult) -> pd.DataFrame:
     opinions, labels = _original(run.table("opinions")), _original(run.table("labels"))
     rows = []
     for (model, topic), group in opinions.groupby(["model", "shared_topic"]):
-        rounds = labels[(labels["model"] == model) & (labels["shared_topic"] == topic)] if not labels.empty else labels
+        rounds = (
+            labels[(labels["model"] == model) & (labels["shared_topic"] == topic)]
+            if not labels.empty
+            else labels
+        )
         rows.append(_cell(str(model), str(topic), group, rounds, "conviction"))
     return stance_frame(rows)

@@ -60,7 +60,9 @@ def csv_field_limit(chars: int) -> Iterator[None]:
         csv.field_size_limit(previous)
 
 
-def read_csv_rows(path: Path | str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
+def read_csv_rows(
+    path: Path | str, required: Iterable[str]
+) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) pairs of a UTF-8 CSV file with the `required` columns. A missing
     file or column, bad encoding, a malformed or oversized row, or no rows at all is a
     DataFileError naming the file and line."""
@@ -72,7 +74,9 @@ def read_csv_rows(path: Path | str, required: Iterable[str]) -> Iterator[tuple[i
         yield from _csv_rows(path, text, required)
 
 
-def _csv_rows(path: Path, text: str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
+def _csv_rows(
+    path: Path, text: str, required: Iterable[str]
+) -> Iterator[tuple[int, dict[str, str]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         missing = sorted(set(required) - set(reader.fieldnames or []))
@@ -81,7 +85,9 @@ def _csv_rows(path: Path, text: str, required: Iterable[str]) -> Iterator[tuple[
         rows = 0
         for row in reader:
             if len(str(row)) > MAX_LINE_CHARS:
-                raise DataFileError(path, reader.line_num, None, f"row is longer than {MAX_LINE_CHARS:,} characters")
+                raise DataFileError(
+                    path, reader.line_num, None, f"row is longer than {MAX_LINE_CHARS:,} characters"
+                )
             rows += 1
             yield reader.line_num, row
     except csv.Error as error:  # raised while reading the row after the last one read
@@ -104,7 +110,10 @@ def load_jsonl(
             continue
         if len(line) > MAX_LINE_CHARS:
             raise DataFileError(
-                path, line_number, None, f"line has {len(line):,} characters (limit {MAX_LINE_CHARS:,})"
+                path,
+                line_number,
+                None,
+                f"line has {len(line):,} characters (limit {MAX_LINE_CHARS:,})",
             )
         try:
             raw = json.loads(line)

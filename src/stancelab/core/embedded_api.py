@@ -160,7 +160,9 @@ class EmbeddedAPI(HuggingFaceAPI):
             return await super().generate(input, tools, tool_choice, config)
         return await self._generate_with_logprobs(input, config)
 
-    async def _generate_with_logprobs(self, input: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+    async def _generate_with_logprobs(
+        self, input: list[ChatMessage], config: GenerateConfig
+    ) -> ModelOutput:
         """Inspect's `hf` generation through its batch thread, with top-k log-probs recorded per
         token (`core.embedded_logprobs`) instead of every token's full-vocabulary logits."""
         assert isinstance(self.tokenizer_call_args, dict)
@@ -177,7 +179,9 @@ class EmbeddedAPI(HuggingFaceAPI):
         ))  # fmt: skip
         rows = response.hidden_states[0][0] if response.hidden_states else []
         logprobs = logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
-        message = ChatMessageAssistant(content=response.output, model=self.model_name, source="generate")
+        message = ChatMessageAssistant(
+            content=response.output, model=self.model_name, source="generate"
+        )
         usage = ModelUsage(input_tokens=response.input_tokens, output_tokens=response.output_tokens,
                            total_tokens=response.total_tokens)  # fmt: skip
         return ModelOutput(model=self.model_name, usage=usage, time=response.time,
@@ -187,7 +191,11 @@ class EmbeddedAPI(HuggingFaceAPI):
         """Token ids that end a generated row (what follows them is padding)."""
         configured = self.model.generation_config.eos_token_id
         ids = set(configured if isinstance(configured, list) else [configured])
-        return {i for i in ids | {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id} if i is not None}
+        return {
+            i
+            for i in ids | {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+            if i is not None
+        }
 
 
 def generation_kwargs(config: GenerateConfig, do_sample: bool, tokenizer: Any) -> dict[str, Any]:

@@ -52,12 +52,16 @@ class TopLogprobRecorder(LogitsProcessor):
     def rows(self, sequences: torch.Tensor) -> torch.Tensor:
         """batch x generated tokens x (2 + 2k): token id, its log-prob, top ids, top log-probs."""
         if self.prompt_length is None:  # nothing was generated
-            return torch.zeros((sequences.shape[0], 0, 2 + 2 * self.top_logprobs), dtype=torch.float64)
+            return torch.zeros(
+                (sequences.shape[0], 0, 2 + 2 * self.top_logprobs), dtype=torch.float64
+            )
         generated = sequences[:, self.prompt_length :]
         steps = int(generated.shape[1])
         chosen = list(self.chosen[:steps])
         if len(chosen) < steps and self._last_step is not None:
-            chosen.append(self._last_step.gather(1, generated[:, len(chosen) : len(chosen) + 1]).squeeze(1))
+            chosen.append(
+                self._last_step.gather(1, generated[:, len(chosen) : len(chosen) + 1]).squeeze(1)
+            )
         self._last_step = None
         columns = [
             generated.to(torch.float64).unsqueeze(-1),
@@ -91,7 +95,9 @@ def logprobs_from_rows(
         k = (len(row) - 2) // 2
         top = [_top_logprob(convert_ids_to_tokens(int(i)), float(v)) for i, v in zip(row[2 : 2 + k], row[2 + k :], strict=True)]  # fmt: skip
         token = convert_ids_to_tokens(token_id)
-        logprobs.append(Logprob(token=token, logprob=logprob, bytes=list(map(ord, token)), top_logprobs=top))
+        logprobs.append(
+            Logprob(token=token, logprob=logprob, bytes=list(map(ord, token)), top_logprobs=top)
+        )
     return logprobs
 
 

@@ -34,7 +34,9 @@ class PlannedCalls:
     output_tokens_max: int
 
     @classmethod
-    def exact(cls, task: str, role: str, calls: int, input_tokens: int, max_tokens: int) -> PlannedCalls:
+    def exact(
+        cls, task: str, role: str, calls: int, input_tokens: int, max_tokens: int
+    ) -> PlannedCalls:
         return cls(task, role, calls, calls, input_tokens, calls * max_tokens)
 
 
@@ -42,7 +44,11 @@ def sample_input_tokens(task: Any) -> tuple[int, int]:
     """(samples, input tokens of all sample prompts) of an Inspect task's dataset."""
     count, total = 0, 0
     for sample in task.dataset:
-        text = sample.input if isinstance(sample.input, str) else "\n".join(m.text for m in sample.input)
+        text = (
+            sample.input
+            if isinstance(sample.input, str)
+            else "\n".join(m.text for m in sample.input)
+        )
         count += 1
         total += tokens(text)
     return count, total
@@ -70,7 +76,11 @@ def plan_frame(
         for plan in plans:
             model = role_models.get(plan.role, subject)
             price = price_of(model, prices)
-            usd = (plan.input_tokens * price[0] + plan.output_tokens_max * price[1]) / 1e6 if price else math.nan
+            usd = (
+                (plan.input_tokens * price[0] + plan.output_tokens_max * price[1]) / 1e6
+                if price
+                else math.nan
+            )
             rows.append({"subject_model": subject, "model": model, **plan.__dict__, "usd_max": usd})
     return pd.DataFrame(rows)
 
@@ -80,7 +90,11 @@ def format_plan(frame: pd.DataFrame) -> str:
     calls_min, calls_max = int(frame["calls_min"].sum()), int(frame["calls_max"].sum())
     calls = f"{calls_min}" if calls_min == calls_max else f"{calls_min}-{calls_max}"
     priced = frame["usd_max"].notna().all()
-    usd = f"at most ${frame['usd_max'].sum():.2f}" if priced else "unknown (give --price MODEL=IN,OUT)"
+    usd = (
+        f"at most ${frame['usd_max'].sum():.2f}"
+        if priced
+        else "unknown (give --price MODEL=IN,OUT)"
+    )
     return "\n".join([
         frame.to_string(index=False),
         "",
@@ -147,7 +161,9 @@ def read_calibration(logs: Any) -> Calibration:
         log = read_eval_log(str(path))
         if log.status != "success" or not log.stats.started_at or not log.stats.completed_at:
             continue
-        wall += (pd.Timestamp(log.stats.completed_at) - pd.Timestamp(log.stats.started_at)).total_seconds()
+        wall += (
+            pd.Timestamp(log.stats.completed_at) - pd.Timestamp(log.stats.started_at)
+        ).total_seconds()
         connections = log.eval.model_generate_config.max_connections or DEFAULT_CONNECTIONS
         concurrency = max(concurrency, connections)
         for sample in log.samples or []:
@@ -157,9 +173,14 @@ def read_calibration(logs: Any) -> Calibration:
                     calls.append((event.role or SUBJECT_ROLE, usage.input_tokens if usage else 0,
                                   usage.output_tokens if usage else 0, event.working_time or 0.0))  # fmt: skip
     if not calls or wall <= 0:
-        raise StancelabError(f"No model calls answered by a provider in finished logs under {logs}.")
+        raise StancelabError(
+            f"No model calls answered by a provider in finished logs under {logs}."
+        )
     frame = pd.DataFrame(calls, columns=["role", "input", "output", "seconds"])
-    per_role = {role: (group["input"].mean(), group["output"].mean()) for role, group in frame.groupby("role")}
+    per_role = {
+        role: (group["input"].mean(), group["output"].mean())
+        for role, group in frame.groupby("role")
+    }
     per_role[ALL_ROLES] = (frame["input"].mean(), frame["output"].mean())
     return Calibration(len(frame), float(frame["seconds"].mean()), wall, concurrency, per_role)
 
@@ -180,7 +201,9 @@ class WallTime:
 
     @property
     def bound(self) -> str:
-        return "harness (CPU)" if (self.harness_bound_s or 0.0) > self.latency_bound_s else "latency"
+        return (
+            "harness (CPU)" if (self.harness_bound_s or 0.0) > self.latency_bound_s else "latency"
+        )
 
 
 def predict_wall(calls: int, calibration: Calibration, concurrency: int, workers: int) -> WallTime:
@@ -201,7 +224,9 @@ def measured_usd(frame: pd.DataFrame, calibration: Calibration,
         price = price_of(str(row.model), prices)
         if price is None:
             return None
-        tokens_in, tokens_out = calibration.tokens_per_call.get(str(row.role), calibration.tokens_per_call[ALL_ROLES])
+        tokens_in, tokens_out = calibration.tokens_per_call.get(
+            str(row.role), calibration.tokens_per_call[ALL_ROLES]
+        )
         per_call = (tokens_in * price[0] + tokens_out * price[1]) / 1e6
         low, high = low + row.calls_min * per_call, high + row.calls_max * per_call
     return low, high
@@ -213,10 +238,20 @@ def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: dic
     connections, processes = concurrency or DEFAULT_CONNECTIONS, workers or 1
     low = predict_wall(int(frame["calls_min"].sum()), calibration, connections, processes)
     high = predict_wall(int(frame["calls_max"].sum()), calibration, connections, processes)
-    held = "held back by the harness" if calibration.harness_bound else "not held back by the harness"
+    held = (
+        "held back by the harness" if calibration.harness_bound else "not held back by the harness"
+    )
     usd = measured_usd(frame, calibration, prices)
-    cost = (_usd(usd[0]) if usd[0] == usd[1] else f"{_usd(usd[0])}-{_usd(usd[1])}") if usd else "unknown (give --price MODEL=IN,OUT)"
-    wall = _duration(low.seconds) if low.seconds == high.seconds else f"{_duration(low.seconds)}-{_duration(high.seconds)}"
+    cost = (
+        (_usd(usd[0]) if usd[0] == usd[1] else f"{_usd(usd[0])}-{_usd(usd[1])}")
+        if usd
+        else "unknown (give --price MODEL=IN,OUT)"
+    )
+    wall = (
+        _duration(low.seconds)
+        if low.seconds == high.seconds
+        else f"{_duration(low.seconds)}-{_duration(high.seconds)}"
+    )
     return "\n".join([
         f"Calibration ({source}): {calibration.calls:,} calls, {calibration.seconds_per_call:.3g} s per "
         f"call, {calibration.calls_per_s:.3g} calls/s at concurrency {calibration.concurrency} ({held}).",

@@ -215,10 +215,11 @@ class ProbeRun:
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""
         args = {name: getattr(self, name) for name in INSPECT_OPTIONS}
-        return {"display": progress_display(self.display), "lean": self.lean,
-                "retry_wait": self.retry_wait} | {
-            k: v for k, v in args.items() if v is not None
-        }
+        return {
+            "display": progress_display(self.display),
+            "lean": self.lean,
+            "retry_wait": self.retry_wait,
+        } | {k: v for k, v in args.items() if v is not None}
 
     def shard_args(self) -> dict[str, Any]:
         """`run_eval`'s `shard` for the probe's main evals (preparatory evals run whole)."""

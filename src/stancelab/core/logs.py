@@ -71,7 +71,9 @@ def _arg_key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
 
 
-def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bool = True) -> pd.Series:
+def run_identity(
+    frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bool = True
+) -> pd.Series:
     """Each row's run identity: task, subject model, helper models, task arguments (less
     `ignore_args`) and, with `shard`, the shard, as one string. Needs samples_df's
     `task_name`, `model`, `model_roles` and `task_arg_*` columns (and eval `metadata`)."""
@@ -83,7 +85,9 @@ def run_identity(frame: pd.DataFrame, ignore_args: Iterable[str] = (), shard: bo
     parts = [frame["task_name"].astype(str), frame["model"].astype(str), roles.map(_roles_key)]
     parts += [frame[column].astype(object).map(_arg_key).radd(f"{column}=") for column in args]
     if shard and "metadata" in frame:
-        parts.append(frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard="))
+        parts.append(
+            frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard=")
+        )
     return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
 
 

@@ -122,7 +122,9 @@ def parse_prices(assignments: list[str] | None) -> dict[str, tuple[float, float]
     return prices
 
 
-def _from_text(name: str, value: Any, hint: Any, roles: tuple[str, ...], base_dir: Path | None = None) -> Any:
+def _from_text(
+    name: str, value: Any, hint: Any, roles: tuple[str, ...], base_dir: Path | None = None
+) -> Any:
     """A value given on the command line or in TOML, as the field's type; a clear error when it
     is not one. A relative path read from a config file (`base_dir`, its folder) is taken from
     that folder when it is there (`out_dir` always)."""
@@ -179,7 +181,9 @@ def check_options(options: ProbeRun) -> ProbeRun:
         if value is None or isinstance(value, bool):
             continue
         if choices and value not in choices:
-            raise StancelabError(f"{_flag(item)} must be one of {', '.join(map(str, choices))}, not {value!r}.")
+            raise StancelabError(
+                f"{_flag(item)} must be one of {', '.join(map(str, choices))}, not {value!r}."
+            )
         if base not in (int, float):
             continue
         minimum = minimum_of(item, base)
@@ -189,7 +193,9 @@ def check_options(options: ProbeRun) -> ProbeRun:
             raise StancelabError(f"{_flag(item)} must be at least {minimum:g}, not {value:g}.")
     for model, price in options.prices.items():
         if not all(math.isfinite(part) and part >= 0 for part in price):
-            raise StancelabError(f"--price {model}: prices must be numbers of at least 0, not {price}.")
+            raise StancelabError(
+                f"--price {model}: prices must be numbers of at least 0, not {price}."
+            )
     return options
 
 
@@ -234,7 +240,9 @@ def check_out_dir(out: Path) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as error:
-        raise StancelabError(f"--out {out}: cannot write there ({error.strerror or error}).") from None
+        raise StancelabError(
+            f"--out {out}: cannot write there ({error.strerror or error})."
+        ) from None
 
 
 def check_input_files(options: ProbeRun) -> None:
@@ -320,5 +328,5 @@ def read_config(path: Path) -> tuple[str | None, dict[str, Any]]:
         raise StancelabError(f"--config {path}: not a readable TOML file ({error})") from None
     probe, options = config.get("probe"), config.get("options", {})
     if (probe is not None and not isinstance(probe, str)) or not isinstance(options, dict):
-        raise StancelabError(f"--config {path}: expects probe = \"NAME\" and an [options] table")
+        raise StancelabError(f'--config {path}: expects probe = "NAME" and an [options] table')
     return probe, options

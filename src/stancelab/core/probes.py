@@ -95,7 +95,9 @@ class Probe:
         each (`core.shards`), then the folder is analysed; with `shard`, one shard runs and
         its result is only where its logs went."""
         if not isinstance(options, self.options):
-            raise TypeError(f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}")
+            raise TypeError(
+                f"{self.name} runs with {self.options.__name__}, not {type(options).__name__}"
+            )
         check_parallel_options(options)
         check_until_ci(self, options)
         check_run(options)
@@ -115,7 +117,9 @@ class Probe:
             return self.run(options)
         return self.with_differences(options.out_dir, self.run(options), options.seed)
 
-    def analyse(self, out_dir: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT) -> dict[str, Any]:
+    def analyse(
+        self, out_dir: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT
+    ) -> dict[str, Any]:
         """Recompute the summary from the logs, with the models' paired differences (p adjusted
         by `adjust`: holm or fdr_bh). An `--until-ci` run keeps its stopping record, replayed
         from its batch logs (`core.adaptive`)."""
@@ -144,7 +148,9 @@ def write_prices(options: ProbeRun) -> None:
     """Keep `--price` with the run (prices.json), where the report's cost reads it."""
     if options.prices:
         prices = {model: list(price) for model, price in options.prices.items()}
-        (options.out_dir / PRICES_FILE).write_text(json.dumps(prices, indent=2, sort_keys=True) + "\n")
+        (options.out_dir / PRICES_FILE).write_text(
+            json.dumps(prices, indent=2, sort_keys=True) + "\n"
+        )
 
 
 def with_results_path(text: str, out_dir: Path) -> str:
@@ -157,7 +163,11 @@ def format_differences(summary: dict[str, Any]) -> str:
     lines = []
     for row in summary.get("headline_differences", []):
         low, high = row.get("ci_low"), row.get("ci_high")
-        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else no_ci_reason(row["n"], row["difference"])
+        interval = (
+            f"[{low:.3g}, {high:.3g}]"
+            if low is not None and high is not None
+            else no_ci_reason(row["n"], row["difference"])
+        )
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
         lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"
                      f"{_test_text(row)}")  # fmt: skip
@@ -170,7 +180,9 @@ def _test_text(row: dict[str, Any]) -> str:
         return f"; {row['test_note']}" if row.get("test_note") else ""
     adjusted = row.get("p_adjusted")
     text = f"; {row['test']} p={row['p']:.3g}"
-    return text + (f", {row['adjustment']}-adjusted p={adjusted:.3g}" if adjusted is not None else "")
+    return text + (
+        f", {row['adjustment']}-adjusted p={adjusted:.3g}" if adjusted is not None else ""
+    )
 
 
 def summary_text(probe: Probe, summary: dict[str, Any]) -> str:
@@ -199,8 +211,14 @@ def check_parallel_options(options: ProbeRun) -> None:
         raise StancelabError("--workers must be at least 1.")
     if options.workers and options.workers > 1 and options.shard:
         raise StancelabError("Give --workers (shards run here) or --shard (one shard), not both.")
-    if options.workers and options.workers > 1 and any(not isinstance(m, str) for m in options.models):
-        raise StancelabError("--workers needs models named by string (each worker resolves its own).")
+    if (
+        options.workers
+        and options.workers > 1
+        and any(not isinstance(m, str) for m in options.models)
+    ):
+        raise StancelabError(
+            "--workers needs models named by string (each worker resolves its own)."
+        )
     if options.log_dir and not options.shard:
         raise StancelabError("--log-dir is for --shard runs; a whole run logs to OUT/logs.")
     parse_shard(options.shard)

@@ -55,7 +55,9 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> Path:
     return path
 
 
-def settle_headline(entry: dict[str, Any] | None, not_measured: str = "", partial: bool = False) -> dict[str, Any]:
+def settle_headline(
+    entry: dict[str, Any] | None, not_measured: str = "", partial: bool = False
+) -> dict[str, Any]:
     """A headline estimate as summary.json holds it, and as the CLI and the report read it:
     `not_measured` is the reason it is not measured (None when it is), and then `value` and
     its CI are null (the figure is always also in `value_if_measured`, `ci_if_measured`); `partial`:
@@ -75,8 +77,14 @@ def headline_text(entry: dict[str, Any], suffix: str = "") -> str:
     if entry.get("not_measured") or entry.get("value") is None:
         return entry.get("not_measured") or "n/a"
     low, high = entry.get("ci_low"), entry.get("ci_high")
-    interval = f"[{low:.1f}, {high:.1f}]" if low is not None and high is not None else f"(no CI, n = {entry.get('n')})"
-    return f"{entry['value']:.1f}{suffix} {interval}" + (" (partial)" if entry.get("partial") else "")
+    interval = (
+        f"[{low:.1f}, {high:.1f}]"
+        if low is not None and high is not None
+        else f"(no CI, n = {entry.get('n')})"
+    )
+    return f"{entry['value']:.1f}{suffix} {interval}" + (
+        " (partial)" if entry.get("partial") else ""
+    )
 
 
 def with_evidence(summary: dict[str, Any], evidence: LogEvidence | None) -> dict[str, Any]:

@@ -262,8 +262,6 @@ class Terminated(StancelabError):
     """This process got SIGTERM."""
 
 
-
-
 @contextmanager
 def _stop_on_sigterm() -> Iterator[None]:
     """SIGTERM raises `Terminated` (so workers are stopped on the way out) while inside."""

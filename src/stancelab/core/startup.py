@@ -34,7 +34,9 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", ":", "?", "!")) else text + "."
 
 
-def failing_models(message: str, models: Iterable[object], roles: Mapping[str, object]) -> list[str]:
+def failing_models(
+    message: str, models: Iterable[object], roles: Mapping[str, object]
+) -> list[str]:
     """The run's models (subjects, then ROLE=MODEL) the message points at; all when none match.
 
     A model matches when a provider part of its name (`openai`, or `nokey` of
@@ -45,7 +47,9 @@ def failing_models(message: str, models: Iterable[object], roles: Mapping[str, o
 
     def matches(name: str) -> bool:
         providers = name.rpartition("=")[2].split("/")[:-1]
-        return any(re.search(rf"\b{re.escape(part.lower())}\b", lower) for part in providers if part)
+        return any(
+            re.search(rf"\b{re.escape(part.lower())}\b", lower) for part in providers if part
+        )
 
     return [name for name in named if matches(name)] or named
 
@@ -60,7 +64,9 @@ def startup_message(error: PrerequisiteError, models: Iterable[object] = (),
 
 
 @contextmanager
-def inspect_startup(models: Iterable[object], roles: Mapping[str, object] | None = None) -> Iterator[None]:
+def inspect_startup(
+    models: Iterable[object], roles: Mapping[str, object] | None = None
+) -> Iterator[None]:
     """Turn Inspect's start-up error inside the block into a StancelabError naming the model."""
     try:
         yield

@@ -174,7 +174,9 @@ def bounded_cluster_ci(
     return Estimate(estimate.value, low, high, estimate.n)
 
 
-def _unit_means_equal(values: Sequence[float] | np.ndarray, units: Sequence[object] | np.ndarray) -> bool:
+def _unit_means_equal(
+    values: Sequence[float] | np.ndarray, units: Sequence[object] | np.ndarray
+) -> bool:
     """Whether every unit's mean of its non-NaN values is the same."""
     data = np.asarray(values, dtype=float)
     labels = np.asarray(units, dtype=object).astype(str)
@@ -230,7 +232,9 @@ def stratified_bootstrap_ci(
         return Estimate(point, math.nan, math.nan, units)
 
     def drawn(*indices: np.ndarray) -> float:
-        return statistic(*(group[index.astype(int)] for group, index in zip(groups, indices, strict=True)))
+        return statistic(
+            *(group[index.astype(int)] for group, index in zip(groups, indices, strict=True))
+        )
 
     positions = tuple(np.arange(len(group)) for group in groups)
     for method in ("BCa", "percentile"):
@@ -241,5 +245,9 @@ def stratified_bootstrap_ci(
                                confidence_level=level, method=method, rng=seed)  # fmt: skip
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if not (math.isnan(low) or math.isnan(high)):
-            return Estimate(point, low, high, units) if high > low else Estimate(point, math.nan, math.nan, units)
+            return (
+                Estimate(point, low, high, units)
+                if high > low
+                else Estimate(point, math.nan, math.nan, units)
+            )
     return Estimate(point, math.nan, math.nan, units)

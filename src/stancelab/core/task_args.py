@@ -31,7 +31,13 @@ def check_task_args(task: Callable[..., Any], unknown: Mapping[str, Any],
     for argument, (value, minimum) in (minimums or {}).items():
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise TaskArgumentError(f"task {name}: {argument} must be a number, not {value!r}.")
         if value < minimum:
-            raise TaskArgumentError(f"task {name}: {argument} must be at least {minimum:g}, not {value!r}.")
+            raise TaskArgumentError(
+                f"task {name}: {argument} must be at least {minimum:g}, not {value!r}."
+            )

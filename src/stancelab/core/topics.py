@@ -86,7 +86,9 @@ def get_topic(topic_id: str) -> SharedTopic:
     for topic in topic_key():
         if topic.id == topic_id:
             return topic
-    raise StancelabError(f"Unknown shared topic '{topic_id}'. The key has: {', '.join(topic_ids())}.")
+    raise StancelabError(
+        f"Unknown shared topic '{topic_id}'. The key has: {', '.join(topic_ids())}."
+    )
 
 
 def check_topic(topic_id: str | None) -> str | None:
@@ -137,7 +139,9 @@ class TopicMapRow(TopicTag):
     def _orientation(cls, value: Any) -> Any:
         if value in ("", None):
             return None
-        return int(value) if isinstance(value, str) and value.strip().lstrip("+-").isdigit() else value
+        return (
+            int(value) if isinstance(value, str) and value.strip().lstrip("+-").isdigit() else value
+        )
 
 
 def load_topic_map(path: Path | str) -> dict[str, TopicTag]:
@@ -152,7 +156,9 @@ def load_topic_map(path: Path | str) -> dict[str, TopicTag]:
             raise invalid_record(path, line, error) from error
         if record.item_id in mapping:
             raise DataFileError(path, line, "item_id", f"duplicate item '{record.item_id}'")
-        mapping[record.item_id] = TopicTag(shared_topic=record.shared_topic, orientation=record.orientation)
+        mapping[record.item_id] = TopicTag(
+            shared_topic=record.shared_topic, orientation=record.orientation
+        )
     return mapping
 
 
@@ -242,7 +248,9 @@ def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int =
     return bounded_cluster_ci(scores, units, -1.0, 1.0, seed=seed)
 
 
-def limit_per_group(items: Sequence[ItemT], limit: int | None, group: Callable[[ItemT], Any]) -> list[ItemT]:
+def limit_per_group(
+    items: Sequence[ItemT], limit: int | None, group: Callable[[ItemT], Any]
+) -> list[ItemT]:
     """The first `limit` items of each group, in their order (all when None)."""
     if not limit:
         return list(items)

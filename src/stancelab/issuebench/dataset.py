@@ -144,10 +144,6 @@ def load_issues(path: Path | str | None = None) -> list[Issue]:
     return issues  # type: ignore[return-value]
 
 
-
-
-
-
 def load_templates(path: Path | str | None = None) -> list[Template]:
     """Templates from our JSONL (`[ISSUE]`) or the authors' CSVs (`annot1_template`, `X`)."""
     path = Path(path) if path else _data_path("templates.jsonl")

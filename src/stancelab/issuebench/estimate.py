@@ -19,10 +19,16 @@ def plan(run: IssueBenchRun) -> list[PlannedCalls]:
     total = prompts * calls
     template_tokens = sum(tokens(t.text) for t in templates)
     phrase_tokens = sum(tokens(issue.phrase(f)) for issue in issues for f in framings)
-    writing_input = (template_tokens * len(issues) * len(framings) + phrase_tokens * len(templates)) * calls
+    writing_input = (
+        template_tokens * len(issues) * len(framings) + phrase_tokens * len(templates)
+    ) * calls
     overhead = tokens(classifier_prompt("", "", "", "", ""))
-    classifier_input = total * (overhead + run.max_tokens) + 4 * phrase_tokens * len(templates) * calls
+    classifier_input = (
+        total * (overhead + run.max_tokens) + 4 * phrase_tokens * len(templates) * calls
+    )
     return [
         PlannedCalls.exact("issuebench", "subject", total, writing_input, run.max_tokens),
-        PlannedCalls.exact("issuebench", "classifier", total, classifier_input, CLASSIFIER_MAX_TOKENS),
+        PlannedCalls.exact(
+            "issuebench", "classifier", total, classifier_input, CLASSIFIER_MAX_TOKENS
+        ),
     ]

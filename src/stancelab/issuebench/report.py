@@ -231,7 +231,10 @@ def _partisan_plot(per_issue: pd.DataFrame, models: list[str]) -> str:
     figure, axes = plt.subplots(figsize=(8.5, 0.32 * len(order) + 1.4))
     rows = {issue: index for index, issue in enumerate(order)}
     labels = [_short(names.loc[i, "issue"] if "issue" in names else i, 40) for i in order]
-    for voters, colour, label in (("dem", "#1f4e9c", "Democrat voters"), ("rep", "#c0392b", "Republican voters")):
+    for voters, colour, label in (
+        ("dem", "#1f4e9c", "Democrat voters"),
+        ("rep", "#c0392b", "Republican voters"),
+    ):
         axes.scatter(names.loc[order, voters], range(len(order)), marker="D", color=colour, s=36, label=label,
                      zorder=3)  # fmt: skip
     markers = "o^sDXPv<>h"

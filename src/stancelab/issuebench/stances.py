@@ -34,8 +34,10 @@ MEASURE_SHARES = (
     "released label shares under the neutral framing: 1 = +1, 2 = +0.5, 3 = 0, 4 = -0.5, 5 = -1, "
     "mean over non-refusal shares per issue, then over issues, signed to the canonical claim"
 )
-CI_RESPONSES = ("95% cluster bootstrap over issues (a topic's responses to one issue are one unit); "
-                "when every issue's mean is the same, the Wilson bound on that share of issues")
+CI_RESPONSES = (
+    "95% cluster bootstrap over issues (a topic's responses to one issue are one unit); "
+    "when every issue's mean is the same, the Wilson bound on that share of issues"
+)
 CI_ISSUES = "95% BCa bootstrap over issues (the released tables hold shares, not responses)"
 
 
@@ -63,8 +65,12 @@ def _response_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dic
     usable = group[labels.isin(list(SCORES))]
     scores = usable["label"].astype(str).map(SCORES).to_numpy(dtype=float)
     signed = scores * usable["orientation"].to_numpy(dtype=float)
-    estimate = bounded_cluster_ci(signed, usable["issue_id"].astype(str).to_numpy(), -1.0, 1.0, seed=seed)
-    counts = ", ".join(f"{label} {count}" for label, count in labels.value_counts().sort_index().items())
+    estimate = bounded_cluster_ci(
+        signed, usable["issue_id"].astype(str).to_numpy(), -1.0, 1.0, seed=seed
+    )
+    counts = ", ".join(
+        f"{label} {count}" for label, count in labels.value_counts().sort_index().items()
+    )
     issues = ", ".join(sorted(group["issue_id"].astype(str).unique()))
     detail = (f"labels: {counts}; {len(usable)} usable responses; issues: {issues}; {CI_RESPONSES}"
               if estimate.n else f"no usable label: {counts}")  # fmt: skip
@@ -85,7 +91,9 @@ def _share_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dict[s
                                   seed=seed)  # fmt: skip
     refusal = ", ".join(f"{issue} {share:.0%}" for issue, share
                         in zip(group["issue_id"], group["refusal"].astype(float), strict=True))  # fmt: skip
-    detail = f"refusal share by issue: {refusal}; {CI_ISSUES}" if estimate.n else "no readable share"
+    detail = (
+        f"refusal share by issue: {refusal}; {CI_ISSUES}" if estimate.n else "no readable share"
+    )
     return _row(model, topic, estimate, int(scores.isna().sum()), MEASURE_SHARES, detail)
 
 

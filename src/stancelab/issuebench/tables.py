@@ -48,7 +48,11 @@ def read_topic_table(path: Path, model: str) -> pd.DataFrame:
 
 def _with_issue_names(frame: pd.DataFrame) -> pd.DataFrame:
     """An `issue` column: each issue's phrase under neutral framing (its id where unknown)."""
-    neutral = frame[frame["framing"] == "neutral"].drop_duplicates("issue_id").set_index("issue_id")["phrase"]
+    neutral = (
+        frame[frame["framing"] == "neutral"]
+        .drop_duplicates("issue_id")
+        .set_index("issue_id")["phrase"]
+    )
     names = frame["issue_id"].map(neutral).fillna(frame["issue_id"])
     frame = frame.drop(columns="phrase")
     frame.insert(2, "issue", names.replace("", np.nan).fillna(frame["issue_id"]))
@@ -63,7 +67,9 @@ def read_released_tables(folder: Path | str) -> pd.DataFrame:
     files = sorted(root.glob(f"*/{TABLE_FILE}"))
     if not files:
         raise StancelabError(f"No results/<model>/{TABLE_FILE} files under {folder}")
-    tables = pd.concat([read_topic_table(file, file.parent.name) for file in files], ignore_index=True)
+    tables = pd.concat(
+        [read_topic_table(file, file.parent.name) for file in files], ignore_index=True
+    )
     return with_topic_tags(tables, authors_issue_tags())
 
 

@@ -108,10 +108,6 @@ def load_topics(path: Path | str | None = None) -> list[Topic]:
     return load_jsonl(path, Topic, id_of=lambda topic: topic.id)
 
 
-
-
-
-
 def conversation_samples(
     topics: list[Topic], categories: tuple[Category, ...] = CATEGORIES
 ) -> MemoryDataset:

@@ -21,7 +21,12 @@ from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
 TASK_NAME = "llm_bias_bench"
 SCORER_NAME = "judge_verdict"
-SELECTION_ARGS = ("limit", "limit_topics", "categories", "shared_topics")  # choose samples; the rest of a run's design
+SELECTION_ARGS = (
+    "limit",
+    "limit_topics",
+    "categories",
+    "shared_topics",
+)  # choose samples; the rest of a run's design
 
 
 def _score_metadata(sample: Any) -> dict[str, Any]:

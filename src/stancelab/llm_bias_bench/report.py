@@ -16,9 +16,13 @@ MEANING = (
     "Share of topics where the model sides with whichever simulated user it talks to "
     "(agrees with the agreeing user and disagrees with the disagreeing one)."
 )
-CI_TEXT = ("95% cluster bootstrap over topics (a topic's direct and indirect cells are one unit; scipy); "
-           "where every topic has the same rate, the Wilson interval of that share of topics; none from n < 2")
-CI_TABLE = "95% Wilson interval over topics (one class per topic and category; scipy); none from n < 2"
+CI_TEXT = (
+    "95% cluster bootstrap over topics (a topic's direct and indirect cells are one unit; scipy); "
+    "where every topic has the same rate, the Wilson interval of that share of topics; none from n < 2"
+)
+CI_TABLE = (
+    "95% Wilson interval over topics (one class per topic and category; scipy); none from n < 2"
+)
 CI_SLOTS = "95% Wilson interval over slots (scipy)"
 CI_ABLATION = "95% cluster bootstrap over topics (scipy); the paper's printed figure beside ours"
 ABLATION_MISSING = (
@@ -216,8 +220,12 @@ def section(run: RunResult) -> Section:
         figures=_figures(run, evidence) + ([figure_3] if figure_3 else []),
         tables=[
             Table("Class groups (% of topics)", run.table("table"), CI_TABLE),
-            Table("Verdict rates per conversation", run.table("verdict_rates"),
-                  "Pooled over conversations; " + CI_TEXT.replace("direct and indirect cells", "conversations")),
+            Table(
+                "Verdict rates per conversation",
+                run.table("verdict_rates"),
+                "Pooled over conversations; "
+                + CI_TEXT.replace("direct and indirect cells", "conversations"),
+            ),
             Table("Cost (tokens, USD where priced)", run.table("cost"), ""),
             Table(
                 "Topics divergent across models, direct vs indirect (Table 6)",

@@ -29,8 +29,10 @@ MEASURE = (
     "judge's verdict with an undecided user (neutral persona): mean of agree +1 / neutral 0 / "
     "disagree -1 over conversations, signed to the canonical claim"
 )
-CI_NOTE = ("95% cluster bootstrap over topics (a topic's conversations are one unit); when every "
-           "topic's mean is the same, the Wilson bound on that share of topics")
+CI_NOTE = (
+    "95% cluster bootstrap over topics (a topic's conversations are one unit); when every "
+    "topic's mean is the same, the Wilson bound on that share of topics"
+)
 
 
 def _tagged(conversations: pd.DataFrame) -> pd.DataFrame:
@@ -52,14 +54,20 @@ def _class_detail(group: pd.DataFrame) -> str:
     if classes.empty:
         return ""
     counts = classes["class"].value_counts()
-    return "classes over personas: " + ", ".join(f"{name} {count}" for name, count in counts.items())
+    return "classes over personas: " + ", ".join(
+        f"{name} {count}" for name, count in counts.items()
+    )
 
 
 def _stance_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dict[str, Any]:
     neutral = group[group["persona"] == "neutral"]
     usable = neutral[neutral["verdict"].isin(list(SCORES))]
-    scores = usable["verdict"].map(SCORES).to_numpy(dtype=float) * usable["orientation"].to_numpy(dtype=float)
-    estimate = bounded_cluster_ci(scores, usable["topic_id"].astype(str).to_numpy(), -1.0, 1.0, seed=seed)
+    scores = usable["verdict"].map(SCORES).to_numpy(dtype=float) * usable["orientation"].to_numpy(
+        dtype=float
+    )
+    estimate = bounded_cluster_ci(
+        scores, usable["topic_id"].astype(str).to_numpy(), -1.0, 1.0, seed=seed
+    )
     counts = neutral["verdict"].value_counts()
     verdicts = ", ".join(f"{name} {count}" for name, count in counts.items())
     topics = ", ".join(sorted(set(usable["topic_id"].astype(str))))

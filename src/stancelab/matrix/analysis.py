@@ -47,7 +47,9 @@ STATUS_COLUMNS = (
 SHARE_COLUMNS = ("value", "ci_low", "ci_high", "n", "agree", "pairs", "not_measured")
 
 
-def cell_direction(stance: float, ci_low: float, ci_high: float, n: int | None = None) -> tuple[int, str]:
+def cell_direction(
+    stance: float, ci_low: float, ci_high: float, n: int | None = None
+) -> tuple[int, str]:
     """(+1 / -1 / 0, why): the side of 0 a cell's CI lies on. A cell from fewer than two of
     its lens's independent units (`n`), or without a CI, has no direction."""
     if stance is None or _isnan(stance):
@@ -70,7 +72,11 @@ def _isnan(value: Any) -> bool:
 
 def combine(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """Stance frames into one (STANCE_COLUMNS); a later row wins a repeated (model, topic, lens)."""
-    parts = [frame.loc[:, list(STANCE_COLUMNS)] for frame in frames if frame is not None and not frame.empty]
+    parts = [
+        frame.loc[:, list(STANCE_COLUMNS)]
+        for frame in frames
+        if frame is not None and not frame.empty
+    ]
     if not parts:
         return pd.DataFrame(columns=list(STANCE_COLUMNS))
     combined = pd.concat(parts, ignore_index=True)
@@ -95,12 +101,18 @@ def complete_grid(stances: pd.DataFrame, lenses: Sequence[str]) -> pd.DataFrame:
                 added.append({"model": model, "topic": topic, "lens": lens, "stance": math.nan,
                               "ci_low": math.nan, "ci_high": math.nan, "n": 0, "unusable": 0,
                               "measure": "", "detail": why, "transcripts": ""})  # fmt: skip
-    grid = pd.concat([stances, pd.DataFrame(added, columns=list(STANCE_COLUMNS))], ignore_index=True) if added else stances
+    grid = (
+        pd.concat([stances, pd.DataFrame(added, columns=list(STANCE_COLUMNS))], ignore_index=True)
+        if added
+        else stances
+    )
     order = {topic: index for index, topic in enumerate(topic_ids())}
     lens_order = {lens: index for index, lens in enumerate(lenses)}
     keys = grid.assign(_m=grid["model"].map(models.index), _t=grid["topic"].map(order),
                        _l=grid["lens"].map(lambda lens: lens_order.get(lens, len(lens_order))))  # fmt: skip
-    return keys.sort_values(["_m", "_t", "_l"]).drop(columns=["_m", "_t", "_l"]).reset_index(drop=True)
+    return (
+        keys.sort_values(["_m", "_t", "_l"]).drop(columns=["_m", "_t", "_l"]).reset_index(drop=True)
+    )
 
 
 def with_directions(stances: pd.DataFrame) -> pd.DataFrame:
@@ -113,8 +125,12 @@ def with_directions(stances: pd.DataFrame) -> pd.DataFrame:
     frame["measured"] = ~floats["stance"].isna()
     frame["direction"] = [direction for direction, _ in directions]
     frame["direction_note"] = [
-        f"not measured: {str(row.detail).removeprefix('not measured: ')}" if not measured and row.detail else note
-        for row, measured, (_, note) in zip(frame.itertuples(index=False), frame["measured"], directions, strict=True)
+        f"not measured: {str(row.detail).removeprefix('not measured: ')}"
+        if not measured and row.detail
+        else note
+        for row, measured, (_, note) in zip(
+            frame.itertuples(index=False), frame["measured"], directions, strict=True
+        )
     ]
     return frame.loc[:, list(CELL_COLUMNS)]
 
@@ -197,7 +213,9 @@ def agreement_share(statuses: pd.DataFrame) -> dict[str, Any]:
 
 def shares_by(statuses: pd.DataFrame, key: str) -> pd.DataFrame:
     """`agreement_share` per model (key="model") or per topic (key="topic")."""
-    rows = [{key: value, **agreement_share(group)} for value, group in statuses.groupby(key, sort=False)]
+    rows = [
+        {key: value, **agreement_share(group)} for value, group in statuses.groupby(key, sort=False)
+    ]
     return pd.DataFrame(rows, columns=[key, *SHARE_COLUMNS])
 
 
@@ -229,5 +247,9 @@ def build_matrix(stances: pd.DataFrame, lenses: Sequence[str]) -> Matrix:
     lens_names = tuple(dict.fromkeys([*lenses, *stances["lens"]]))
     cells = with_directions(complete_grid(stances, lens_names)) if not stances.empty else \
         pd.DataFrame(columns=list(CELL_COLUMNS))  # fmt: skip
-    statuses = topic_statuses(cells) if not cells.empty else pd.DataFrame(columns=list(STATUS_COLUMNS))
-    return Matrix(cells, statuses, shares_by(statuses, "model"), shares_by(statuses, "topic"), lens_names)
+    statuses = (
+        topic_statuses(cells) if not cells.empty else pd.DataFrame(columns=list(STATUS_COLUMNS))
+    )
+    return Matrix(
+        cells, statuses, shares_by(statuses, "model"), shares_by(statuses, "topic"), lens_names
+    )

@@ -59,7 +59,9 @@ def renamed(stances: pd.DataFrame, row_name: Callable[[str], str]) -> pd.DataFra
     moved = (rows != stances["model"]) & (stances["transcripts"].astype(str).str.strip() != "")
     stances = stances.copy()
     sources = stances.loc[moved, "model"].str.replace(r"\s+", "_", regex=True)
-    stances.loc[moved, "transcripts"] = stances.loc[moved, "transcripts"].astype(str) + " model=" + sources
+    stances.loc[moved, "transcripts"] = (
+        stances.loc[moved, "transcripts"].astype(str) + " model=" + sources
+    )
     stances["model"] = rows
     return stances
 
@@ -70,7 +72,9 @@ def matrix_of_runs(runs: Iterable[RunResult]) -> Matrix:
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    return [
+        {key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")
+    ]
 
 
 def matrix_summary(matrix: Matrix, folders: Iterable[Path] = ()) -> dict[str, Any]:

@@ -59,16 +59,22 @@ def selected_probes(names: str) -> list[Probe]:
 def check_shared_topics(value: str) -> str:
     """`all` or a comma list of known topic ids (an unknown id is a clear error)."""
     if parse_shared_topics(value) is None:
-        raise StancelabError("run all needs shared topics: --shared-topics all, or a comma list of topic ids")
+        raise StancelabError(
+            "run all needs shared topics: --shared-topics all, or a comma list of topic ids"
+        )
     return value.strip()
 
 
-def probe_options(probe: Probe, options: RunAll, settings: Mapping[str, Any] | None = None) -> ProbeRun:
+def probe_options(
+    probe: Probe, options: RunAll, settings: Mapping[str, Any] | None = None
+) -> ProbeRun:
     """One probe's run options: the shared ones of `options`, its own roles only, the shared
     topics, `OUT/<probe>` and any probe-specific `settings` (e.g. the demo's limits)."""
     own = {item.name for item in fields(probe.options)}
     if "shared_topics" not in own:
-        raise StancelabError(f"{probe.name} has no --shared-topics option: run all cannot select its items")
+        raise StancelabError(
+            f"{probe.name} has no --shared-topics option: run all cannot select its items"
+        )
     shared = {item.name: getattr(options, item.name) for item in fields(ProbeRun)}
     shared |= {"out_dir": options.out_dir / probe.name, "shared_topics": options.shared_topics,
                "roles": {role: model for role, model in options.roles.items() if role in probe.roles}}  # fmt: skip
@@ -96,7 +102,9 @@ def run_all(
     options.shared_topics = check_shared_topics(options.shared_topics)
     check_parallel_options(options)
     probes = selected_probes(options.probes)
-    planned = [(probe, probe_options(probe, options, (settings or {}).get(probe.name))) for probe in probes]
+    planned = [
+        (probe, probe_options(probe, options, (settings or {}).get(probe.name))) for probe in probes
+    ]
     check_run(options)
     for _, probe_run in planned:
         check_options(probe_run)
@@ -112,7 +120,9 @@ def run_all(
     runs = [load_run(probe_run.out_dir, options.seed) for _, probe_run in planned]
     summary = write_folder_matrix(options.out_dir, runs)
     progress(format_matrix(summary))
-    progress(f"Matrix: {options.out_dir / 'matrix' / 'summary.json'}, tables in {options.out_dir / 'matrix' / 'tables'}/")
+    progress(
+        f"Matrix: {options.out_dir / 'matrix' / 'summary.json'}, tables in {options.out_dir / 'matrix' / 'tables'}/"
+    )
     return summary
 
 

@@ -220,7 +220,8 @@ def baseline_stances(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     base = _baseline(counts).copy()
     base["pro_over_con"] = (base["n_pro"] > base["n_con"]).astype(float) * 100
     table = group_estimates(base, ["model"], "pro_share", seed).rename(
-        columns={"value": "pro_share", "ci_low": "pro_share_ci_low", "ci_high": "pro_share_ci_high"})
+        columns={"value": "pro_share", "ci_low": "pro_share_ci_low", "ci_high": "pro_share_ci_high"}
+    )
     over = group_estimates(base, ["model"], "pro_over_con", seed).drop(columns="n").rename(
         columns={"value": "pro_over_con", "ci_low": "pro_over_con_ci_low",
                  "ci_high": "pro_over_con_ci_high"})  # fmt: skip
@@ -244,7 +245,9 @@ def position_preference(positions: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return group_estimates(per_issue, ["model"], "a_share", seed)
 
 
-def _wide_baseline(counts: pd.DataFrame, column: str, models: list[str] | None = None) -> pd.DataFrame:
+def _wide_baseline(
+    counts: pd.DataFrame, column: str, models: list[str] | None = None
+) -> pd.DataFrame:
     base = _baseline(counts)
     if models is not None:
         base = base[base["model"].isin(models)]
@@ -281,7 +284,9 @@ def baseline_agreement(
     table["unanimous"] = several & (table["mpd"] < unanimous)
     table["consistent"] = table["unanimous"] & (one_side > consistent)
     table["starred"] = table["unanimous"] & (one_side > starred)
-    table["strong_disagreement"] = (pro_full.notna().sum(axis=1) >= 2) & (table["mpd_full_run"] > strong)
+    table["strong_disagreement"] = (pro_full.notna().sum(axis=1) >= 2) & (
+        table["mpd_full_run"] > strong
+    )
     return table.reset_index()
 
 
@@ -316,7 +321,9 @@ def controversial_subset(
     base = _baseline(counts)
     full = base[base["model"].isin(full_run_models(counts))]
     plurality_other = full["n_other"] > full[["n_pro", "n_con"]].max(axis=1)
-    refused = full[plurality_other].groupby("issue_id")["model"].apply(lambda s: ",".join(sorted(s)))
+    refused = (
+        full[plurality_other].groupby("issue_id")["model"].apply(lambda s: ",".join(sorted(s)))
+    )
     table = agreement[["mpd_full_run"]].rename(columns={"mpd_full_run": "mpd"}).copy()
     table["refused_by"] = refused.reindex(table.index)
     table = table.dropna(subset=["mpd"]).sort_values("mpd", ascending=False, kind="stable")
@@ -354,7 +361,8 @@ def refusal_summary(refusals: pd.DataFrame, seed: int = 0,
     table = None
     for column in ("baseline_other", "balanced_other", "with_arguments_other"):
         estimates = group_estimates(refusals, ["model"], column, seed).rename(
-            columns={"value": column, "ci_low": f"{column}_ci_low", "ci_high": f"{column}_ci_high"})
+            columns={"value": column, "ci_low": f"{column}_ci_low", "ci_high": f"{column}_ci_high"}
+        )
         estimates = estimates.drop(columns="n") if table is not None else estimates
         table = estimates if table is None else table.merge(estimates, on="model", how="outer")
     assert table is not None
@@ -381,7 +389,9 @@ def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         return pd.DataFrame(columns=["model", "case", "value", "ci_low", "ci_high", "n"])
     table = group_estimates(_pro_shifts(counts), ["model", "case"], "shift", seed)
     order = {case: index for index, case in enumerate(CASES)}
-    return table.sort_values(["model", "case"], key=lambda s: s.map(order) if s.name == "case" else s)
+    return table.sort_values(
+        ["model", "case"], key=lambda s: s.map(order) if s.name == "case" else s
+    )
 
 
 def counter_argument_shifts(counts: pd.DataFrame, min_shift: float = 0.0) -> pd.DataFrame:
@@ -452,7 +462,9 @@ def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
     the argument's trials there. Failed calls are left out; "other" counts as not pro."""
     answered = trials[trials["stance"].ne("error")].assign(is_pro=lambda t: t["stance"].eq("pro"))
     keys = ["model", "issue_id", "template"]
-    baseline = answered[answered["case"] == BASELINE].groupby(keys)["is_pro"].mean().rename("baseline")
+    baseline = (
+        answered[answered["case"] == BASELINE].groupby(keys)["is_pro"].mean().rename("baseline")
+    )
     with_args = answered[answered["case"] != BASELINE]
     argument = ["model", "issue_id", "argument_id", "side"]
     if with_args.empty:
@@ -466,7 +478,9 @@ def argument_persuasiveness(trials: pd.DataFrame) -> pd.DataFrame:
     per_template = exploded.groupby([*argument, "template"]).agg(
         n=("is_pro", "size"), pro_share=("is_pro", "mean")
     ).join(baseline, on=keys)  # fmt: skip
-    per_template["weighted_shift"] = (per_template["pro_share"] - per_template["baseline"]) * per_template["n"]
+    per_template["weighted_shift"] = (
+        per_template["pro_share"] - per_template["baseline"]
+    ) * per_template["n"]
     per_template["n_with_baseline"] = per_template["n"].where(per_template["baseline"].notna(), 0)
     pooled = exploded.groupby(argument, as_index=False).agg(
         n=("is_pro", "size"), pro_share=("is_pro", "mean")
@@ -483,7 +497,9 @@ def argument_correlations(persuasiveness: pd.DataFrame) -> pd.DataFrame:
     columns = ["model_a", "model_b", "pearson_r", "pearson_r_pro_share", "n_arguments"]
     if persuasiveness.empty:
         return pd.DataFrame(columns=columns)
-    shift = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share_shift")
+    shift = persuasiveness.pivot_table(
+        index="argument_id", columns="model", values="pro_share_shift"
+    )
     share = persuasiveness.pivot_table(index="argument_id", columns="model", values="pro_share")
     rows = [
         {

@@ -170,7 +170,9 @@ def load_authors_issue(path: Path) -> MillstoneIssue:
     record = _read(path)
     tag = authors_topic_map().get(issue_id_of(path), TopicTag())
     prompts = [
-        IssuePrompt(text=paraphrase.question.strip(), a_side=paraphrase_side(number, paraphrase.question))
+        IssuePrompt(
+            text=paraphrase.question.strip(), a_side=paraphrase_side(number, paraphrase.question)
+        )
         for number, paraphrase in enumerate(record.paraphrases, start=1)
     ]
     try:
@@ -197,7 +199,9 @@ def load_authors_corpus(folder: Path) -> list[MillstoneIssue]:
     seen: dict[str, Path] = {}
     for issue, path in zip(issues, paths, strict=True):
         if issue.id in seen:
-            raise DataFileError(path, None, "id", f"duplicate issue id '{issue.id}' (also {seen[issue.id].name})")
+            raise DataFileError(
+                path, None, "id", f"duplicate issue id '{issue.id}' (also {seen[issue.id].name})"
+            )
         seen[issue.id] = path
     return issues
 

@@ -115,14 +115,6 @@ class MillstoneIssue(TopicTag):
         return neutral.render(self.issue or "", self.pro or "", self.con or ""), neutral.a_side
 
 
-
-
-
-
-
-
-
-
 def bundled_issues_path() -> Path:
     """Path of the default issue set written for stancelab."""
     return Path(str(files("stancelab.millstone") / "data" / DEFAULT_ISSUES_FILE))

@@ -125,7 +125,9 @@ def _undefined_reason(by_case: Mapping[str, StanceCounts]) -> str | None:
     return None
 
 
-def om_per_issue(counts: pd.DataFrame, variants: tuple[OMVariant, ...] = OM_VARIANTS) -> pd.DataFrame:
+def om_per_issue(
+    counts: pd.DataFrame, variants: tuple[OMVariant, ...] = OM_VARIANTS
+) -> pd.DataFrame:
     """Per (model, issue): OM under each variant (`om` is the published one, `om_<name>` the
     others), the baseline stance and share, flips, and why OM is undefined where it is."""
     rows = []

@@ -219,7 +219,9 @@ def answer_forms(a_first: bool) -> str:
 def argument_block(text: str, citations: list[str]) -> str:
     """One argument, the citations listed with it (`[n] source` lines) and the separator, as
     the authors joined them (no line break before the separator when nothing is cited)."""
-    listed = f"\n{CITATIONS_HEADER}\n" + "".join(f"{line}\n" for line in citations) if citations else ""
+    listed = (
+        f"\n{CITATIONS_HEADER}\n" + "".join(f"{line}\n" for line in citations) if citations else ""
+    )
     return f"{text}{listed}{ARGUMENT_SEPARATOR}\n"
 
 

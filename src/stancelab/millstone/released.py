@@ -61,7 +61,9 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
             raise invalid_record(path, line, error) from error
         key = (row.model, row.issue, row.case, row.issue_stance)
         if key in seen:
-            raise DataFileError(path, line, None, f"duplicate row for {key} (first on line {seen[key]})")
+            raise DataFileError(
+                path, line, None, f"duplicate row for {key} (first on line {seen[key]})"
+            )
         seen[key] = line
         rows.append({"model": row.model, "issue_id": row.issue, "case": row.case,
                      "issue_stance": row.issue_stance, "count": row.count})  # fmt: skip
@@ -77,7 +79,9 @@ def load_released_counts(path: Path) -> pd.DataFrame:
     duplicated = frame.duplicated(["model", "issue_id", "case", "issue_stance"])
     if duplicated.any():
         first = frame[duplicated].iloc[0]
-        raise DataFileError(path, None, None, f"model '{first['model']}' appears in more than one file")
+        raise DataFileError(
+            path, None, None, f"model '{first['model']}' appears in more than one file"
+        )
     counts = counts_from_long(frame)
     counts["topic"] = counts["issue_id"].map(figure_4_topic)  # Figure 4's topics
     return with_tags(counts, authors_tags())
@@ -89,8 +93,14 @@ FIGURE_6_NOT_IN_COUNTS = (
     "say which arguments an answer saw"
 )
 
-CORRECTED_TABLES = ("om_issue", "om_full_run", "om_subset", "baseline", "counter_shifts",
-                    "counter_shifts_model")
+CORRECTED_TABLES = (
+    "om_issue",
+    "om_full_run",
+    "om_subset",
+    "baseline",
+    "counter_shifts",
+    "counter_shifts_model",
+)
 
 
 def _corrected_figures(tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +181,8 @@ def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
         fixed_tables = compute_count_tables(corrected, seed)
         fixed_summary = build_summary(corrected, fixed_tables, source=SOURCE)
         summary["orientation_mislabel"] = mislabel_summary(
-            flagged, _corrected_figures(fixed_tables, fixed_summary))
+            flagged, _corrected_figures(fixed_tables, fixed_summary)
+        )
         tables |= {f"corrected_{name}": fixed_tables[name] for name in CORRECTED_TABLES}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)

@@ -25,10 +25,14 @@ REPHRASER_ROLE = "rephraser"
 
 _POSITION = r"['‘’\"“”]?(?P<{name}>.+?)['‘’\"“”]?"
 # A sentence ends at a full stop that closes no abbreviation ("U.S.", "D.C.", "Dr.", "vs.").
-_SENTENCE_END = r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)\."
+_SENTENCE_END = (
+    r"(?<!\b[A-Z])(?<!\bMr)(?<!\bMs)(?<!\bDr)(?<!\bSt)(?<!\bJr)(?<!\bSr)(?<!\bvs)(?<!\bMrs)\."
+)
 _PATTERNS = (
     re.compile(
-        r"Consider the following issue:\s*(?P<issue>.+?)" + _SENTENCE_END + r"\s+"
+        r"Consider the following issue:\s*(?P<issue>.+?)"
+        + _SENTENCE_END
+        + r"\s+"
         + _POSITION.format(name="pro")
         + r"\s+is the position in favou?r\.\s+"
         + _POSITION.format(name="con")

@@ -45,7 +45,9 @@ def unit_values(run: RunResult) -> pd.DataFrame:
     issues = run.table("om_issue")
     if issues.empty:
         return pd.DataFrame(columns=["model", "unit", "value"])
-    return pd.DataFrame({"model": issues["model"], "unit": issues["issue_id"], "value": issues["om"]})
+    return pd.DataFrame(
+        {"model": issues["model"], "unit": issues["issue_id"], "value": issues["om"]}
+    )
 
 
 def _unusable(run: RunResult, model: str) -> str:
@@ -177,21 +179,37 @@ def section(run: RunResult) -> Section:
         ),
         figures=_figures(run),
         tables=[
-            Table("OM of the full-run models on every issue (Table 4), every reading",
-                  run.table("om_full_run"), CI_TEXT),
-            Table("OM of every model on the issues all of them ran (Table 5)", run.table("om_subset"),
-                  CI_TEXT),
-            Table("Controversial-subset selection (Figure 3, appendix E)",
-                  run.table("controversial_subset"),
-                  "Issues by the full-run models' maximum pairwise difference of baseline pro "
-                  "shares; by_rule = the printed rule (MPD > 80%, no plurality of refusals)."),
+            Table(
+                "OM of the full-run models on every issue (Table 4), every reading",
+                run.table("om_full_run"),
+                CI_TEXT,
+            ),
+            Table(
+                "OM of every model on the issues all of them ran (Table 5)",
+                run.table("om_subset"),
+                CI_TEXT,
+            ),
+            Table(
+                "Controversial-subset selection (Figure 3, appendix E)",
+                run.table("controversial_subset"),
+                "Issues by the full-run models' maximum pairwise difference of baseline pro "
+                "shares; by_rule = the printed rule (MPD > 80%, no plurality of refusals).",
+            ),
             _counter_shift_table(run),
-            Table("Other (refusal / no choice) rate", run.table("refusals_model"),
-                  "Share of trials answered Other at baseline and with arguments."),
+            Table(
+                "Other (refusal / no choice) rate",
+                run.table("refusals_model"),
+                "Share of trials answered Other at baseline and with arguments.",
+            ),
             *_topic_tables(run),
-            Table("OM per issue", run.table("om_issue"), "Click a row to see its trials.",
-                  ("model", "issue_id")),
-            Table("Answers per issue and case", run.table("counts"), "",
-                  ("model", "issue_id", "case")),
+            Table(
+                "OM per issue",
+                run.table("om_issue"),
+                "Click a row to see its trials.",
+                ("model", "issue_id"),
+            ),
+            Table(
+                "Answers per issue and case", run.table("counts"), "", ("model", "issue_id", "case")
+            ),
         ],
     )

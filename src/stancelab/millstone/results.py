@@ -68,8 +68,9 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
         "om_full_run": om_full,
         "om_subset": om_subset,
         "om_ranking": om.om_ranking(om_subset if subset else om_full).assign(
-            issue_set="subset" if subset else "full_run", issues=len(subset) if subset else
-            counts["issue_id"].nunique()),  # models ranked on one issue set only
+            issue_set="subset" if subset else "full_run",
+            issues=len(subset) if subset else counts["issue_id"].nunique(),
+        ),  # models ranked on one issue set only
         "baseline": an.baseline_stances(counts, seed),
         "baseline_agreement": an.baseline_agreement(counts),
         "strong_priors": an.strong_priors(counts),
@@ -84,7 +85,9 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
         "single_argument_subset": an.single_argument_summary(single, seed, subset or None),
     }
     if counts["topic"].nunique() > 1 or (counts["topic"] != "unlabelled").any():
-        tables["om_topic"] = an.group_estimates(om_issue, ["model", "topic"], "om", seed)  # Figure 4
+        tables["om_topic"] = an.group_estimates(
+            om_issue, ["model", "topic"], "om", seed
+        )  # Figure 4
     return tables
 
 
@@ -153,8 +156,9 @@ def _om_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             for model, group in undefined.groupby("model")
         },
         "om_full_run": _om_section(tables["om_full_run"]),
-        "om_ranking": [{k: json_safe(v) for k, v in r.items()}
-                       for _, r in tables["om_ranking"].iterrows()],
+        "om_ranking": [
+            {k: json_safe(v) for k, v in r.items()} for _, r in tables["om_ranking"].iterrows()
+        ],
     }
     if not tables["om_subset"].empty:
         summary["om_subset"] = _om_section(tables["om_subset"])
@@ -173,8 +177,10 @@ def _baseline_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> 
     full = an.full_run_models(counts)
     published = sorted(subset_issues(counts))
     return {
-        "baseline_pro_share": {r["model"]: _prefixed(r, "pro_share", "issues")
-                               for _, r in tables["baseline"].iterrows()},
+        "baseline_pro_share": {
+            r["model"]: _prefixed(r, "pro_share", "issues")
+            for _, r in tables["baseline"].iterrows()
+        },
         "issues_pro_over_con_pct": {
             r["model"]: _prefixed(r, "pro_over_con", "issues")
             | {"issues_pro": json_safe(r["issues_pro"])}
@@ -188,13 +194,16 @@ def _baseline_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> 
             "full_run_models": full,
         },
         "strong_priors": {
-            "pairs": int(priors["strong_prior"].sum()), "of": len(priors),
+            "pairs": int(priors["strong_prior"].sum()),
+            "of": len(priors),
             "threshold": an.STARRED_SHARE,
             "issues_all_full_run_models": an.issues_all_strong(priors, full),
         },
         "controversial_subset": {
-            "by_rule": _listed(subset, "by_rule"), "ranked": _listed(subset, "ranked"),
-            "threshold": an.STRONG_DISAGREEMENT_MPD, "size": an.CONTROVERSIAL_SUBSET_SIZE,
+            "by_rule": _listed(subset, "by_rule"),
+            "ranked": _listed(subset, "ranked"),
+            "threshold": an.STRONG_DISAGREEMENT_MPD,
+            "size": an.CONTROVERSIAL_SUBSET_SIZE,
             "subset_run": published,
             "subset_run_not_by_rule": sorted(set(published) - set(_listed(subset, "by_rule"))),
         },
@@ -210,14 +219,18 @@ def _refusal_summary(tables: dict[str, pd.DataFrame], counts: pd.DataFrame) -> d
     others = per_issue[per_issue["model"].isin([m for m in full if m != top])]
     return {
         "other_rate": {
-            r["model"]: {column.removesuffix("_other"): _prefixed(r, column, "issues")
-                         for column in ("baseline_other", "balanced_other", "with_arguments_other")}
+            r["model"]: {
+                column.removesuffix("_other"): _prefixed(r, column, "issues")
+                for column in ("baseline_other", "balanced_other", "with_arguments_other")
+            }
             for _, r in refusals.iterrows()
         },
         "issues_baseline_other_above_30pct": {
-            r["model"]: int(r["issues_above_threshold"]) for _, r in refusals.iterrows()},
+            r["model"]: int(r["issues_above_threshold"]) for _, r in refusals.iterrows()
+        },
         "baseline_other_without_top_refuser": {
-            "excluded": top, "value": json_safe(others["baseline_other"].mean()),
+            "excluded": top,
+            "value": json_safe(others["baseline_other"].mean()),
             "pairs": len(others),
         },
     }
@@ -233,7 +246,8 @@ def _shift_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             r["model"]: {
                 side: _estimate(r, f"value_{side}", f"ci_low_{side}", f"ci_high_{side}", "issues")
                 for side in ("con_amid_pro", "pro_amid_con")
-            } | {"issues_above_50pct": json_safe(r["issues_above_threshold"])}
+            }
+            | {"issues_above_50pct": json_safe(r["issues_above_threshold"])}
             for _, r in table.iterrows()
         }
 
@@ -243,12 +257,19 @@ def _shift_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
             for model, group in tables["case_shifts"].groupby("model")
         },
         "counter_argument_shifts": {
-            r["model"]: {"count": int(r["count"]), "mean_abs_shift": json_safe(r["mean_abs_shift"]),
-                         "max_abs_shift": json_safe(r["max_abs_shift"])}
+            r["model"]: {
+                "count": int(r["count"]),
+                "mean_abs_shift": json_safe(r["mean_abs_shift"]),
+                "max_abs_shift": json_safe(r["max_abs_shift"]),
+            }
             for _, r in tables["counter_shifts_model"].iterrows()
         },
         "largest_counter_shift": {
-            r["model"]: {"issue_id": r["issue_id"], "case": r["case"], "shift": json_safe(r["shift"])}
+            r["model"]: {
+                "issue_id": r["issue_id"],
+                "case": r["case"],
+                "shift": json_safe(r["shift"]),
+            }
             for _, r in largest.iterrows()
         },
         "models_with_single_argument_shift_above_50pct": {
@@ -291,8 +312,9 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
         "source": source,
         "models": an.models_in(counts),
         "issues": int(counts["issue_id"].nunique()),
-        "issues_per_model": {str(m): int(n) for m, n in
-                             counts.groupby("model")["issue_id"].nunique().items()},
+        "issues_per_model": {
+            str(m): int(n) for m, n in counts.groupby("model")["issue_id"].nunique().items()
+        },
         "cases": list(CASES),
         "trials": _trial_counts(counts),
     }
@@ -308,7 +330,9 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
         ]
     summary["om_issue_sets"] = issue_sets(counts)
     _settle_om(summary, evidence)
-    headline = summary.get("om_subset" if "subset" in summary["om_issue_sets"] else "om_full_run", {})
+    headline = summary.get(
+        "om_subset" if "subset" in summary["om_issue_sets"] else "om_full_run", {}
+    )
     summary["om_headline"] = headline.get(om.PUBLISHED.name, {})
     return with_evidence(summary, evidence)
 
@@ -376,9 +400,13 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
     subset = summary["controversial_subset"]
     lines = ["Baseline (Table 1: % of issues where pro beats con):"]
     for model, estimate in summary["issues_pro_over_con_pct"].items():
-        lines.append(f"  {model:<34} {_fmt(estimate)}  ({estimate['issues_pro']} of {estimate['n']})")
+        lines.append(
+            f"  {model:<34} {_fmt(estimate)}  ({estimate['issues_pro']} of {estimate['n']})"
+        )
     if summary.get("baseline_position_a_share"):
-        lines.append("Baseline answers 'A' whatever the side (position preference, not a stance; 0.50 = none):")
+        lines.append(
+            "Baseline answers 'A' whatever the side (position preference, not a stance; 0.50 = none):"
+        )
         for model, estimate in summary["baseline_position_a_share"].items():
             lines.append(f"  {model:<34} {_fmt(estimate, digits=2)}")
     lines += [
@@ -468,7 +496,9 @@ def _recorded_issue_sets(summary: dict[str, Any]) -> dict[str, Any]:
     they were recorded)."""
     if "om_issue_sets" in summary:
         return summary["om_issue_sets"]
-    sets: dict[str, Any] = {"full_run": {"description": "every issue the full-run models ran (Table 4)"}}
+    sets: dict[str, Any] = {
+        "full_run": {"description": "every issue the full-run models ran (Table 4)"}
+    }
     if "om_subset" in summary:
         sets["subset"] = {"description": "the issues every model ran (Table 5)"}
     return sets
@@ -497,8 +527,12 @@ def _mislabel_lines(summary: dict[str, Any]) -> list[str]:
              f"({', '.join(mislabel['issues'])}); published figures above, corrected beside:"]  # fmt: skip
     for key, title in (("om_full_run", "Table 4"), ("om_subset", "Table 5")):
         published = summary.get(key, {}).get(om.PUBLISHED.name, {})
-        for model, value in sorted(corrected.get(key, {}).items(), key=lambda item: -(item[1] or 0)):
-            shown = published.get(model, {}).get("value_if_measured", published.get(model, {}).get("value"))
+        for model, value in sorted(
+            corrected.get(key, {}).items(), key=lambda item: -(item[1] or 0)
+        ):
+            shown = published.get(model, {}).get(
+                "value_if_measured", published.get(model, {}).get("value")
+            )
             lines.append(f"  {title} {model:<30} published {shown:.3f}  corrected {value:.3f}")
     fixed = corrected.get("counter_argument_shifts", {})
     for model, entry in summary["counter_argument_shifts"].items():

@@ -73,8 +73,9 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
     """Run the rephrasing task and write the issues with neutral wording to `out_file`."""
     issues = load_issues(issues_file)
     rephraser = run.roles.get(REPHRASER_ROLE, run.models[0])
-    task = millstone_rephrase(issues_file=str(issues_file), limit=run.limit,
-                              shared_topics=run.shared_topics)
+    task = millstone_rephrase(
+        issues_file=str(issues_file), limit=run.limit, shared_topics=run.shared_topics
+    )
     (log,) = _eval(run, task, [rephraser], ROLES)
     wordings, unparsed = _wordings_from(log)
     if unparsed:
@@ -90,7 +91,9 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
     """Run MillStone for every model and return the summary (also written to `out_dir`)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     issues_file = run.issues_file or bundled_issues_path()
-    chosen = select_and_limit(load_issues(issues_file), run.shared_topics, run.limit, "MillStone issue")
+    chosen = select_and_limit(
+        load_issues(issues_file), run.shared_topics, run.limit, "MillStone issue"
+    )
     if any(issue.needs_rephrasing for issue in chosen):
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
     task = millstone(

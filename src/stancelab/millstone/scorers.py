@@ -44,8 +44,11 @@ def millstone_stance(choices: int = 1) -> Scorer:
                 value={name: float(name == stance) for name in STANCES},
                 answer=stance,
                 explanation=_explanation(pattern, letter),
-                metadata={"letter": letter, "pattern": pattern,
-                          "stance_case_folded": stance_of(response, a_side, fold_case=True)[0]},
+                metadata={
+                    "letter": letter,
+                    "pattern": pattern,
+                    "stance_case_folded": stance_of(response, a_side, fold_case=True)[0],
+                },
             )
         returned = state.output.choices if state.output else []
         trials = []

@@ -78,21 +78,32 @@ def millstone(
         scorer=millstone_stance(trials if shared else 1),
         epochs=Epochs(epochs, "mean"),
         # No generate seed: a fixed provider seed would make the trials identical.
-        config=GenerateConfig(temperature=temperature,
-                              max_tokens=None if per_provider else max_tokens or DEFAULT_MAX_TOKENS,
-                              num_choices=trials if shared else None),
-        metadata={"probe": "millstone", "seed": seed, "trials": trials,
-                  "choices_per_request": shared, "layout": layout,
-                  "max_tokens": "as the authors, per provider" if per_provider else
-                  max_tokens or DEFAULT_MAX_TOKENS,
-                  "shared_topics": shared_topics},
+        config=GenerateConfig(
+            temperature=temperature,
+            max_tokens=None if per_provider else max_tokens or DEFAULT_MAX_TOKENS,
+            num_choices=trials if shared else None,
+        ),
+        metadata={
+            "probe": "millstone",
+            "seed": seed,
+            "trials": trials,
+            "choices_per_request": shared,
+            "layout": layout,
+            "max_tokens": "as the authors, per provider"
+            if per_provider
+            else max_tokens or DEFAULT_MAX_TOKENS,
+            "shared_topics": shared_topics,
+        },
         version=2,
     )
 
 
 @task
 def millstone_rephrase(
-    issues_file: str | None = None, limit: int | None = None, shared_topics: str = "", **unknown: Any
+    issues_file: str | None = None,
+    limit: int | None = None,
+    shared_topics: str = "",
+    **unknown: Any,
 ) -> Task:
     """Appendix C: role `rephraser` turns debate questions into neutral issue/pro/con wording."""
     check_task_args(millstone_rephrase, unknown, {"limit": (limit, 1)})

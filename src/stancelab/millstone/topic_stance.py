@@ -95,10 +95,14 @@ def _answers(row: pd.Series) -> IssueAnswers:
     orientation = int(row["orientation"])
     pro, con = int(row["n_pro"]), int(row["n_con"])
     agree, disagree = (pro, con) if orientation == 1 else (con, pro)
-    return IssueAnswers(str(row["issue_id"]), agree, disagree, int(row["n_other"]) + int(row["n_error"]))
+    return IssueAnswers(
+        str(row["issue_id"]), agree, disagree, int(row["n_other"]) + int(row["n_error"])
+    )
 
 
-def _placements(positions: pd.DataFrame, model: str, row: pd.Series) -> tuple[IssueAnswers, IssueAnswers] | None:
+def _placements(
+    positions: pd.DataFrame, model: str, row: pd.Series
+) -> tuple[IssueAnswers, IssueAnswers] | None:
     """The answers of one (issue, case) where the claim's side was on A and where it was on
     B; None when the run's table has no row for it (an import, or a run without placements)."""
     if positions.empty:
@@ -131,7 +135,9 @@ def _argument_shift(model: str, cells: pd.DataFrame, positions: pd.DataFrame) ->
     parts = []
     for label, favours_claim in (("for", 1), ("against", -1)):
         case = np.where(cells["orientation"].astype(int) == favours_claim, "pro", "con")
-        values = [issue.value for issue in _issue_stances(model, cells[cells["case"] == case], positions)]
+        values = [
+            issue.value for issue in _issue_stances(model, cells[cells["case"] == case], positions)
+        ]
         measured = [value for value in values if not math.isnan(value)]
         if measured:
             parts.append(f"{np.mean(measured):+.2f} with one-sided arguments {label} the claim")
@@ -185,7 +191,11 @@ def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, t
                       "measure": OVER_ISSUES.format(what=what, k=0, ci="no CI"),
                       "detail": f"{why} (issues: {names})"}  # fmt: skip
     estimate = bootstrap_ci(values, seed=seed)
-    ci = BOOTSTRAP_TEXT if not math.isnan(estimate.ci_low) else no_ci_reason(estimate.n, estimate.value)
+    ci = (
+        BOOTSTRAP_TEXT
+        if not math.isnan(estimate.ci_low)
+        else no_ci_reason(estimate.n, estimate.value)
+    )
     details = [f"issues: {names}", _position_preference(issues), left_out, _left_out(issues),
                _argument_shift(model, cells, positions)]  # fmt: skip
     return row | {"stance": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,

@@ -22,7 +22,9 @@ DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard"
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
 
-def _estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int, unit: str = "claim_id") -> pd.DataFrame:
+def _estimates(
+    frame: pd.DataFrame, by: list[str], column: str, seed: int, unit: str = "claim_id"
+) -> pd.DataFrame:
     """Per group: the mean over units (claims, or traits) of each unit's mean `column`, with a
     BCa bootstrap CI over the units; a unit rated more than once (epochs, repeated runs) is
     one value, so the interval never treats its repeats as independent. `n` counts units."""
@@ -169,13 +171,19 @@ def spread_ci(wide: pd.DataFrame, seed: int = 0) -> tuple[Estimate, str]:
     `core.stats.bootstrap_ci` over the trait rows: a drawn trait brings its rating for every
     group), and why there is none: one trait, or every resample giving the same spread."""
     table = wide.to_numpy(dtype=float)
-    with warnings.catch_warnings():  # BCa's acceleration is 0/0 when every jackknife spread is equal
+    with (
+        warnings.catch_warnings()
+    ):  # BCa's acceleration is 0/0 when every jackknife spread is equal
         warnings.simplefilter("ignore", RuntimeWarning)
         estimate = bootstrap_ci(np.arange(len(table)), lambda rows: _spread(table[rows.astype(int)]),
                                 seed=seed)  # fmt: skip
     if not math.isnan(estimate.ci_low):
         return estimate, ""
-    why = no_ci_reason(estimate.n, estimate.value) if estimate.n < 2 else "no CI (every resample gives the same spread)"
+    why = (
+        no_ci_reason(estimate.n, estimate.value)
+        if estimate.n < 2
+        else "no CI (every resample gives the same spread)"
+    )
     return estimate, why
 
 
@@ -194,7 +202,9 @@ def group_spread(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         estimate, note = spread_ci(wide, seed)
         spread = estimate.value
         p_value = no_group_effect_p(wide, seed=seed)
-        effect = "n/a" if np.isnan(p_value) else "detected" if p_value < GROUP_EFFECT_ALPHA else "none"
+        effect = (
+            "n/a" if np.isnan(p_value) else "detected" if p_value < GROUP_EFFECT_ALPHA else "none"
+        )
         rows.append({"model": model, "dimension": dimension, "valence": valence, "spread": spread,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n, "ci_note": note,
                      "p_value": p_value, "group_effect": effect,
@@ -213,7 +223,9 @@ def _ranking_text(means: pd.Series) -> str:
     for group, value in ordered.items():
         printed = f"{value:.2f}"
         label = f"{str(group)[:1].upper()}{str(group)[1:]} ({printed})"
-        text = label if previous is None else f"{text} {'≈' if printed == previous else '>'} {label}"
+        text = (
+            label if previous is None else f"{text} {'≈' if printed == previous else '>'} {label}"
+        )
         previous = printed
     return text
 
@@ -299,7 +311,9 @@ def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def _subjective_per_claim(deltas: pd.DataFrame, model: str, signed: bool) -> np.ndarray:
     bare = deltas[
-        (deltas["kind"] == "bare") & (deltas["category"] == "subjective") & (deltas["model"] == model)
+        (deltas["kind"] == "bare")
+        & (deltas["category"] == "subjective")
+        & (deltas["model"] == model)
     ]
     per_claim = bare.groupby("claim_id")["delta"].apply(
         lambda d: float(np.nanmean(d if signed else np.abs(d))) if d.notna().any() else np.nan

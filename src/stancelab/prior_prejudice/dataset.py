@@ -104,8 +104,6 @@ def load_claims(path: Path | str | None = None, topic_map: Path | str | None = N
     return load_jsonl(path, Claim, id_of=lambda claim: claim.id)
 
 
-
-
 def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | None = None,
                topic_map: Path | str | None = None) -> list[Claim]:  # fmt: skip
     """The claims a run rates: the chosen file (with `--shared-topics` and no file given, the
@@ -123,7 +121,9 @@ def run_claims(path: Path | str | None, shared_topics: str = "", limit: int | No
 
 def _refused(claim: Claim, intensity: Intensity) -> bool:
     arguments = (claim.argument(stance, intensity) for stance in STANCES)
-    return any(argument is not None and (argument.refused or not argument.text) for argument in arguments)
+    return any(
+        argument is not None and (argument.refused or not argument.text) for argument in arguments
+    )
 
 
 def writer_losses(claims: list[Claim]) -> dict[str, dict[str, int]]:
@@ -192,7 +192,12 @@ def rating_samples(
     number of arguments skipped because the writer refused (counted, not rated)."""
     samples, refused = [], 0
     for claim, template in itertools.product(claims, templates):
-        base = {"claim_id": claim.id, "category": claim.category, "claim": claim.claim, **claim.tag()}
+        base = {
+            "claim_id": claim.id,
+            "category": claim.category,
+            "claim": claim.claim,
+            **claim.tag(),
+        }
         for condition, text in (("original", claim.claim), ("negated", claim.negation)):
             if text is None:
                 continue

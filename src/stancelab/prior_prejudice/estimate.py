@@ -29,7 +29,9 @@ ARGUMENTS_PER_CLAIM = 4  # supporting / opposing x standard / strong
 
 def _rating_tokens(templates: tuple[str, ...]) -> float:
     """Mean output cap per rating call over the templates."""
-    return sum(REASONING_TOKENS if t in REASONING_TEMPLATES else RATING_TOKENS for t in templates) / len(templates)
+    return sum(
+        REASONING_TOKENS if t in REASONING_TEMPLATES else RATING_TOKENS for t in templates
+    ) / len(templates)
 
 
 def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
@@ -45,10 +47,16 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
                                         unnegated * tokens(NEGATION.format(claim="x" * 80)), NEGATION_TOKENS))  # fmt: skip
     if written:
         control = tokens(CONTROL_ARGUMENT.format(verb="supports", claim="x" * 80))
-        stronger = tokens(STRONGER_ARGUMENT.format(claim="x" * 80, argument="")) + run.argument_tokens
+        stronger = (
+            tokens(STRONGER_ARGUMENT.format(claim="x" * 80, argument="")) + run.argument_tokens
+        )
         calls = len(claims) * 2
         # the A.3 conversation adds an elicitation turn for restricted supporting arguments
-        extra = sum(c.category in RESTRICTED_CATEGORIES for c in claims) if run.writer_conversation else 0
+        extra = (
+            sum(c.category in RESTRICTED_CATEGORIES for c in claims)
+            if run.writer_conversation
+            else 0
+        )
         plans.append(PlannedCalls("prior_prejudice_arguments", "writer", calls, 2 * calls + extra,
                                   (calls + extra) * (control + stronger), (2 * calls + extra) * run.argument_tokens))  # fmt: skip
     bare_calls, bare_input = sample_input_tokens(prior_prejudice(
@@ -56,7 +64,9 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
         **run.topic_args()))  # fmt: skip
     present_bare = (2 * len(claims) - sum(c.negation is None for c in claims)) * len(templates)
     bare_only = present_bare + unnegated * len(templates)
-    argument_calls = len(claims) * len(templates) * ARGUMENTS_PER_CLAIM if written else bare_calls - present_bare
+    argument_calls = (
+        len(claims) * len(templates) * ARGUMENTS_PER_CLAIM if written else bare_calls - present_bare
+    )
     per_call = bare_input // max(bare_calls, 1)
     argument_tokens = run.argument_tokens if written else 0
     rating_cap = _rating_tokens(templates)
@@ -66,17 +76,31 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
                               + (argument_calls if written else 0) * (per_call + argument_tokens),
                               int(total_max * rating_cap)))  # fmt: skip
     reasoning = sum(t in REASONING_TEMPLATES for t in templates) * len(claims)  # negations only
-    judge = tokens(FAILURE_MODE_JUDGE.format(assertion="x" * 80, rating="5.0", explanation="")) + REASONING_TOKENS
-    plans.append(PlannedCalls("prior_prejudice", "judge", 0, reasoning, reasoning * judge, reasoning * 200))
+    judge = (
+        tokens(FAILURE_MODE_JUDGE.format(assertion="x" * 80, rating="5.0", explanation=""))
+        + REASONING_TOKENS
+    )
+    plans.append(
+        PlannedCalls("prior_prejudice", "judge", 0, reasoning, reasoning * judge, reasoning * 200)
+    )
     if run.shared_topics.strip():  # no group probe or cross-task checks on shared topics
         return plans
     if run.probe:
-        calls, input_tokens = sample_input_tokens(prior_prejudice_probe(templates=run.templates, limit=run.limit))
-        plans.append(PlannedCalls.exact("prior_prejudice_probe", "subject", calls, input_tokens, int(rating_cap)))
+        calls, input_tokens = sample_input_tokens(
+            prior_prejudice_probe(templates=run.templates, limit=run.limit)
+        )
+        plans.append(
+            PlannedCalls.exact(
+                "prior_prejudice_probe", "subject", calls, input_tokens, int(rating_cap)
+            )
+        )
     if run.cross_task:
         factual = sum(claim.category in RESTRICTED_CATEGORIES for claim in claims)
         essay = tokens(ESSAY_QUALITY.format(essay="")) + run.argument_tokens
-        debate = tokens(DEBATE_JUDGING.format(claim="x" * 80, first="", second="", rated="A")) + 2 * run.argument_tokens
+        debate = (
+            tokens(DEBATE_JUDGING.format(claim="x" * 80, first="", second="", rated="A"))
+            + 2 * run.argument_tokens
+        )
         plans.append(PlannedCalls("prior_prejudice_cross_task", "subject", 0, 6 * factual,
                                   factual * (2 * essay + 4 * debate), 6 * factual * RATING_TOKENS))  # fmt: skip
     return plans

@@ -21,13 +21,17 @@ def _evidence(run: RunResult, models: list[str], n_text: str) -> Evidence:
     sources = run.table("rating_sources")
     if not sources.empty:
         sources = sources[sources["model"].isin(models)]
-    total = int(sources[["logprobs", "parsed", "none"]].to_numpy().sum()) if not sources.empty else 0
+    total = (
+        int(sources[["logprobs", "parsed", "none"]].to_numpy().sum()) if not sources.empty else 0
+    )
     parsed = int(sources["parsed"].sum()) if not sources.empty else 0
     missing = int(sources["none"].sum()) if not sources.empty else 0
     return Evidence(
         n=f"{n_text}; {total} ratings",
         ci=CI_TEXT,
-        refusals=REFUSALS if parsed == 0 else f"{parsed} ratings parsed from text (no log-probs, "
+        refusals=REFUSALS
+        if parsed == 0
+        else f"{parsed} ratings parsed from text (no log-probs, "
         "no rating token, or digit mass below 0.5 at the rating position)",
         unparsed=f"{missing} of {total} ratings unreadable (no digit 1-7)",
     )
@@ -59,7 +63,11 @@ def _unusable(run: RunResult, model: str) -> str:
     if mine.empty:
         return ""
     total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum())
-    return f"{int(mine['none'].sum()) / total:.0%} unreadable, {int(mine['parsed'].sum()) / total:.0%} parsed" if total else ""
+    return (
+        f"{int(mine['none'].sum()) / total:.0%} unreadable, {int(mine['parsed'].sum()) / total:.0%} parsed"
+        if total
+        else ""
+    )
 
 
 def profiles(run: RunResult) -> list[Profile]:
@@ -126,18 +134,34 @@ def section(run: RunResult) -> Section:
         tables=[
             Table("Subjective-claim gap", run.table("subjective_prejudice"), CI_TEXT),
             Table("Deltas", run.table("deltas"), CI_TEXT),
-            Table("Where ratings came from", run.table("rating_sources"),
-                  "logprobs: CWA from next-token probabilities; parsed: text fallback; none: unreadable."),
-            Table("Group spread (minimal pairs)", run.table("group_spread"),
-                  "max − min of group means; 95% BCa bootstrap over traits (scipy; n: traits, ci_note: "
-                  "why there is none); p_value: permutation test of no group effect (group labels "
-                  "exchanged within traits); group_effect 'none' when p ≥ 0.05."),
-            Table("Groups ranked by mean score on T1 (the paper's Table 3)", run.table("group_ranking"), ""),
-            Table("Failure modes of high ratings of bare negated claims (the paper's Table 4)",
-                  run.table("failure_modes"),
-                  "shares over Types 1-3 (total); other and unreadable judge replies counted beside."),
+            Table(
+                "Where ratings came from",
+                run.table("rating_sources"),
+                "logprobs: CWA from next-token probabilities; parsed: text fallback; none: unreadable.",
+            ),
+            Table(
+                "Group spread (minimal pairs)",
+                run.table("group_spread"),
+                "max − min of group means; 95% BCa bootstrap over traits (scipy; n: traits, ci_note: "
+                "why there is none); p_value: permutation test of no group effect (group labels "
+                "exchanged within traits); group_effect 'none' when p ≥ 0.05.",
+            ),
+            Table(
+                "Groups ranked by mean score on T1 (the paper's Table 3)",
+                run.table("group_ranking"),
+                "",
+            ),
+            Table(
+                "Failure modes of high ratings of bare negated claims (the paper's Table 4)",
+                run.table("failure_modes"),
+                "shares over Types 1-3 (total); other and unreadable judge replies counted beside.",
+            ),
             Table("Claims lost to writer refusals, per category", run.table("writer_refusals"), ""),
-            Table("Ratings", run.table("ratings"), "Click a row to see its rating call.",
-                  ("model", "claim_id", "condition", "template")),
+            Table(
+                "Ratings",
+                run.table("ratings"),
+                "Click a row to see its rating call.",
+                ("model", "claim_id", "condition", "template"),
+            ),
         ],
     )

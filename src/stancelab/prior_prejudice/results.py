@@ -42,7 +42,11 @@ RATING_COLUMNS = [
 
 def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
     """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs."""
-    selection = ("limit", "templates", "shared_topics")  # which claims and templates run; not what a sample is
+    selection = (
+        "limit",
+        "templates",
+        "shared_topics",
+    )  # which claims and templates run; not what a sample is
     ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating", selection),
                            RATING_FIELDS)  # fmt: skip
     probe = _with_scores(
@@ -73,7 +77,10 @@ def writer_losses(logs: Path) -> pd.DataFrame:
         if header.eval.task.split("/")[-1] != "prior_prejudice":
             continue
         losses = (header.eval.metadata or {}).get("writer_losses") or {}
-        order = (header.status == COMPLETE, header.eval.created)  # a complete log before any interrupted one
+        order = (
+            header.status == COMPLETE,
+            header.eval.created,
+        )  # a complete log before any interrupted one
         if header.eval.model not in newest or order > newest[header.eval.model][0]:
             newest[header.eval.model] = (order, losses)
     rows = [{"model": model, "category": category, **counts}
@@ -148,7 +155,9 @@ def _subjective_prejudice(tables: dict[str, pd.DataFrame], models: list[str],
     for model in models:
         mine = sources[sources["model"] == model] if not sources.empty else sources
         total = int(mine[["logprobs", "parsed", "none"]].to_numpy().sum()) if not mine.empty else 0
-        why = not_measured(int(mine["none"].sum()) if not mine.empty else 0, total, "ratings", "unreadable")
+        why = not_measured(
+            int(mine["none"].sum()) if not mine.empty else 0, total, "ratings", "unreadable"
+        )
         entry = _estimate(gaps.loc[model]) if model in gaps.index else {}
         if not entry.get("n"):
             why = NO_SUBJECTIVE_CLAIM
@@ -156,7 +165,9 @@ def _subjective_prejudice(tables: dict[str, pd.DataFrame], models: list[str],
     return headlines
 
 
-def build_summary(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None) -> dict[str, Any]:
+def build_summary(
+    tables: dict[str, pd.DataFrame], evidence: LogEvidence | None = None
+) -> dict[str, Any]:
     ratings = tables["ratings"]
     summary: dict[str, Any] = {
         "probe": "prior-prejudice",
@@ -284,6 +295,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     rankings = summary.get("group_ranking", {}).get("rankings", {})
     if rankings:
         lines.append("Groups ranked by mean score on T1 (the paper's Table 3):")
-        lines += [f"  {model} {key}: {text}" for model, rows in rankings.items() for key, text in rows.items()]
+        lines += [
+            f"  {model} {key}: {text}"
+            for model, rows in rankings.items()
+            for key, text in rows.items()
+        ]
     lines += [f"Note: {note}" for note in summary.get("notes", [])]
     return "\n".join(lines)

@@ -98,7 +98,9 @@ def written_arguments(
     return written
 
 
-def written_negations(run: PriorPrejudiceRun, claims_file: Path | None) -> dict[str, dict[str, Any]]:
+def written_negations(
+    run: PriorPrejudiceRun, claims_file: Path | None
+) -> dict[str, dict[str, Any]]:
     """Role `writer` negates the claims that have none: claim id -> Claim fields."""
     writer = run.roles.get(WRITER_ROLE, run.models[0])
     task = prior_prejudice_negations(claims_file=str(claims_file) if claims_file else None, limit=run.limit,
@@ -136,7 +138,9 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
     limit = None if claims_file and claims_file.name == ARGUMENTS_FILE else run.limit
     _eval(
         run,
-        prior_prejudice(claims_file=claims_arg, limit=limit, templates=run.templates, **run.topic_args()),
+        prior_prejudice(
+            claims_file=claims_arg, limit=limit, templates=run.templates, **run.topic_args()
+        ),
         run.models,
         run.shard_args(),
     )

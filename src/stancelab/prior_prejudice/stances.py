@@ -23,7 +23,9 @@ MEASURE = (
 def signed_gaps(ratings: pd.DataFrame) -> pd.DataFrame:
     """Per (model, topic, claim, template): the signed gap in [-1, 1], NaN when either the
     claim's or the negation's rating could not be read."""
-    bare = ratings[ratings["condition"].isin(("original", "negated")) & ratings["shared_topic"].notna()]
+    bare = ratings[
+        ratings["condition"].isin(("original", "negated")) & ratings["shared_topic"].notna()
+    ]
     keys = ["model", "shared_topic", "orientation", "claim_id", "template"]
     wide = bare.groupby([*keys, "condition"])["cwa"].first().unstack("condition")
     wide = wide.reindex(columns=["original", "negated"])
@@ -32,13 +34,19 @@ def signed_gaps(ratings: pd.DataFrame) -> pd.DataFrame:
     return gaps
 
 
-
 def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, Any]:
-    estimate = signed_cluster_mean(gaps["signed"].to_numpy(dtype=float), gaps["claim_id"].to_numpy(), seed)
+    estimate = signed_cluster_mean(
+        gaps["signed"].to_numpy(dtype=float), gaps["claim_id"].to_numpy(), seed
+    )
     unusable = int(gaps["signed"].isna().sum())
     pairs = int(gaps["signed"].notna().sum())
-    detail = f"{estimate.n} claims, {pairs} claim x template gaps" if estimate.n else (
-        f"not measured: {unusable} of {len(gaps)} claim/negation pairs have an unparsed rating")
+    detail = (
+        f"{estimate.n} claims, {pairs} claim x template gaps"
+        if estimate.n
+        else (
+            f"not measured: {unusable} of {len(gaps)} claim/negation pairs have an unparsed rating"
+        )
+    )
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
             "unusable": unusable, "measure": MEASURE, "detail": detail,

@@ -102,7 +102,9 @@ def unit_set_groups(profiles: dict[tuple[str, str], SimpleNamespace]) -> dict[st
     return {probe: sorted(found) for probe, found in sets.items() if len(found) > 1}
 
 
-def merged_matrix(runs: list[RunResult], aliases: AliasTable | None = None) -> tuple[ModelIdentity, Matrix]:
+def merged_matrix(
+    runs: list[RunResult], aliases: AliasTable | None = None
+) -> tuple[ModelIdentity, Matrix]:
     """The rows of every model the runs hold (their headlines and topic stances), merged by the
     alias table (`core.aliases`; the bundled one by default), and the topic x lens matrix over
     those rows (a later run wins a repeated row, topic and lens)."""
@@ -111,7 +113,9 @@ def merged_matrix(runs: list[RunResult], aliases: AliasTable | None = None) -> t
     sources += [(model, run.probe) for run, frame in zip(runs, stances, strict=True)
                 for model in frame.get("model", [])]  # fmt: skip
     identity = resolve(sources, aliases)
-    return identity, build_matrix(combine(renamed(frame, identity.name) for frame in stances), list(PROBES))
+    return identity, build_matrix(
+        combine(renamed(frame, identity.name) for frame in stances), list(PROBES)
+    )
 
 
 def _lens_headers(profiles: dict[tuple[str, str], SimpleNamespace]) -> list[SimpleNamespace]:
@@ -197,7 +201,11 @@ def _sections(
         ]  # fmt: skip
         cards = sorted(_run_profiles(run), key=lambda p: p.model)
         forest = _forest(run, cards, get_probe(run.probe))
-        heatmap = _differences_figure(cards, compared) if compared is not None and len(cards) >= 2 else None
+        heatmap = (
+            _differences_figure(cards, compared)
+            if compared is not None and len(cards) >= 2
+            else None
+        )
         figures = [figure for figure in (forest, heatmap) if figure]
         figures += list(section.figures)
         if compared is not None:
@@ -239,7 +247,10 @@ def _run_prices(runs: list[RunResult]) -> dict[str, tuple[float, float]]:
     for run in runs:
         path = run.folder / "prices.json"
         if path.exists():
-            prices |= {model: (float(p[0]), float(p[1])) for model, p in json.loads(path.read_text()).items()}
+            prices |= {
+                model: (float(p[0]), float(p[1]))
+                for model, p in json.loads(path.read_text()).items()
+            }
     return prices
 
 
@@ -274,7 +285,9 @@ def build_report(
     differences = adjust_across([_run_differences(run, seed) for run in runs], adjust)
     sections = _sections(runs, anchors, differences)
     transcripts, omitted = _transcripts(runs, max_transcripts)
-    cost = token_usage([(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {}))
+    cost = token_usage(
+        [(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {})
+    )
     identity, matrix = merged_matrix(runs, aliases)
     models = sorted({identity.name(model) for run in runs for model in run.models})
     profiles = _profiles(runs, anchors, identity)

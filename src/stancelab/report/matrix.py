@@ -96,7 +96,9 @@ def cell_query(transcripts: str, model: str) -> str:
     tokens = [token for token in str(transcripts or "").split() if "=" in token]
     if not tokens:
         return ""
-    if not any(token.startswith("model=") for token in tokens):  # a merged row's cell names its source
+    if not any(
+        token.startswith("model=") for token in tokens
+    ):  # a merged row's cell names its source
         tokens.append(f"model={model}")
     return json.dumps([normalise(token) for token in tokens])
 
@@ -132,7 +134,11 @@ def share_text(row: pd.Series) -> tuple[str, str]:
     if row["n"] == 0 or pd.isna(row["value"]):
         return str(row["not_measured"]), "no topic had two or more lenses measured"
     low, high = _number(row["ci_low"]), _number(row["ci_high"])
-    interval = f"[{low:.2f}, {high:.2f}]" if not math.isnan(low) else no_ci_reason(int(row["n"]), float(row["value"]))
+    interval = (
+        f"[{low:.2f}, {high:.2f}]"
+        if not math.isnan(low)
+        else no_ci_reason(int(row["n"]), float(row["value"]))
+    )
     return (f"{row['value']:.2f} {interval} · {int(row['agree'])} of {int(row['n'])}",
             "share with every measured lens pointing the same way, over those with two or more "
             "lenses measured; 95% Wilson CI")  # fmt: skip
@@ -141,7 +147,9 @@ def share_text(row: pd.Series) -> tuple[str, str]:
 def _lens_headers(matrix: Matrix) -> list[LensHeader]:
     headers = []
     for lens in matrix.lenses:
-        measures = matrix.cells.loc[(matrix.cells["lens"] == lens) & (matrix.cells["measure"] != ""), "measure"]
+        measures = matrix.cells.loc[
+            (matrix.cells["lens"] == lens) & (matrix.cells["measure"] != ""), "measure"
+        ]
         probe = PROBES.get(lens)
         headers.append(LensHeader(lens, probe.lens if probe else lens,
                                   str(measures.iloc[0]) if len(measures) else "not measured in these runs"))  # fmt: skip

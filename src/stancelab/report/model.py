@@ -59,7 +59,9 @@ class Profile:
     unusable_short: str = ""  # e.g. "12% other", for the front table
     ci_note: str = ""  # why there is no CI, e.g. "no CI (n = 1)"
     not_measured: str = ""  # e.g. "not measured: 6 of 6 judge verdicts unparsed"
-    partial: bool = False  # read from fewer samples than the run selects (interrupted, shards missing)
+    partial: bool = (
+        False  # read from fewer samples than the run selects (interrupted, shards missing)
+    )
     unit_set: str = ""  # the units the headline rests on, e.g. "all 104 issues" (`Probe.unit_sets`)
 
     def measured(self) -> bool:

@@ -78,7 +78,9 @@ def heatmap(
     )
     image = axes.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     axes.set_xticks(range(values.shape[1]))
-    axes.set_xticklabels([_short(c, 20) for c in matrix.columns], rotation=30, ha="right", fontsize=8)
+    axes.set_xticklabels(
+        [_short(c, 20) for c in matrix.columns], rotation=30, ha="right", fontsize=8
+    )
     axes.set_yticks(range(values.shape[0]))
     axes.set_yticklabels([_short(r, 32) for r in matrix.index], fontsize=8)
     axes.set_title(title, fontsize=9)
@@ -160,7 +162,9 @@ def difference_heatmap(values: pd.DataFrame, marked: pd.DataFrame, unit: str) ->
     limit = np.nanmax(np.abs(data)) if np.isfinite(data).any() else 1.0
     image = axes.imshow(data, cmap="RdBu_r", vmin=-limit, vmax=limit)
     axes.set_xticks(range(size))
-    axes.set_xticklabels([_short(m, 22) for m in values.columns], rotation=40, ha="right", fontsize=7)
+    axes.set_xticklabels(
+        [_short(m, 22) for m in values.columns], rotation=40, ha="right", fontsize=7
+    )
     axes.set_yticks(range(size))
     axes.set_yticklabels([_short(m, 30) for m in values.index], fontsize=7)
     if size <= 12:

@@ -48,7 +48,9 @@ def _link_button(row: pd.Series, columns: tuple[str, ...]) -> Markup:
     if not tokens:
         return Markup("")
     query = escape(json.dumps(tokens))
-    return Markup(f'<button class="show-transcripts" type="button" data-q="{query}">transcripts</button>')
+    return Markup(
+        f'<button class="show-transcripts" type="button" data-q="{query}">transcripts</button>'
+    )
 
 
 def table_html(table: Table, source: str = "") -> Markup:

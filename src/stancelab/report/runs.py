@@ -11,7 +11,12 @@ from stancelab.core.results import RunResult, read_tables
 from stancelab.probes import get_probe, probes_in
 
 SUMMARY_FILE = "summary.json"
-SKIPPED_FOLDERS = {"logs", "tables", "matrix", "atlas"}  # matrix: the topic x lens matrix of a `run all`; atlas: `stancelab atlas`
+SKIPPED_FOLDERS = {
+    "logs",
+    "tables",
+    "matrix",
+    "atlas",
+}  # matrix: the topic x lens matrix of a `run all`; atlas: `stancelab atlas`
 
 
 def _probe_of_logs(folder: Path) -> list[str]:

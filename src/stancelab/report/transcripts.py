@@ -66,7 +66,9 @@ def normalise(value: object) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
+    return (
+        text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
+    )
 
 
 def _calls(sample: EvalSample) -> list[Call]:
@@ -85,7 +87,9 @@ def _calls(sample: EvalSample) -> list[Call]:
 
 def _score(sample: EvalSample) -> tuple[str, str]:
     for score in (sample.scores or {}).values():
-        return str(score.answer if score.answer is not None else score.value), score.explanation or ""
+        return str(
+            score.answer if score.answer is not None else score.value
+        ), score.explanation or ""
     return "", ""
 
 
@@ -112,10 +116,14 @@ def _newest_logs(logs: Path) -> list[tuple[Path, str, str, int]]:
         total = header.results.total_samples if header.results else 0
         if key not in newest or header.eval.created > newest[key][0]:
             newest[key] = (header.eval.created, path, total)
-    return [(path, task, model, total) for (task, model), (_, path, total) in sorted(newest.items())]
+    return [
+        (path, task, model, total) for (task, model), (_, path, total) in sorted(newest.items())
+    ]
 
 
-def read_transcripts(probe: str, folder: Path, max_samples: int = DEFAULT_MAX_SAMPLES) -> TranscriptSet:
+def read_transcripts(
+    probe: str, folder: Path, max_samples: int = DEFAULT_MAX_SAMPLES
+) -> TranscriptSet:
     """Up to `max_samples` samples per (task, model) from the newest logs of a run folder."""
     transcripts: list[Transcript] = []
     omitted = 0

@@ -277,7 +277,13 @@ class FakeOpenAIServer:
             self.reset()
             await self._send(send, 200, b"{}")
         elif path.endswith("/models"):
-            await self._send(send, 200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
+            await self._send(
+                send,
+                200,
+                json.dumps(
+                    {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+                ).encode(),
+            )
         else:
             await self._send(send, 404, b'{"error": {"message": "not found"}}')
 
@@ -341,19 +347,27 @@ def main() -> None:
     """Run the server in the foreground: `python -m stancelab.testing.fake_openai --port P`."""
     import argparse
 
-    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible server (tests, benchmarks)")
+    parser = argparse.ArgumentParser(
+        description="A fake OpenAI-compatible server (tests, benchmarks)"
+    )
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--stall", type=float, default=Faults.timeout_seconds,
                         help="seconds a 'timeout' fault stalls before its 504")  # fmt: skip
     parser.add_argument("--random-ab", action="store_true", help="answer A or B at random (seeded)")
-    parser.add_argument("--verdicts", action="store_true", help="answer judge requests with a JSON verdict")
+    parser.add_argument(
+        "--verdicts", action="store_true", help="answer judge requests with a JSON verdict"
+    )
     args = parser.parse_args()
-    reply = random_ab_reply() if args.random_ab else verdict_reply if args.verdicts else default_reply
+    reply = (
+        random_ab_reply() if args.random_ab else verdict_reply if args.verdicts else default_reply
+    )
     faults = Faults(rate=args.fault_rate, timeout_seconds=args.stall)
     server = FakeOpenAIServer(latency=args.latency, faults=faults, port=args.port, reply=reply)
-    config = uvicorn.Config(server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096)
+    config = uvicorn.Config(
+        server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096
+    )
     _Server(config, server).run()
 
 
