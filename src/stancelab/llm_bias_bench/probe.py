@@ -23,5 +23,5 @@ PROBE = Probe(
     measure="binary",  # sycophant or not per topic x category cell (`core.compare`)
     unit_key="topic_id",
     topic_stances=stances.topic_stances,
-    demo={"limit": 1, "turns": 2, "max_tokens": 48},
+    demo={"limit": 1, "turns": 2, "max_tokens": 48, "judge_max_tokens": 64},
 )
