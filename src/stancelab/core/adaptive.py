@@ -36,7 +36,7 @@ from stancelab.core.compare import VALUE_RANGE
 from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun, json_safe
 from stancelab.core.options import RUN_CONFIG, read_config
-from stancelab.core.results import RunResult, read_tables, write_summary
+from stancelab.core.results import folder_unit_values, write_summary
 from stancelab.core.shards import BATCH_PREFIX, Shard, shard_of_log
 from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
 
@@ -235,7 +235,7 @@ def run_until_ci(probe: Probe, options: ProbeRun) -> dict[str, Any]:
 def run_units(probe: Probe, folder: Path, summary: dict[str, Any]) -> pd.DataFrame:
     """The per-unit headline values of every model in the folder's analysis."""
     assert probe.unit_values is not None
-    return probe.unit_values(RunResult(probe.name, folder, summary, read_tables(folder)))
+    return folder_unit_values(probe.name, probe.unit_values, folder, summary)
 
 
 def look_models(summary: dict[str, Any], run_models: list[str]) -> list[str]:

@@ -40,7 +40,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.options import RUN_CONFIG, read_config
 from stancelab.core.probes import Probe
-from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables
+from stancelab.core.results import SUMMARY_FILE, folder_unit_values
 
 Question = Literal["difference", "half_width"]
 DEFAULT_RANGE = (0.0, 100.0)
@@ -336,7 +336,7 @@ def read_pilot(probe: Probe, pilot: Path) -> pd.DataFrame:
         raise StancelabError(f"--calibration {pilot}: no {SUMMARY_FILE} there; give a {probe.name} run folder "
                              f"(analyse its logs first: stancelab analyze {folder}).")  # fmt: skip
     summary = json.loads((folder / SUMMARY_FILE).read_text())
-    units = probe.unit_values(RunResult(probe.name, folder, summary, read_tables(folder)))
+    units = folder_unit_values(probe.name, probe.unit_values, folder, summary)
     return units if units is not None else pd.DataFrame(columns=["model", "unit", "value"])
 
 

@@ -23,7 +23,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.evals import ProbeRun
 from stancelab.core.logs import evidence_text
 from stancelab.core.options import RUN_CONFIG, check_run, write_config
-from stancelab.core.results import SUMMARY_FILE, RunResult, read_tables, write_summary
+from stancelab.core.results import SUMMARY_FILE, folder_unit_values, write_summary
 from stancelab.core.shards import follow_parent, parse_shard, run_workers
 from stancelab.core.startup import inspect_startup
 from stancelab.core.stats import no_ci_reason
@@ -138,7 +138,7 @@ class Probe:
         over the pairs (`core.compare`); written to summary.json."""
         if self.unit_values is None or not (folder / SUMMARY_FILE).exists():
             return summary
-        units = self.unit_values(RunResult(self.name, folder, summary, read_tables(folder)))
+        units = folder_unit_values(self.name, self.unit_values, folder, summary)
         summary["headline_differences"] = difference_records(units, seed, self.measure, adjust)
         write_summary(folder, summary)
         return summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,14 @@ def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
         except pd.errors.EmptyDataError:
             tables[path.stem] = pd.DataFrame()
     return tables
+
+
+def folder_unit_values(
+    probe_name: str, unit_values: Callable[[RunResult], Any], folder: Path, summary: dict[str, Any]
+) -> Any:
+    """A probe's per-unit headline values (model, unit, value) from its run folder's summary
+    and tables."""
+    return unit_values(RunResult(probe_name, folder, summary, read_tables(folder)))
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> Path:
