@@ -79,6 +79,32 @@ def _timed_eval(task: Task, model: str, log_dir: Path, **settings: int) -> tuple
     return log, time.monotonic() - started
 
 
+def _prompts_task(prompt: str, count: int) -> Task:
+    """`count` numbered prompts, each generated once with Inspect's cache."""
+    samples = [Sample(id=i, input=f"{prompt} {i}") for i in range(count)]
+    return Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
+
+
+def _stalled_run(
+    monkeypatch: pytest.MonkeyPatch,
+    faults: Faults,
+    task: Task,
+    model: str,
+    log_dir: Path,
+    **settings: int,
+) -> tuple[EvalLog, float, dict, list[int | None]]:
+    """`task` through the fake server with `faults`: the log, its wall time, the server's
+    stats and the timeout in force each time an attempt was abandoned."""
+    widened: list[int | None] = []
+    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
+    monkeypatch.setenv("FAKE_API_KEY", "local")
+    with FakeOpenAIServer(latency=0.02, faults=faults) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        log, elapsed = _timed_eval(task, model, log_dir, **settings)
+        stats = server.stats_dict()
+    return log, elapsed, stats, widened
+
+
 def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,17 +112,14 @@ def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
     # the first attempt timeout to 2 s, long before the stall ends.
     stall = 8.0
     faults = Faults(rate=0.3, kinds=("timeout",), timeout_seconds=stall, seed=49)
-    samples = [Sample(id=i, input=f"first {i}") for i in range(3)]
-    task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
-    widened: list[int | None] = []
-    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
-    monkeypatch.setenv("FAKE_API_KEY", "local")
-    with FakeOpenAIServer(latency=0.02, faults=faults) as server:
-        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
-        log, elapsed = _timed_eval(
-            task, "openai-api/fake/first-stall", tmp_path / "logs", timeout=4
-        )
-        stats = server.stats_dict()
+    log, elapsed, stats, widened = _stalled_run(
+        monkeypatch,
+        faults,
+        _prompts_task("first", 3),
+        "openai-api/fake/first-stall",
+        tmp_path / "logs",
+        timeout=4,
+    )
     assert log.status == "success" and len(log.samples or []) == 3
     assert not any(sample.error_retries for sample in log.samples or [])  # retried within the call
     abandoned = [str(event.error) for sample in log.samples or [] for event in sample.events
@@ -113,15 +136,10 @@ def test_stalls_are_abandoned_and_retried(tmp_path: Path, monkeypatch: pytest.Mo
     # Seed 29 stalls requests 38, 57, 63, ...: after the first MIN_OBSERVATIONS answers have
     # set the timeout from their latency (before then, 10 min for openai-api).
     faults = Faults(rate=0.1, kinds=("timeout",), timeout_seconds=STALL, seed=29)
-    samples = [Sample(id=i, input=f"prompt {i}") for i in range(80)]
-    task = Task(dataset=MemoryDataset(samples), solver=generate(cache=CachePolicy(expiry=None)))
-    widened: list[int | None] = []
-    monkeypatch.setattr(attempts, "abandoned", lambda: widened.append(OBSERVED.timeout))
-    monkeypatch.setenv("FAKE_API_KEY", "local")
-    with FakeOpenAIServer(latency=0.02, faults=faults) as server:
-        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
-        log, elapsed = _timed_eval(task, "openai-api/fake/stalls", tmp_path / "logs")
-        stats = server.stats_dict()
+    task = _prompts_task("prompt", 80)
+    log, elapsed, stats, _ = _stalled_run(
+        monkeypatch, faults, task, "openai-api/fake/stalls", tmp_path / "logs"
+    )
     # The same run without stalls (another model name: nothing from the cache) measures what
     # the machine's load costs, so only the stalls' own cost is held against a stall.
     with FakeOpenAIServer(latency=0.02) as calm:
