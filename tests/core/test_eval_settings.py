@@ -19,12 +19,20 @@ def _task(n: int) -> Task:
     return Task(dataset=MemoryDataset([Sample(id=i, input=str(i)) for i in range(n)]))
 
 
-def test_lean_settings_above_a_few_hundred_samples_unless_told() -> None:
-    lean = {"log_realtime": False, "score_display": False}
+def test_lean_settings_above_a_few_hundred_samples_unless_told(monkeypatch) -> None:
+    monkeypatch.delenv("INSPECT_EVAL_CTL_SERVER", raising=False)
+    lean = {"log_realtime": False, "score_display": False, "ctl_server": False}
     assert lean.items() <= eval_settings(_task(LEAN_ABOVE_SAMPLES + 1), None, {}).items()
     assert eval_settings(_task(10), None, {}) == {}
     assert eval_settings(_task(10), True, {}) == lean
     assert eval_settings(_task(LEAN_ABOVE_SAMPLES + 1), False, {}) == {}
+
+
+def test_a_lean_run_keeps_the_control_server_the_user_asked_for(monkeypatch) -> None:
+    monkeypatch.setenv("INSPECT_EVAL_CTL_SERVER", "true")
+    settings = eval_settings(_task(LEAN_ABOVE_SAMPLES + 1), None, {})
+    assert "ctl_server" not in settings
+    assert settings["log_realtime"] is False
 
 
 def test_max_connections_sets_two_samples_per_connection() -> None:
