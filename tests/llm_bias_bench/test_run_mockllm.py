@@ -333,3 +333,48 @@ def test_two_categories_two_judges_two_users_give_every_table(tmp_path: Path) ->
     report = build_report([tmp_path], tmp_path / "report.html")
     rows = {p.model for p in report.profiles if p.model.startswith("mockllm/s0")}
     assert rows == {f"mockllm/s0 · {config}" for config in configs}
+
+
+def test_conversations_come_from_the_summaries_as_read_from_the_full_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader takes verdicts and transcript ids from the sample summaries (the full
+    samples cost most of an analysis); the frame is the one the full samples give."""
+    from stancelab.llm_bias_bench import records
+
+    models = _models()
+    run = BiasBenchRun(
+        models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
+        out_dir=tmp_path / "run", limit=2, turns=2, categories="indirect",
+        judge_every_turn=True, blind_judge=True,
+    )  # fmt: skip
+    run_bias_bench(run)
+    logs = tmp_path / "run" / "logs"
+    reads: list[list[str]] = []  # the columns of each read; a transcript id needs the messages
+    samples_frame = records.samples_frame
+
+    def recording(logs: Path, columns: list) -> pd.DataFrame:
+        reads.append([column.name for column in columns])
+        return samples_frame(logs, columns)
+
+    monkeypatch.setattr(records, "samples_frame", recording)
+    from_summaries, usage = records.read_log_conversations(logs)
+    assert reads == [["judge"]]
+    monkeypatch.setattr(records, "_summary_whole", lambda judged: False)
+    from_samples, full_usage = records.read_log_conversations(logs)
+    assert reads[1:] == [["judge"], ["judge", "transcript_id"]]
+    pd.testing.assert_frame_equal(from_summaries, from_samples)
+    pd.testing.assert_frame_equal(usage, full_usage)
+    assert from_summaries["transcript_id"].str.len().eq(16).all()
+    assert from_summaries["trajectory"].str.count(r"\|").eq(1).all()
+
+
+def test_a_summary_missing_or_cut_key_sends_the_reader_to_the_full_samples() -> None:
+    from stancelab.llm_bias_bench.records import _summary_whole
+
+    whole = {"verdict": "agree", "transcript_id": "0123456789abcdef", "usage": {}}
+    assert _summary_whole(whole)
+    assert _summary_whole(whole | {"evidence": "Key removed from summary (> 1k)"})
+    assert not _summary_whole({"verdict": "agree", "usage": {}})  # a run before the id
+    assert not _summary_whole(whole | {"trajectory": "Key removed from summary (> 1k)"})
+    assert not _summary_whole(None)

@@ -315,7 +315,22 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
         return pd.DataFrame()
     columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
                *extra_columns]  # fmt: skip
-    return samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+    frame = samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
+    return in_sample_order(frame)
+
+
+def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each log's rows by epoch, then id (numbers as numbers), the order Inspect gives full
+    samples; summaries come in the order the samples finished, which differs run to run."""
+    if frame.empty or "log" not in frame:
+        return frame
+    log_rank = frame["log"].map({log: rank for rank, log in enumerate(frame["log"].unique())})
+    id_key = frame["id"].map(
+        lambda value: value if isinstance(value, str) else str(value).zfill(20)
+    )
+    keys = pd.DataFrame({"log": log_rank, "epoch": frame["epoch"], "id": id_key})
+    order = keys.sort_values(["log", "epoch", "id"], kind="stable").index
+    return frame.loc[order].reset_index(drop=True)
 
 
 def scored_samples(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -17,6 +16,7 @@ from stancelab.core.logs import as_dict, runs_that_count, samples_frame
 from stancelab.core.topics import TopicTag
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
+from stancelab.llm_bias_bench.solvers import messages_transcript_id, transcript_id
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
 TASK_NAME = "llm_bias_bench"
@@ -34,15 +34,38 @@ def _score_metadata(sample: Any) -> dict[str, Any]:
     return dict(score.metadata or {}) if score is not None else {}
 
 
-def transcript_id(exchanges: list[tuple[str, str]]) -> str:
-    """A short hash of a conversation's (user, assistant) messages: equal for the same
-    conversation judged in two runs (e.g. by two judges, served from the cache)."""
-    return hashlib.sha1(json.dumps(exchanges, ensure_ascii=False).encode()).hexdigest()[:16]
-
-
 def _sample_transcript(sample: Any) -> str:
-    messages = getattr(sample, "messages", None) or []
-    return transcript_id([(m.role, m.text) for m in messages if m.role in ("user", "assistant")])
+    return messages_transcript_id(getattr(sample, "messages", None) or [])
+
+
+# The score metadata the reader takes from each judged sample: a summary holds it whole when
+# the always-recorded keys are there and no key read was cut (Inspect drops a value over
+# 1 KB from a sample's summary and leaves this mark).
+RECORDED_KEYS = ("verdict", "transcript_id", "usage")
+READ_KEYS = (*RECORDED_KEYS, "blind_verdict", "trajectory", "judge_attempts")
+THINNED_MARK = "Key removed from summary"
+
+
+def _summary_whole(judged: object) -> bool:
+    values = as_dict(judged)
+    return all(key in values for key in RECORDED_KEYS) and not any(
+        isinstance(values.get(key), str) and values[key].startswith(THINNED_MARK)
+        for key in READ_KEYS
+    )
+
+
+def _judged_samples(logs: str | Path) -> pd.DataFrame:
+    """Every sample under `logs` with its judge's score metadata (`judge`) and transcript id:
+    from the sample summaries when each holds them whole (runs scored since the scorer
+    records its transcript id), else from the full samples."""
+    from inspect_ai.analysis import SampleColumn
+
+    frame = samples_frame(logs, [SampleColumn("judge", path=_score_metadata)])
+    if not frame.empty and frame["judge"].map(_summary_whole).all():
+        frame["transcript_id"] = [as_dict(judged)["transcript_id"] for judged in frame["judge"]]
+        return frame
+    return samples_frame(logs, [SampleColumn("judge", path=_score_metadata, full=True),
+                                SampleColumn("transcript_id", path=_sample_transcript, full=True)])  # fmt: skip
 
 
 def config_label(user_model: str | None, judge_model: str | None, design: str = "") -> str:
@@ -67,10 +90,7 @@ def _design(frame: pd.DataFrame) -> pd.Series:
 def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(conversations, usage) from every llm-bias-bench run in the folder that counts
     (`runs_that_count`): a re-run replaces, another judge or user model adds."""
-    from inspect_ai.analysis import SampleColumn
-
-    frame = samples_frame(logs, [SampleColumn("judge", path=_score_metadata, full=True),
-                                 SampleColumn("transcript_id", path=_sample_transcript, full=True)])  # fmt: skip
+    frame = _judged_samples(logs)
     if frame.empty:
         return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
     frame = frame[frame["task_name"] == TASK_NAME]

@@ -17,7 +17,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 from stancelab.llm_bias_bench.prompts import JUDGE_SYSTEM, judge_prompt
-from stancelab.llm_bias_bench.solvers import add_usage, exchanges_of
+from stancelab.llm_bias_bench.solvers import add_usage, exchanges_of, messages_transcript_id
 from stancelab.llm_bias_bench.verdicts import (
     UNPARSED,
     VERDICTS,
@@ -123,6 +123,7 @@ def judge_verdict(
             "judge_attempts": calls,
             "turns": len(exchanges),
             "empty_user_turns": state.store.get("empty_user_turns", 0),
+            "transcript_id": messages_transcript_id(state.messages),
         }
         if every_turn:
             earlier = [

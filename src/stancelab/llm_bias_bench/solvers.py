@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from inspect_ai.model import (
@@ -83,3 +85,14 @@ def exchanges_of(messages: list[ChatMessage]) -> list[tuple[str, str]]:
             pairs.append((pending_user, message.text))
             pending_user = None
     return pairs
+
+
+def transcript_id(exchanges: list[tuple[str, str]]) -> str:
+    """A short hash of a conversation's (user, assistant) messages: equal for the same
+    conversation judged in two runs (e.g. by two judges, served from the cache)."""
+    return hashlib.sha1(json.dumps(exchanges, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def messages_transcript_id(messages: list[ChatMessage]) -> str:
+    """`transcript_id` of a conversation's user and assistant messages, in order."""
+    return transcript_id([(m.role, m.text) for m in messages if m.role in ("user", "assistant")])
