@@ -12,7 +12,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stancelab.cli import build_parser, options_from_args
-from stancelab.core.evals import LEAN_ABOVE_SAMPLES, eval_settings, run_eval
+from stancelab.core.evals import EVAL_GC_THRESHOLDS, LEAN_ABOVE_SAMPLES, eval_settings, run_eval
 
 
 def _task(n: int) -> Task:
@@ -56,20 +56,26 @@ def test_command_line_retry_wait_reaches_run_eval() -> None:
     assert options.eval_args()["retry_wait"] == 2.5
 
 
-def test_the_heap_before_an_eval_is_frozen_while_it_runs(tmp_path: Path) -> None:
+def test_the_heap_before_an_eval_is_frozen_and_collected_less_often_while_it_runs(
+    tmp_path: Path,
+) -> None:
     seen: list[int] = []
+    thresholds: list[tuple[int, int, int]] = []
 
     @solver
     def note_frozen() -> Solver:
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             seen.append(gc.get_freeze_count())
+            thresholds.append(gc.get_threshold())
             return state
 
         return solve
 
     task = Task(dataset=MemoryDataset([Sample(id=1, input="x")]), solver=note_frozen())
     gc.unfreeze()
+    before = gc.get_threshold()
     (log,) = run_eval(task, ["mockllm/model"], None, tmp_path / "logs", "none")
     assert log.status == "success"
     assert seen and seen[0] > 1000
-    assert gc.get_freeze_count() == 0
+    assert thresholds == [EVAL_GC_THRESHOLDS] and EVAL_GC_THRESHOLDS[0] > before[0]
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
