@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import torch
 from inspect_ai.model import GenerateConfig, get_model
-from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
@@ -19,6 +18,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, LogitsProcessorList, Pre
 from stancelab.core import embedded_api
 from stancelab.core.embedded import EMBEDDED_MODEL
 from stancelab.core.embedded_logprobs import TopLogprobRecorder, logprobs_from_rows
+from stancelab.core.inspect_private import MODEL_INFO_LOOKUP_API_KEY
 
 WORDS = ["<unk>", "<eos>", *(f"w{i}" for i in range(62))]
 CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"

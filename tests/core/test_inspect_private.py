@@ -26,6 +26,7 @@ from stancelab.core.inspect_private import (
 )
 
 SRC = Path(inspect_private.__file__).parents[1]
+REPO = SRC.parents[1]
 PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+inspect_ai\.(\w+\.)*_\w+", re.MULTILINE)
 
 
@@ -34,9 +35,17 @@ def _parameters(function: typing.Callable[..., object]) -> list[str]:
 
 
 def test_only_the_adapter_imports_private_inspect_modules() -> None:
-    importing = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
-                 if PRIVATE_IMPORT.search(path.read_text())]  # fmt: skip
-    assert importing == ["core/inspect_private.py"]
+    """The package, its tests and its benchmarks; this file names private modules only in
+    strings and comments (imports inside functions are found too)."""
+    files = [
+        path for folder in ("src", "tests", "benchmarks") for path in (REPO / folder).rglob("*.py")
+    ]
+    importing = sorted(str(path.relative_to(REPO)) for path in files
+                       if PRIVATE_IMPORT.search(path.read_text()))  # fmt: skip
+    assert importing == [
+        "src/stancelab/core/inspect_private.py",
+        "tests/core/test_inspect_private.py",
+    ]
 
 
 def test_prerequisite_error_is_an_exception_with_a_message() -> None:
@@ -96,10 +105,14 @@ def test_resolve_task_args_gives_the_arguments_a_task_was_made_with() -> None:
     assert resolve_task_args(Task(dataset=MemoryDataset([Sample(input="x")]))) == {}
 
 
-def _hf_source() -> dict[str, ast.AST]:
+def _hf_source_text() -> str:
     spec = importlib.util.find_spec(inspect_private.HF_PROVIDER)
     assert spec is not None and spec.origin is not None
-    tree = ast.parse(Path(spec.origin).read_text())
+    return Path(spec.origin).read_text()
+
+
+def _hf_source() -> dict[str, ast.AST]:
+    tree = ast.parse(_hf_source_text())
     named: dict[str, ast.AST] = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
@@ -168,6 +181,21 @@ def test_the_hf_provider_has_what_the_embedded_provider_builds_on() -> None:
     assert "max_connections" in methods
     used = {"do_sample", "model", "tokenizer", "tokenizer_call_args", "hidden_states"}
     assert used <= _self_attributes(methods["__init__"])
+
+
+def test_task_create_makes_a_registered_task_from_its_name_and_arguments() -> None:
+    import stancelab._registry  # noqa: F401  (registers the tasks as Inspect's entry point does)
+
+    assert _parameters(inspect_private.task_create)[:1] == ["name"]
+    made = inspect_private.task_create("stancelab/millstone", trials=2)
+    assert isinstance(made, Task) and made.name == "stancelab/millstone"
+    assert resolve_task_args(made)["trials"] == 2
+
+
+def test_the_model_info_lookup_key_is_a_string_the_hf_provider_reads() -> None:
+    key = inspect_private.MODEL_INFO_LOOKUP_API_KEY
+    assert isinstance(key, str) and key
+    assert "MODEL_INFO_LOOKUP_API_KEY" in _hf_source_text()
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

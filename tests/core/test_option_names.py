@@ -9,11 +9,10 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from inspect_ai._eval.registry import task_create
-from inspect_ai._util.error import PrerequisiteError
 
 import stancelab._registry  # registers the tasks as Inspect's entry point does
 from stancelab.cli import build_parser, options_from_args
+from stancelab.core.inspect_private import PrerequisiteError, task_create
 from stancelab.core.options import _base_type, _flag
 from stancelab.core.task_args import accepted_arguments
 from stancelab.probes import PROBES

@@ -11,6 +11,10 @@ the symbol instead of breaking a run.
   `inspect ctl config` (`core.attempts`).
 - `model_provider_names`: the model providers in Inspect's registry (`core.models`).
 - `resolve_task_args`: the arguments a task object was made with (`core.shards`).
+- `task_create`: a registered task made by name, as `inspect eval` makes it (the tests of
+  `-T` options).
+- `MODEL_INFO_LOOKUP_API_KEY`: the placeholder key Inspect gives a model it builds only to
+  look up its info (the embedded provider's tests).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded_api`).
 """
 
@@ -23,6 +27,8 @@ from inspect_ai.model._generate_overrides import set_generate_config_override
 
 if TYPE_CHECKING:
     from inspect_ai._eval.loader import resolve_task_args
+    from inspect_ai._eval.registry import task_create
+    from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
     from inspect_ai.model._providers.hf import (
         HF_TOKEN,
         GenerateInput,
@@ -48,6 +54,7 @@ HF_PROVIDER_NAMES = frozenset(
 
 __all__ = [
     "HF_TOKEN",
+    "MODEL_INFO_LOOKUP_API_KEY",
     "GenerateInput",
     "HuggingFaceAPI",
     "PrerequisiteError",
@@ -57,6 +64,7 @@ __all__ = [
     "resolve_task_args",
     "set_generate_config_override",
     "set_random_seeds",
+    "task_create",
 ]
 
 
@@ -75,11 +83,20 @@ def model_provider_names() -> set[str]:
 
 
 def __getattr__(name: str) -> Any:
-    """`resolve_task_args` and the `hf` provider's names, imported when first asked for (PEP 562)."""
+    """`resolve_task_args`, `task_create`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf`
+    provider's names, imported when first asked for (PEP 562)."""
     if name == "resolve_task_args":
         from inspect_ai._eval.loader import resolve_task_args
 
         return resolve_task_args
+    if name == "task_create":
+        from inspect_ai._eval.registry import task_create
+
+        return task_create
+    if name == "MODEL_INFO_LOOKUP_API_KEY":
+        from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
+
+        return MODEL_INFO_LOOKUP_API_KEY
     if name in HF_PROVIDER_NAMES:
         from inspect_ai.model._providers import hf
 
