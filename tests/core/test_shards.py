@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import tomllib
 from pathlib import Path
@@ -21,6 +20,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.logs import runs_that_count
 from stancelab.core.shards import SHARD_KEY, Shard, parse_shard
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
+from tests.helpers import stancelab_command
 
 MODEL = "openai-api/fake/subject"
 COMMAND = ["run", "llm-bias-bench", "--model", MODEL, "--limit", "2", "--turns", "1",
@@ -82,7 +82,7 @@ def _env(server: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
 
 
 def _stancelab(*args: str) -> list[str]:
-    return [sys.executable, "-m", "stancelab", *args]
+    return stancelab_command(*args)
 
 
 def _conversation_ids(out: Path) -> list[str]:

@@ -18,7 +18,7 @@ from inspect_ai import eval as inspect_eval
 from stancelab.cli import main
 from stancelab.millstone.task import millstone
 from stancelab.testing.fake_openai import FakeOpenAIServer
-from tests.helpers import scripted_model
+from tests.helpers import scripted_model, stancelab_command
 from tests.millstone.test_run_mockllm import _issues_file
 
 MOCK = ["--model", "mockllm/model", "--display", "none"]
@@ -147,7 +147,7 @@ def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
                             "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
         command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
                    "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
-        process = subprocess.Popen([sys.executable, "-m", "stancelab", *command], env=env,
+        process = subprocess.Popen(stancelab_command(*command), env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.time() + 120
         while server.stats.paid_calls < 10:
