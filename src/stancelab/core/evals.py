@@ -63,9 +63,10 @@ def eval_settings(task: Any, lean: bool | None, options: dict[str, Any]) -> dict
 
 def lean_settings() -> dict[str, Any]:
     """The lean run's Inspect settings, less the control server when the user chose it."""
+    settings = dict(LEAN_SETTINGS)
     if os.environ.get(CTL_SERVER_ENV):
-        return {name: value for name, value in LEAN_SETTINGS.items() if name != "ctl_server"}
-    return dict(LEAN_SETTINGS)
+        del settings["ctl_server"]
+    return settings
 
 
 def run_eval(
@@ -87,8 +88,8 @@ def run_eval(
     itself, bound by name so that logs attribute every call (and its tokens) to its role.
     `eval_args` (max_connections, max_samples, max_retries, timeout, attempt_timeout, ...) go
     to `inspect_ai.eval`; `lean` (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime
-    buffer, score display and control server. Without `attempt_timeout`, it is set from the providers' usual
-    latency and `timeout` from the first call, then from the observed latency
+    buffer, score display and control server. Without `attempt_timeout`, it is set from the
+    providers' usual latency and `timeout` from the first call, then from the observed latency
     (`core.attempts`). A failed call is retried after `retry_wait` seconds, doubling
     (`core.backoff`). With `shard`, only the shard's samples run (`core.shards`), and a
     model whose shard already has a finished log in `log_dir` is skipped."""
