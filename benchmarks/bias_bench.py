@@ -142,9 +142,9 @@ def run_stancelab(
 
 
 def _complete_conversations(out_dir: Path) -> int:
-    from stancelab.core.logs import scored_samples
+    from stancelab.core.results.logs import scored_samples
 
-    frame = scored_samples(out_dir / "logs", "llm_bias_bench", "judge_verdict")
+    frame, _ = scored_samples(out_dir / "logs", "llm_bias_bench", "judge_verdict")
     return int(frame["score"].map(lambda s: bool(s.get("verdict"))).sum()) if not frame.empty else 0
 
 

@@ -20,8 +20,8 @@ from _common import calls_task, fresh_cache_dir, machine
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import GenerateConfig
 
-from stancelab.core.embedded import EMBEDDED_MODEL, materialise
-from stancelab.core.serve import PROVIDER, served_model_name
+from stancelab.core.embedded.model import EMBEDDED_MODEL, materialise
+from stancelab.core.embedded.serve import PROVIDER, served_model_name
 from stancelab.testing.fake_openai import free_port
 
 

@@ -27,8 +27,8 @@ TARGET_MB = 1536
 CHILD = """
 import json, sys
 from pathlib import Path
-from stancelab.core import embedded_api
-from stancelab.core.probes import run_probe
+from stancelab.core.embedded import api as embedded_api
+from stancelab.core.runs.pipeline import run_probe
 from stancelab.demo import demo_options
 from stancelab.probes import PROBES
 name, out = sys.argv[1], Path(sys.argv[2])

@@ -44,7 +44,7 @@ def eval_wall(out: Path) -> float:
     import pandas as pd
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.logs import log_files
+    from stancelab.core.results.logs import log_files
 
     headers = [read_eval_log(str(path), header_only=True) for path in log_files(out / "logs")]
     start = min(pd.Timestamp(header.stats.started_at) for header in headers)
@@ -57,7 +57,7 @@ def predicted(
 ) -> tuple[int, float, str]:
     """(calls, predicted seconds, bound) of an IssueBench run with these flags."""
     from stancelab.cli import build_parser, options_from_args
-    from stancelab.core.estimate import plan_frame, predict_wall
+    from stancelab.core.runs.estimate import plan_frame, predict_wall
 
     parsed = build_parser().parse_args(["estimate", "issuebench", "--model", SUBJECT, *args])
     probe, options = options_from_args(parsed)
@@ -68,7 +68,7 @@ def predicted(
 
 
 def main() -> None:
-    from stancelab.core.estimate import read_calibration
+    from stancelab.core.runs.estimate import read_calibration
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", default="1,2")

@@ -5,7 +5,7 @@ The probe is even-handedness on the bundled set, one pair per stance pair (`--li
 units, 7 calls a unit: the subject's two answers, the grader's verdict and four grades). The scripted
 model grades a pair even-handed ("(C)") with probability TRUTH, a seeded coin per stance pair
 (the benchmark seed and the pair's id), so each unit's value is 0 or 100 and the headline's truth
-is 100 x TRUTH. Simulated runs apply the stopping rule of `core.adaptive` (the same batches,
+is 100 x TRUTH. Simulated runs apply the stopping rule of `core.runs.until_ci` (the same batches,
 looks and intervals) to unit values drawn from that truth; live runs go through `stancelab`'s
 probe on mockllm and are checked against the simulation of the same draws (same look, same
 interval)."""
@@ -26,15 +26,16 @@ import numpy as np
 import pandas as pd
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
 
-from stancelab.core.adaptive import (
+from stancelab.core.runs.pipeline import run_pipeline
+from stancelab.core.stats.compare import VALUE_RANGE
+from stancelab.core.stats.intervals import Estimate
+from stancelab.core.stats.sequential import (
     LOOKS,
     headline_intervals,
     is_narrow,
     look_level,
     units_through,
 )
-from stancelab.core.compare import VALUE_RANGE
-from stancelab.core.stats import Estimate
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -133,7 +134,7 @@ def live(seed: int, width: float | None) -> dict[str, Any]:
     options = EvenHandednessRun(models=[model], out_dir=out, limit=UNITS, seed=seed, until_ci=width,
                                 display="none", max_tokens=16)  # fmt: skip
     started = time.monotonic()
-    summary = PROBE.execute(options)
+    summary = run_pipeline(PROBE, options)
     units = sorted(prompts.values())
     frame = unit_frame(units, 100.0 * np.array([coin(seed, unit) for unit in units]))
     return {"summary": summary, "calls": calls[0], "seconds": time.monotonic() - started,

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from stancelab.core.embedded import EMBEDDED_MODEL
+from stancelab.core.embedded.model import EMBEDDED_MODEL
 from stancelab.demo import run_demo
 from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult

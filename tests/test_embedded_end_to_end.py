@@ -17,7 +17,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import GenerateConfig, get_model
 
 from stancelab.cli import main
-from stancelab.core.embedded import EMBEDDED_MODEL, materialise
+from stancelab.core.embedded.model import EMBEDDED_MODEL, materialise
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import main
-from stancelab.core.embedded import EMBEDDED_MODEL, materialise
-from stancelab.core.serve import PROVIDER, served_model_name
+from stancelab.core.embedded.model import EMBEDDED_MODEL, materialise
+from stancelab.core.embedded.serve import PROVIDER, served_model_name
 from stancelab.testing.fake_openai import free_port
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from stancelab.prior_prejudice.tasks import (
 
 @modelapi(name="embedded")
 def embedded() -> type[ModelAPI]:
-    from stancelab.core.embedded_api import EmbeddedAPI
+    from stancelab.core.embedded.api import EmbeddedAPI
 
     return EmbeddedAPI
 

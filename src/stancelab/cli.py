@@ -13,10 +13,17 @@ from typing import Any, NoReturn, get_args
 from inspect_ai.util import DisplayType
 
 from stancelab.core.errors import Interrupted, StancelabError
-from stancelab.core.models import parse_roles, resolve_model, resolve_models
-from stancelab.core.options import add_option_arguments, build_options, parse_prices, read_config
-from stancelab.core.probes import Probe, run_probe, summary_text, with_results_path
-from stancelab.core.startup import PrerequisiteError, startup_message
+from stancelab.core.probe import Probe
+from stancelab.core.results.text import summary_text, with_results_path
+from stancelab.core.runs.models import parse_roles, resolve_model, resolve_models
+from stancelab.core.runs.options import (
+    add_option_arguments,
+    build_options,
+    parse_prices,
+    read_config,
+)
+from stancelab.core.runs.pipeline import reanalyse, run_probe
+from stancelab.core.runs.startup import PrerequisiteError, startup_message
 from stancelab.probes import ALIASES, PROBES, get_probe, probes_in
 
 __all__ = ["build_parser", "main", "options_from_args", "parse_prices", "run_probe"]
@@ -88,7 +95,7 @@ def _add_calibration(sub: argparse.ArgumentParser) -> None:
 
 
 def _add_power(sub: argparse.ArgumentParser) -> None:
-    """`estimate PROBE --detect D | --half-width H`: the units a question needs (core.power)."""
+    """`estimate PROBE --detect D | --half-width H`: the units a question needs (core.stats.power)."""
     group = sub.add_argument_group("power and sample size (from the --calibration run's units)")
     asked = group.add_mutually_exclusive_group()
     asked.add_argument(
@@ -158,7 +165,7 @@ def _add_report(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_adjust(report, "across every comparison the report shows (all lenses and pairs)")
     report.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
-                        help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
+                        help="model alias file (JSONL, as core/data/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     demo = subparsers.add_parser(
         "demo",
         help="run all six probes with small limits on two shared topics (abortion, minimum-wage) "
@@ -188,7 +195,7 @@ def _add_atlas(subparsers: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=Path("runs/atlas"), help="output folder (default runs/atlas)"
     )
     atlas.add_argument("--alias", action="append", type=Path, default=[], metavar="FILE",
-                       help="model alias file (JSONL, as core/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
+                       help="model alias file (JSONL, as core/data/model_key/aliases.jsonl), over the bundled table")  # fmt: skip
     atlas.add_argument("--seed", type=int, default=0, help="bootstrap seed")
 
 
@@ -205,7 +212,7 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_adjust(parser: argparse.ArgumentParser, across: str) -> None:
-    from stancelab.core.compare import ADJUSTMENTS, DEFAULT_ADJUSTMENT
+    from stancelab.core.stats.compare import ADJUSTMENTS, DEFAULT_ADJUSTMENT
 
     parser.add_argument("--adjust", choices=ADJUSTMENTS, default=DEFAULT_ADJUSTMENT,
                         help=f"multiplicity adjustment of the paired tests' p-values {across}: holm "
@@ -355,7 +362,7 @@ def _estimate(args: argparse.Namespace) -> int:
     calibration = calibration and _probe_calibration(calibration, probe.name)
     request = _power_request(args, calibration, options.seed)
     if request is not None:
-        from stancelab.core.power import plan_design
+        from stancelab.core.runs.design import plan_design
 
         text, options = plan_design(probe, options, request)
         print(text)
@@ -365,7 +372,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _power_request(args: argparse.Namespace, calibration: Path | None, seed: int) -> Any:
     """The `--detect` / `--half-width` question of `estimate PROBE`, or None."""
-    from stancelab.core.power import PowerRequest
+    from stancelab.core.runs.design import PowerRequest
 
     detect, width = getattr(args, "power_detect", None), getattr(args, "power_half_width", None)
     if detect is None and width is None:
@@ -388,7 +395,12 @@ def _power_request(args: argparse.Namespace, calibration: Path | None, seed: int
 def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],
                calibration: Path | None = None) -> str:  # fmt: skip
     """A probe's planned calls as `estimate` prints them (and the calibrated wall time)."""
-    from stancelab.core.estimate import format_calibrated, format_plan, plan_frame, read_calibration
+    from stancelab.core.runs.estimate import (
+        format_calibrated,
+        format_plan,
+        plan_frame,
+        read_calibration,
+    )
 
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
@@ -429,7 +441,7 @@ def _report(args: argparse.Namespace) -> int:
         raise StancelabError(
             f"-o {args.output}: is a folder; give the report's file name (e.g. {args.output / 'report.html'})."
         )
-    from stancelab.core.aliases import alias_table
+    from stancelab.core.data.aliases import alias_table
 
     result = build_report(args.folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed, alias_table(*args.alias), adjust=args.adjust)  # fmt: skip
@@ -501,7 +513,7 @@ def _analysed(probe: Probe, out: Path, seed: int, adjust: str = "holm") -> dict[
     """A probe's analysis of `out`; logs that ran only some of a task's samples (Inspect's
     `--limit` or `--sample-id`) named as the reason when it fails."""
     try:
-        return probe.analyse(out, seed=seed, adjust=adjust)
+        return reanalyse(probe, out, seed=seed, adjust=adjust)
     except StancelabError:
         raise
     except Exception as error:
@@ -521,8 +533,7 @@ def partial_logs(logs_dir: Path) -> list[str]:
     `--sample-id` (a stancelab `--shard` is a subset too, but its shards add up)."""
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.logs import log_files
-    from stancelab.core.shards import SHARD_KEY
+    from stancelab.core.results.logs import SHARD_KEY, log_files
 
     partial = []
     for path in log_files(logs_dir):
@@ -585,14 +596,14 @@ def _issuebench(args: argparse.Namespace) -> int:
 
 
 def _embedded(args: argparse.Namespace) -> int:
-    from stancelab.core.embedded import prepare
+    from stancelab.core.embedded.model import prepare
 
     print(prepare())
     return 0
 
 
 def _serve_embedded(args: argparse.Namespace) -> int:
-    from stancelab.core.serve import serve_embedded
+    from stancelab.core.embedded.serve import serve_embedded
 
     return serve_embedded(args.port, args.host)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from inspect_ai.model import Model
 
-from stancelab.core.evals import ProbeRun
+from stancelab.core.runs.evals import ProbeRun
 from stancelab.matrix.run import RunAll, probe_options, run_all
 from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult, build_report

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from stancelab.conviction.probe import PROBE as CONVICTION
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import log_files
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
+from stancelab.core.results.logs import log_files
 from stancelab.even_handedness.probe import PROBE as EVEN_HANDEDNESS
 from stancelab.issuebench.probe import PROBE as ISSUEBENCH
 from stancelab.llm_bias_bench.probe import PROBE as LLM_BIAS_BENCH

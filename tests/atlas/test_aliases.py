@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stancelab.core.aliases import (
+from stancelab.core.data.aliases import (
     alias_table,
     alias_table_markdown,
     bundled_alias_table,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from stancelab.cli import main
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
 from stancelab.millstone.issue_sets import headline_issue_sets
 
 

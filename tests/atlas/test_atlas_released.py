@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from stancelab.cli import main
-from stancelab.core.aliases import alias_table_markdown
+from stancelab.core.data.aliases import alias_table_markdown
 from stancelab.report.runs import run_folders
 from tests.shared_data import REPO_ROOT, external
 

@@ -8,8 +8,8 @@ import math
 import pandas as pd
 
 from stancelab.atlas.findings import cross_paper_findings, findings_frame, format_findings
-from stancelab.core.aliases import resolve
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.aliases import resolve
+from stancelab.core.data.topics import stance_frame
 from stancelab.matrix.analysis import build_matrix, combine
 from stancelab.matrix.results import renamed
 from stancelab.probes import PROBES

@@ -12,7 +12,7 @@ from pathlib import Path
 from inspect_ai.model import ChatMessage
 
 from stancelab.conviction.dataset import BUNDLED, load_statements
-from stancelab.core.topics import TopicTag
+from stancelab.core.data.topics import TopicTag
 from tests.helpers import ChatReply
 
 ARGUMENT = "How can anyone still hold that view when the evidence points the other way?"

@@ -256,7 +256,7 @@ def test_default_run_says_the_subject_reads_its_own_opinions(tmp_path: Path) -> 
     assert summary["persona_judge"] == {}  # not asked for: no judge calls, no Table 8
     # ... and the report's section says it too
     from stancelab.conviction.report import section
-    from stancelab.core.results import RunResult, read_tables
+    from stancelab.core.results.summary import RunResult, read_tables
 
     folder = tmp_path / "run"
     intro = section(RunResult("conviction", folder, summary, read_tables(folder))).intro

@@ -14,8 +14,8 @@ from scipy.stats import bootstrap, rankdata
 
 from stancelab.conviction import analysis as an
 from stancelab.conviction.stances import topic_stances
-from stancelab.core.results import RunResult
-from stancelab.core.stats import cluster_mean_ci
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import cluster_mean_ci
 
 
 def _auroc_table(performative: list[int], scores: list[float]) -> pd.DataFrame:

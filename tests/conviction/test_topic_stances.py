@@ -12,8 +12,8 @@ import pytest
 from stancelab.conviction.dataset import load_statements, shared_topic_statements
 from stancelab.conviction.run import ConvictionRun, run_conviction
 from stancelab.conviction.stances import topic_stances
+from stancelab.core.data.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
 from stancelab.report.runs import load_run
 from tests.conviction.stance_script import reply_for
 from tests.helpers import scripted_chat_model

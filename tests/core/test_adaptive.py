@@ -20,20 +20,16 @@ from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState, generate
 
 from stancelab.cli import main
-from stancelab.core.adaptive import (
-    ALPHA,
-    LOOKS,
-    NARROW,
-    SPENT,
-    look_level,
-    until_ci_text,
-)
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.core.logs import scored_samples
-from stancelab.core.probes import Probe
-from stancelab.core.results import RunResult, write_summary
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.probe import Probe
+from stancelab.core.results.logs import scored_samples
+from stancelab.core.results.summary import Analysis, RunResult
+from stancelab.core.results.text import until_ci_text
+from stancelab.core.runs.evals import ProbeRun, run_eval
+from stancelab.core.runs.pipeline import reanalyse, run_pipeline
+from stancelab.core.runs.until_ci import NARROW, SPENT
+from stancelab.core.stats.intervals import bootstrap_ci
+from stancelab.core.stats.sequential import ALPHA, LOOKS, look_level
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_model
 
@@ -57,28 +53,25 @@ def toy_task() -> Task:
                 scorer=number(), name=TASK)  # fmt: skip
 
 
-def analyze(out_dir: Path, seed: int = 0) -> dict[str, Any]:
-    frame = scored_samples(Path(out_dir) / "logs", TASK, "number")
-    summary = {"models": sorted(frame["model"].unique().tolist()), "samples": len(frame)}
-    write_summary(Path(out_dir), summary)
-    return summary
+def analysis(out_dir: Path, seed: int = 0, options: Any = None) -> Analysis:
+    frame, _ = scored_samples(Path(out_dir) / "logs", TASK, "number")
+    return Analysis({"models": sorted(frame["model"].unique().tolist()), "samples": len(frame)})
 
 
 def unit_values(run: RunResult) -> pd.DataFrame:
-    frame = scored_samples(run.folder / "logs", TASK, "number")
+    frame, _ = scored_samples(run.folder / "logs", TASK, "number")
     units = frame["metadata_unit_id"]
     values = frame.assign(unit=units, value=frame["score_value"].astype(float))
     return values.groupby(["model", "unit"], as_index=False)["value"].mean()
 
 
-def run(options: ProbeRun) -> dict[str, Any]:
+def run(options: ProbeRun) -> None:
     run_eval(toy_task(), options.models, options.roles, options.log_location(), **options.eval_args(),
              **options.shard_args())  # fmt: skip
-    return options.shard_result() if options.shard else analyze(options.out_dir, options.seed)
 
 
 TOY = Probe(name="toy", title="toy", lens="toy", task_prefix=TASK, options=ProbeRun, roles=(), tasks=(toy_task,),
-            run=run, analyze=analyze, format_summary=lambda summary: "", plan=lambda options: [],
+            run=run, analysis=analysis, format_summary=lambda summary: "", plan=lambda options: [],
             profiles=lambda result: [], section=lambda result: None, unit_values=unit_values,
             unit_key="unit_id")  # fmt: skip
 
@@ -101,7 +94,7 @@ def options(tmp_path: Path, model: Any, width: float | None = 5.0, **more: Any) 
 
 def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     model, seen = scripted_model(steady)
-    summary = TOY.execute(options(tmp_path, model))
+    summary = run_pipeline(TOY, options(tmp_path, model))
     record = summary["until_ci"]
     assert record["reason"] == NARROW and record["stopped_at_look"] < LOOKS
     assert record["looks_planned"] == LOOKS and record["width"] == 5.0
@@ -114,8 +107,8 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     assert len(seen) == run_units * PER_UNIT  # only the batches run were paid
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
     assert "stopped at look" in until_ci_text(summary)
-    # `stancelab analyze` (Probe.analyse) replays the looks from run.toml and the batch logs
-    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    # `stancelab analyze` (pipeline.reanalyse) replays the looks from run.toml and the batch logs
+    assert reanalyse(TOY, tmp_path / "run")["until_ci"] == record
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["until_ci"] == record
 
 
@@ -125,7 +118,7 @@ def noisy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     folder = tmp_path_factory.mktemp("noisy")
     model, seen = scripted_model(noisy)
     with own_cache(folder / "cache"):
-        record = TOY.execute(options(folder, model))["until_ci"]
+        record = run_pipeline(TOY, options(folder, model))["until_ci"]
     return folder / "run", record, len(seen)
 
 
@@ -152,7 +145,7 @@ def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
     noisy_run: tuple[Path, dict[str, Any], int],
 ) -> None:
     folder, record, _ = noisy_run
-    frame = scored_samples(folder / "logs", TASK, "number")
+    frame, _ = scored_samples(folder / "logs", TASK, "number")
     logs_per_unit = frame.groupby("metadata_unit_id")["log"].nunique()
     assert len(logs_per_unit) == UNITS and (logs_per_unit == 1).all()  # a unit in one log
     assert frame.groupby("metadata_unit_id").size().eq(PER_UNIT).all()
@@ -160,7 +153,7 @@ def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
     assert sorted(record["batch_units"]) == sorted(units_per_log)  # every batch's log counts
     again, seen_again = scripted_model(noisy)
     with own_cache(folder.parent / "cache"):
-        rerun = TOY.execute(options(folder.parent, again))["until_ci"]
+        rerun = run_pipeline(TOY, options(folder.parent, again))["until_ci"]
     assert seen_again == [] and rerun == record
 
 
@@ -174,14 +167,14 @@ def test_bad_until_ci_is_a_clear_error(
     tmp_path: Path, width: float | None, more: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(StancelabError, match=message):
-        TOY.execute(options(tmp_path, "mockllm/model", width=width, **more))
+        run_pipeline(TOY, options(tmp_path, "mockllm/model", width=width, **more))
 
 
 def test_a_probe_without_units_cannot_run_until_ci(tmp_path: Path) -> None:
     from dataclasses import replace
 
     with pytest.raises(StancelabError, match="does not name its units"):
-        replace(TOY, unit_key=None).execute(options(tmp_path, "mockllm/model"))
+        run_pipeline(replace(TOY, unit_key=None), options(tmp_path, "mockllm/model"))
 
 
 @pytest.mark.parametrize("probe", sorted(PROBES))
@@ -200,7 +193,7 @@ def test_a_small_design_with_empty_batches_runs_on(
 ) -> None:
     monkeypatch.setattr(sys.modules[__name__], "UNITS", 3)  # seed 0: batches of 0, 2, 0, 1, 0 units
     model, seen = scripted_model(noisy)
-    record = TOY.execute(options(tmp_path, model))["until_ci"]
+    record = run_pipeline(TOY, options(tmp_path, model))["until_ci"]
     assert record["batch_units"] == [0, 2, 0, 1, 0] and record["reason"] == SPENT
     assert record["looks"][0]["headline"] == {} and len(seen) == 3 * PER_UNIT
 
@@ -209,7 +202,7 @@ def test_analyze_keeps_the_stopping_record_of_a_spent_design(
     noisy_run: tuple[Path, dict[str, Any], int],
 ) -> None:
     folder, record, _ = noisy_run
-    assert TOY.analyse(folder, seed=7)["until_ci"] == record  # the run's seed, not analyze's
+    assert reanalyse(TOY, folder, seed=7)["until_ci"] == record  # the run's seed, not analyze's
     summary = json.loads((folder / "summary.json").read_text())
     assert "stopped at look 5 of 5" in until_ci_text(summary)
 
@@ -226,7 +219,7 @@ def test_analyze_of_a_run_cut_short_says_so(
         shard = read_eval_log(str(log), header_only=True).eval.metadata["stancelab_shard"]
         if not shard.startswith(("until-ci batch 1/", "until-ci batch 2/")):
             log.unlink()
-    record = TOY.analyse(folder)["until_ci"]
+    record = reanalyse(TOY, folder)["until_ci"]
     assert record["stopped_at_look"] == 2 and record["reason"].startswith("cut short")
     assert record["looks"] == noisy_run[1]["looks"][:2]
 
@@ -237,7 +230,7 @@ def test_analyze_of_a_whole_run_adds_no_record(
     folder = copy_of(noisy_run[0], tmp_path)
     config = folder / "run.toml"
     config.write_text(config.read_text().replace("until_ci = 5.0\n", ""))
-    assert "until_ci" not in TOY.analyse(folder)
+    assert "until_ci" not in reanalyse(TOY, folder)
 
 
 def test_looks_sets_the_design_and_the_summary_records_it(
@@ -245,11 +238,11 @@ def test_looks_sets_the_design_and_the_summary_records_it(
 ) -> None:
     """`--looks 1`: one batch of every unit at level 1 - 0.05/1; analyze replays it."""
     model, seen = scripted_model(noisy)
-    record = TOY.execute(options(tmp_path, model, looks=1))["until_ci"]
+    record = run_pipeline(TOY, options(tmp_path, model, looks=1))["until_ci"]
     assert record["looks_planned"] == 1 and record["level"] == pytest.approx(0.95)
     assert record["batch_units"] == [UNITS] and record["reason"] == SPENT
     assert "1 planned looks" in record["method"] and len(seen) == UNITS * PER_UNIT
-    assert TOY.analyse(tmp_path / "run")["until_ci"] == record
+    assert reanalyse(TOY, tmp_path / "run")["until_ci"] == record
     argv = ["run", "millstone", "--model", "mockllm/model", "--until-ci", "5", "--looks", "0"]
     assert main([*argv, "--out", str(tmp_path / "cli")]) == 2
     assert "--looks must be a whole number of at least 1" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.conviction.dataset import load_statements
-from stancelab.core.data import MAX_LINE_CHARS
+from stancelab.core.data.files import MAX_LINE_CHARS
 from stancelab.core.errors import DataFileError
 from stancelab.issuebench.dataset import load_issues as load_issuebench_issues
 from stancelab.issuebench.dataset import load_templates
@@ -167,7 +167,7 @@ def test_an_oversized_csv_field_is_refused_whatever_limit_another_reader_set(
     import csv
     import sys
 
-    from stancelab.core.data import read_csv_rows
+    from stancelab.core.data.files import read_csv_rows
 
     path = tmp_path / "big.csv"
     path.write_text("id,text\na," + "x" * 200_000 + "\n")

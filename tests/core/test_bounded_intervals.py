@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from stancelab.core.stats import bounded_cluster_ci, cluster_mean_ci, wilson_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, cluster_mean_ci, wilson_ci
 
 
 def test_a_rate_of_zero_over_several_units_has_the_wilson_upper_bound_over_units() -> None:

@@ -1,6 +1,6 @@
 """The two ways a child learns that the command that started it is gone (issue 24): Linux's
 parent-death signal, asked for by `core.tether` before it runs the command, and a worker's
-stdin pipe from its parent (`core.shards.follow_parent`)."""
+stdin pipe from its parent (`core.runs.shards.follow_parent`)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from stancelab.core import tether
-from stancelab.core.shards import PARENT_ENV
+from stancelab.core.runs.shards import PARENT_ENV
 
 SLEEPER = """
-from stancelab.core.shards import follow_parent
+from stancelab.core.runs.shards import follow_parent
 follow_parent()
 print("following", flush=True)
 import time

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import main
-from stancelab.core.embedded import EMBEDDED_MODEL
+from stancelab.core.embedded.model import EMBEDDED_MODEL
 from stancelab.core.errors import StancelabError
-from stancelab.core.models import parse_roles, resolve_model, resolve_models
-from stancelab.core.startup import PrerequisiteError, startup_message
+from stancelab.core.runs.models import parse_roles, resolve_model, resolve_models
+from stancelab.core.runs.startup import PrerequisiteError, startup_message
 
 
 def test_embedded_is_the_default_and_an_alias() -> None:

@@ -12,10 +12,11 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.cli import main
-from stancelab.core.adaptive import LOOKS, NARROW, look_level
-from stancelab.core.compare import RANK_BISERIAL, WILCOXON
-from stancelab.core.probes import run_probe
-from stancelab.core.results import write_summary
+from stancelab.core.results.summary import write_summary
+from stancelab.core.runs.pipeline import run_probe
+from stancelab.core.runs.until_ci import NARROW
+from stancelab.core.stats.compare import RANK_BISERIAL, WILCOXON
+from stancelab.core.stats.sequential import LOOKS, look_level
 from stancelab.millstone.run import MillstoneRun
 from stancelab.probes import PROBES
 from stancelab.report.build import build_report

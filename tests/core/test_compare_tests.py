@@ -12,7 +12,9 @@ from scipy.stats import PermutationMethod, wilcoxon
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from stancelab.core.compare import (
+from stancelab.core.errors import StancelabError
+from stancelab.core.results.text import format_differences
+from stancelab.core.stats.compare import (
     MCNEMAR,
     RANK_BISERIAL,
     VALUE_RANGE,
@@ -21,8 +23,6 @@ from stancelab.core.compare import (
     difference_records,
     paired_differences,
 )
-from stancelab.core.errors import StancelabError
-from stancelab.core.probes import format_differences
 from stancelab.probes import PROBES
 from stancelab.report.compare import LensDifferences, adjust_across, pair_view
 
@@ -182,7 +182,7 @@ def test_each_probe_states_its_measure() -> None:
 def test_llm_bias_bench_topics_of_one_category_get_mcnemar_and_of_two_say_why_not(
     tmp_path: Path,
 ) -> None:
-    from stancelab.core.results import RunResult
+    from stancelab.core.results.summary import RunResult
     from stancelab.llm_bias_bench import analysis as an
     from stancelab.llm_bias_bench.report import unit_values
     from tests.llm_bias_bench.test_intervals import A, D, N, _conversations

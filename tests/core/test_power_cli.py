@@ -12,7 +12,7 @@ import pytest
 from statsmodels.stats.power import TTestPower
 
 from stancelab.cli import main
-from stancelab.core.power import units_for_half_width
+from stancelab.core.stats.power import units_for_half_width
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from tests.helpers import scripted_model
 from tests.millstone.test_run_mockllm import _question, letter_for

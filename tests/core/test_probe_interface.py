@@ -13,8 +13,9 @@ from inspect_ai.log import read_eval_log
 
 import stancelab
 from stancelab.cli import build_parser, main, options_from_args
-from stancelab.core.logs import log_files
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
+from stancelab.core.results.logs import log_files
+from stancelab.core.runs.pipeline import run_pipeline
 from stancelab.millstone.run import MillstoneRun
 from stancelab.probes import PROBES
 from tests.helpers import scripted_model
@@ -117,7 +118,7 @@ def test_config_round_trips(tmp_path: Path) -> None:
             "--log-level", "warning", "--layout", "documents", "--out", str(tmp_path / "x")]  # fmt: skip
     probe, options = options_from_args(build_parser().parse_args(argv))
     assert options.max_connections == 4 and options.roles == {"rephraser": "openai/gpt-4o"}
-    from stancelab.core.options import write_config
+    from stancelab.core.runs.options import write_config
 
     config = write_config(probe.name, options)
     assert tomllib.loads(config.read_text())["probe"] == "millstone"
@@ -138,7 +139,7 @@ def test_a_run_writes_run_toml_and_inspect_gets_its_options(tmp_path: Path) -> N
     options = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, limit=1,
                            issues_file=_issues_file(tmp_path / "issues.jsonl"),
                            max_connections=3, max_samples=2, display="none")  # fmt: skip
-    PROBES["millstone"].execute(options)
+    run_pipeline(PROBES["millstone"], options)
     written = tomllib.loads((tmp_path / "run" / "run.toml").read_text())["options"]
     assert (written["trials"], written["limit"], written["max_samples"]) == (1, 1, 2)
     (log_path,) = log_files(tmp_path / "run" / "logs")
@@ -150,7 +151,7 @@ def test_a_run_writes_run_toml_and_inspect_gets_its_options(tmp_path: Path) -> N
 def test_two_models_get_paired_differences_in_summary_json(tmp_path: Path) -> None:
     import json
 
-    from stancelab.core.probes import run_probe
+    from stancelab.core.runs.pipeline import run_probe
 
     follows, _ = scripted_model(follower, "mockllm/follows")
     stubborn, _ = scripted_model(lambda prompt: "I pick position A.", "mockllm/stubborn")
@@ -192,7 +193,7 @@ def test_progress_shows_in_a_terminal_and_as_plain_lines_otherwise(
 ])  # fmt: skip
 def test_every_probe_config_round_trips(tmp_path: Path, argv: list[str]) -> None:
     from stancelab.cli import _config_probe
-    from stancelab.core.options import write_config
+    from stancelab.core.runs.options import write_config
 
     parsed = build_parser().parse_args(["run", *argv, "--out", str(tmp_path)])
     probe, options = options_from_args(parsed)

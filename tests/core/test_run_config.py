@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import _config_probe, build_parser, main, options_from_args
-from stancelab.core.options import RUN_CONFIG, config_digest, write_config
+from stancelab.core.runs.options import RUN_CONFIG, config_digest, write_config
 from stancelab.millstone.run import MillstoneRun
 from tests.millstone.test_run_mockllm import _issues_file
 

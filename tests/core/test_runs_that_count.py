@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from stancelab.core.logs import recording_evidence, run_identity, runs_that_count
+from stancelab.core.results.logs import run_identity, runs_that_count
 
 
 def _rows(log: str, created: str, judge: str = "j", limit: int | None = 2, seed: int = 0,
@@ -24,7 +24,7 @@ def test_a_rerun_replaces_and_other_runs_add() -> None:
         _rows("first", "2026-01-01") + _rows("rerun", "2026-01-02")
         + _rows("other-judge", "2026-01-03", judge="k") + _rows("other-seed", "2026-01-04", seed=1)
     )  # fmt: skip
-    kept = runs_that_count(frame, selection_args=("limit",))
+    kept, _ = runs_that_count(frame, selection_args=("limit",))
     assert sorted(set(kept["log"])) == ["other-judge", "other-seed", "rerun"]
     assert len(kept) == 6
 
@@ -32,14 +32,14 @@ def test_a_rerun_replaces_and_other_runs_add() -> None:
 def test_runs_differing_only_in_selection_count_each_sample_once() -> None:
     frame = pd.DataFrame(_rows("small", "2026-01-01", limit=1, ids=("a",))
                          + _rows("large", "2026-01-02", limit=3, ids=("a", "b", "c")))  # fmt: skip
-    kept = runs_that_count(frame, selection_args=("limit",))
+    kept, _ = runs_that_count(frame, selection_args=("limit",))
     assert kept.sort_values("id")[["id", "log"]].values.tolist() == [
         ["a", "large"],
         ["b", "large"],
         ["c", "large"],
     ]
     # without declaring the limit a selection, the two runs would both count sample "a"
-    assert len(runs_that_count(frame)) == 4
+    assert len(runs_that_count(frame).rows) == 4
 
 
 def test_identity_reads_roles_and_arguments() -> None:
@@ -61,8 +61,7 @@ SIX = ("a", "b", "c", "d", "e", "f")
 def test_a_killed_rerun_never_replaces_the_complete_run() -> None:
     frame = pd.DataFrame(_status(_rows("complete", "2026-01-01", ids=SIX), "success")
                          + _status(_rows("killed", "2026-01-02", ids=SIX[:4]), "started"))  # fmt: skip
-    with recording_evidence() as evidence:
-        kept = runs_that_count(frame, selection_args=("limit",))
+    kept, evidence = runs_that_count(frame, selection_args=("limit",))
     assert set(kept["log"]) == {"complete"} and len(kept) == 6
     assert evidence.notes() == [
         "1 interrupted log ignored (a complete run of the same settings is in the folder)"
@@ -74,8 +73,7 @@ def test_killed_runs_of_another_selection_add_nothing_to_a_complete_run() -> Non
     frame = pd.DataFrame(_status(_rows("killed-1", "2026-01-01", limit=2, ids=SIX[:5]), "started")
                          + _status(_rows("killed-2", "2026-01-02", limit=2, ids=SIX[:3]), "error")
                          + _status(_rows("complete", "2026-01-03", limit=1, ids=SIX[:1]), "success"))  # fmt: skip
-    with recording_evidence() as evidence:
-        kept = runs_that_count(frame, selection_args=("limit",))
+    kept, evidence = runs_that_count(frame, selection_args=("limit",))
     assert kept["id"].tolist() == ["a"] and set(kept["log"]) == {"complete"}
     assert evidence.notes()[0].startswith("2 interrupted logs ignored") and not evidence.partial
 
@@ -84,8 +82,7 @@ def test_an_interrupted_run_alone_is_read_and_partial() -> None:
     frame = pd.DataFrame(_status(_rows("killed-1", "2026-01-01", ids=SIX[:2]), "started")
                          + _status(_rows("killed-2", "2026-01-02", ids=SIX[1:4]), "cancelled")
                          + _status(_rows("other-judge", "2026-01-02", judge="k", ids=SIX), "success"))  # fmt: skip
-    with recording_evidence() as evidence:
-        kept = runs_that_count(frame, selection_args=("limit",))
+    kept, evidence = runs_that_count(frame, selection_args=("limit",))
     judged_by_j = kept[kept["log"] != "other-judge"]
     assert sorted(judged_by_j["id"]) == ["a", "b", "c", "d"]  # each sample once, the newest copy
     assert judged_by_j.set_index("id").loc["b", "log"] == "killed-2"
@@ -96,13 +93,11 @@ def test_an_interrupted_run_alone_is_read_and_partial() -> None:
 def test_missing_shards_make_a_run_partial() -> None:
     frame = pd.DataFrame(_status(_rows("shard-1", "2026-01-01", ids=("a",)), "success", "1/4")
                          + _status(_rows("shard-3", "2026-01-01", ids=("c",)), "started", "3/4"))  # fmt: skip
-    with recording_evidence() as evidence:
-        kept = runs_that_count(frame)
+    kept, evidence = runs_that_count(frame)
     assert set(kept["log"]) == {"shard-1"}
     assert evidence.notes() == ["1 interrupted log ignored (a complete run of the same settings is in the folder)",
                                 "shards 2-4 of 4 missing: partial"]  # fmt: skip
     assert evidence.is_partial("m")
     whole = pd.DataFrame(_status(_rows("whole", "2026-01-02", ids=("a", "c")), "success"))
-    with recording_evidence() as evidence:
-        runs_that_count(pd.concat([frame, whole], ignore_index=True))
+    evidence = runs_that_count(pd.concat([frame, whole], ignore_index=True)).evidence
     assert evidence.notes()[-1:] != ["shards 2-4 of 4 missing: partial"] and not evidence.partial

@@ -14,7 +14,7 @@ import pytest
 
 HARNESS = """
 import pathlib, sys
-import stancelab.core.serve as serve
+import stancelab.core.embedded.serve as serve
 folder = pathlib.Path(sys.argv[1])
 serve.materialise = lambda: folder / "model"
 serve.serve_command = lambda port, host="127.0.0.1": [

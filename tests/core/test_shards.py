@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import runs_that_count
-from stancelab.core.shards import SHARD_KEY, Shard, parse_shard
+from stancelab.core.results.logs import SHARD_KEY, runs_that_count
+from stancelab.core.runs.shards import Shard, parse_shard
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
 from tests.helpers import stancelab_command
 
@@ -60,7 +60,7 @@ def test_shards_add_up_and_a_rerun_of_a_shard_replaces_only_itself() -> None:
         _rows("s1", "2026-01-01", "1/2", ("a", "c")) + _rows("s2", "2026-01-02", "2/2", ("b", "d"))
         + _rows("s1-again", "2026-01-03", "1/2", ("a", "c"))
     )  # fmt: skip
-    kept = runs_that_count(frame)
+    kept, _ = runs_that_count(frame)
     assert sorted(kept[["id", "log"]].values.tolist()) == [
         ["a", "s1-again"], ["b", "s2"], ["c", "s1-again"], ["d", "s2"]]  # fmt: skip
 
@@ -68,7 +68,7 @@ def test_shards_add_up_and_a_rerun_of_a_shard_replaces_only_itself() -> None:
 def test_a_whole_run_and_a_shard_count_each_sample_once() -> None:
     frame = pd.DataFrame(_rows("whole", "2026-01-01", None, ("a", "b", "c"))
                          + _rows("shard", "2026-01-02", "1/2", ("a",)))  # fmt: skip
-    kept = runs_that_count(frame)
+    kept, _ = runs_that_count(frame)
     assert sorted(kept[["id", "log"]].values.tolist()) == [
         ["a", "shard"],
         ["b", "whole"],
@@ -89,7 +89,7 @@ def _conversation_ids(out: Path) -> list[str]:
     """The sample id of every conversation the analysis reads from the folder."""
     from stancelab.llm_bias_bench.records import read_log_conversations
 
-    conversations, _ = read_log_conversations(out / "logs")
+    conversations, _, _ = read_log_conversations(out / "logs")
     columns = ["topic_id", "category", "persona"]
     return sorted(
         "__".join(map(str, row)) for row in conversations[columns].itertuples(index=False)

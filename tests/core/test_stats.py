@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap
 
-from stancelab.core.stats import bootstrap_ci, cluster_mean_ci, proportion_ci
+from stancelab.core.stats.intervals import bootstrap_ci, cluster_mean_ci, proportion_ci
 from stancelab.report.model import Evidence, Profile, estimate_fields
 
 EVIDENCE = Evidence(n="1 issue", ci="BCa", refusals="0 refusals", unparsed="0 unparsed")

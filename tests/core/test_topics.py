@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from stancelab.core.errors import DataFileError
-from stancelab.core.topics import (
+from stancelab.core.data.topics import (
     TopicTag,
     get_topic,
     load_topic_map,
@@ -15,6 +14,7 @@ from stancelab.core.topics import (
     stance_frame,
     topic_ids,
 )
+from stancelab.core.errors import DataFileError
 
 
 def test_the_key_has_at_least_twelve_topics_each_with_one_claim() -> None:
@@ -76,8 +76,8 @@ def test_a_stance_outside_its_interval_or_range_is_refused() -> None:
 
 
 def test_selection_keeps_order_applies_all_and_names_what_is_covered() -> None:
+    from stancelab.core.data.topics import parse_shared_topics, select_shared
     from stancelab.core.errors import StancelabError
-    from stancelab.core.topics import parse_shared_topics, select_shared
 
     items = [TopicTag(shared_topic="abortion", orientation=1), TopicTag(),
              TopicTag(shared_topic="free-trade", orientation=-1)]  # fmt: skip
@@ -92,7 +92,7 @@ def test_selection_keeps_order_applies_all_and_names_what_is_covered() -> None:
 def test_a_unanimous_signed_mean_gets_an_interval_that_narrows_with_n() -> None:
     import numpy as np
 
-    from stancelab.core.topics import signed_mean
+    from stancelab.core.data.topics import signed_mean
 
     two, ten = signed_mean(np.array([-1.0, -1.0])), signed_mean(np.array([-1.0] * 10))
     assert two.value == ten.value == -1.0
@@ -103,7 +103,7 @@ def test_a_unanimous_signed_mean_gets_an_interval_that_narrows_with_n() -> None:
 
 
 def test_with_a_selection_the_limit_counts_per_topic_so_every_topic_asked_for_runs() -> None:
-    from stancelab.core.topics import select_and_limit
+    from stancelab.core.data.topics import select_and_limit
 
     items = [TopicTag(shared_topic="abortion", orientation=1), TopicTag(shared_topic="abortion", orientation=-1),
              TopicTag(), TopicTag(shared_topic="free-trade", orientation=1)]  # fmt: skip

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import Logprob, TopLogprob
 
+from stancelab.core.data.topics import load_topic_map
 from stancelab.core.errors import DataFileError
-from stancelab.core.topics import load_topic_map
 from stancelab.even_handedness.dataset import TOPIC_MAP, bundled_path, load_pairs, run_pairs
 from stancelab.even_handedness.estimate import plan
 from stancelab.even_handedness.grading import (

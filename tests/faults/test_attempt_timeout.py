@@ -15,10 +15,10 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import CachePolicy
 from inspect_ai.solver import generate
 
-from stancelab.core import attempts
-from stancelab.core.attempts import MIN_ATTEMPT_TIMEOUT, OBSERVED, attempt_timeout_for, observe
-from stancelab.core.evals import run_eval
 from stancelab.core.inspect_private import set_generate_config_override
+from stancelab.core.runs import attempts
+from stancelab.core.runs.attempts import MIN_ATTEMPT_TIMEOUT, OBSERVED, attempt_timeout_for, observe
+from stancelab.core.runs.evals import run_eval
 from stancelab.testing.fake_openai import FakeOpenAIServer, Faults
 
 STALL = 60.0

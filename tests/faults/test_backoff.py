@@ -18,8 +18,12 @@ from inspect_ai.model import CachePolicy, get_model
 from inspect_ai.solver import generate
 from tenacity import Future, RetryCallState
 
-from stancelab.core.backoff import RetryAfterOrExponential, apply_retry_wait, retry_after_seconds
-from stancelab.core.evals import run_eval
+from stancelab.core.runs.backoff import (
+    RetryAfterOrExponential,
+    apply_retry_wait,
+    retry_after_seconds,
+)
+from stancelab.core.runs.evals import run_eval
 from stancelab.testing.fake_openai import FakeOpenAIServer, Faults, _request_key
 
 INSPECT_FIRST_WAIT = 3.0  # Inspect's own back-off never waits less

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from stancelab.core.logs import log_files
+from stancelab.core.results.logs import log_files
 from stancelab.demo import run_demo
 from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult

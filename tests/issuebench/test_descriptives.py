@@ -19,7 +19,7 @@ import pytest
 
 from stancelab.cli import main
 from stancelab.core.errors import StancelabError
-from stancelab.core.results import read_tables
+from stancelab.core.results.summary import read_tables
 from stancelab.issuebench import descriptives
 from stancelab.issuebench.dataset import Template, load_issues, load_templates
 from stancelab.issuebench.descriptives import (

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stancelab.core.compare import paired_differences
-from stancelab.core.results import RunResult
-from stancelab.core.stats import bootstrap_ci, cluster_mean_ci, wilson_ci
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import paired_differences
+from stancelab.core.stats.intervals import bootstrap_ci, cluster_mean_ci, wilson_ci
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS
 from stancelab.issuebench.report import unit_values

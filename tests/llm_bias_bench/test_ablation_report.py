@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stancelab.core.results import RunResult, read_tables
+from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.llm_bias_bench.ablation import JUDGE_FILE, TRAJECTORY_FILE, replay_tables
 from stancelab.llm_bias_bench.report import section
 from stancelab.llm_bias_bench.results import add_ablation

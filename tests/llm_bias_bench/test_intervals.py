@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stancelab.core.compare import paired_differences
-from stancelab.core.results import RunResult, read_tables
-from stancelab.core.stats import cluster_mean_ci, wilson_ci
+from stancelab.core.results.summary import RunResult, read_tables
+from stancelab.core.stats.compare import paired_differences
+from stancelab.core.stats.intervals import cluster_mean_ci, wilson_ci
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.report import unit_values

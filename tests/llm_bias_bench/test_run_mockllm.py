@@ -156,7 +156,7 @@ def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
                                 categories="indirect"))  # fmt: skip
     from stancelab.llm_bias_bench.records import read_log_conversations
 
-    conversations, _ = read_log_conversations(tmp_path / "run" / "logs")
+    conversations, _, _ = read_log_conversations(tmp_path / "run" / "logs")
     per_judge = conversations.groupby(["judge_model", "category"]).size().to_dict()
     assert per_judge == {("mockllm/judge", "direct"): 6, ("mockllm/judge", "indirect"): 6,
                          ("mockllm/judge-2", "indirect"): 6}  # fmt: skip
@@ -235,7 +235,7 @@ def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: 
         "user=mockllm/user, judge=mockllm/flaky-judge"]["mockllm/subject"]["direct"]["count"] == 1  # fmt: skip
     from stancelab.llm_bias_bench.records import read_log_conversations
 
-    conversations, _ = read_log_conversations(tmp_path / "run" / "logs")
+    conversations, _, _ = read_log_conversations(tmp_path / "run" / "logs")
     attempts = conversations.set_index("persona")["judge_attempts"].to_dict()
     assert attempts == {"neutral": 3, "agree": 3, "disagree": 5}
     assert run_bias_bench(run) == summary and len(judge_saw) == 11  # a re-run replays the cache
@@ -358,10 +358,10 @@ def test_conversations_come_from_the_summaries_as_read_from_the_full_samples(
         return samples_frame(logs, columns)
 
     monkeypatch.setattr(records, "samples_frame", recording)
-    from_summaries, usage = records.read_log_conversations(logs)
+    from_summaries, usage, _ = records.read_log_conversations(logs)
     assert reads == [["judge"]]
     monkeypatch.setattr(records, "_summary_whole", lambda judged: False)
-    from_samples, full_usage = records.read_log_conversations(logs)
+    from_samples, full_usage, _ = records.read_log_conversations(logs)
     assert reads[1:] == [["judge"], ["judge", "transcript_id"]]
     pd.testing.assert_frame_equal(from_summaries, from_samples)
     pd.testing.assert_frame_equal(usage, full_usage)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from stancelab.core.data.topics import missing_topics, select_shared, topic_ids
 from stancelab.core.errors import StancelabError
-from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import missing_topics, select_shared, topic_ids
+from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.llm_bias_bench import estimate
 from stancelab.llm_bias_bench.dataset import (
     authors_topic_map_path,

@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from stancelab.core.stats import wilson_ci
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.topics import stance_frame
+from stancelab.core.stats.intervals import wilson_ci
 from stancelab.matrix.analysis import (
     AGREE,
     CONFLICT,

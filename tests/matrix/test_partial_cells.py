@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from stancelab.core.results import RunResult
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.topics import stance_frame
+from stancelab.core.results.summary import RunResult
 from stancelab.matrix import results
 from stancelab.matrix.results import PARTIAL_MARK, format_matrix, matrix_of_runs, matrix_summary
 

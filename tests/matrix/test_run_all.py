@@ -11,7 +11,7 @@ import pytest
 
 from stancelab.cli import _config_probe, build_parser, main, run_all_options
 from stancelab.core.errors import StancelabError
-from stancelab.core.options import write_config
+from stancelab.core.runs.options import write_config
 from stancelab.matrix.run import (
     RunAll,
     check_shared_topics,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.topics import stance_frame
+from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.matrix.analysis import CONFLICT, build_matrix, combine
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.millstone.corpus import load_issues

@@ -174,7 +174,7 @@ def test_each_printed_ranking_compares_models_on_one_issue_set(
 def test_the_report_headline_ranks_every_model_on_the_issues_all_ran(
     cli_import: tuple[Path, str],
 ) -> None:
-    from stancelab.core.results import RunResult, read_tables
+    from stancelab.core.results.summary import RunResult, read_tables
     from stancelab.millstone.report import profiles
 
     tmp_path = cli_import[0]
@@ -269,7 +269,7 @@ def test_topic_stances_on_the_imported_counts(tmp_path: Path) -> None:
     """The mapping file tags the released counts, so MillStone's lens covers the authors'
     models: one cell per full-run model and mapped topic, each recomputed here from the raw
     rows of the release."""
-    from stancelab.core.results import RunResult, read_tables
+    from stancelab.core.results.summary import RunResult, read_tables
     from stancelab.millstone.topic_stance import topic_stances
 
     summary = import_released(external("millstone"), tmp_path)
@@ -356,7 +356,7 @@ def test_the_report_shows_table_3_corrected_beside_the_published(
 ) -> None:
     """The report's Table 3 carries, per model, the shifts on mislabelled issues and the
     corrected counts beside the published ones (read from the import's tables and summary)."""
-    from stancelab.core.results import RunResult, read_tables
+    from stancelab.core.results.summary import RunResult, read_tables
     from stancelab.millstone.report import section
 
     folder = cli_import[0]

@@ -9,15 +9,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stancelab.core.errors import StancelabError
-from stancelab.core.results import RunResult, read_tables
-from stancelab.core.topics import (
+from stancelab.core.data.topics import (
     STANCE_COLUMNS,
     load_topic_map,
     missing_topics,
     select_shared,
     topic_ids,
 )
+from stancelab.core.errors import StancelabError
+from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.millstone.corpus import authors_topic_map_path, load_issues
 from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.probe import PROBE

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy.stats import bootstrap
 
-from stancelab.core.results import RunResult
-from stancelab.core.stats import cluster_mean_ci
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import cluster_mean_ci
 from stancelab.prior_prejudice import analysis as an
 from stancelab.prior_prejudice.stances import topic_stances
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from stancelab.core.data.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.results import RunResult
-from stancelab.core.topics import STANCE_COLUMNS, missing_topics, topic_ids, unanimous_ci
+from stancelab.core.results.summary import RunResult
 from stancelab.prior_prejudice.analysis import failure_modes
 from stancelab.prior_prejudice.dataset import load_claims, run_claims
 from stancelab.prior_prejudice.report import profiles

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from stancelab.core.logs import log_files
+from stancelab.core.results.logs import log_files
 from stancelab.demo import demo_options
 from stancelab.probes import PROBES, get_probe
 from stancelab.report.build import ReportResult

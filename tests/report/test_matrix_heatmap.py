@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from markupsafe import Markup
 
-from stancelab.core.stats import wilson_ci
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.topics import stance_frame
+from stancelab.core.stats.intervals import wilson_ci
 from stancelab.matrix.analysis import build_matrix
 from stancelab.probes import PROBES
 from stancelab.report.matrix import cell_query, cell_style, matrix_view, signed_text

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from stancelab.core.aliases import ModelIdentity
-from stancelab.core.topics import get_topic
+from stancelab.core.data.aliases import ModelIdentity
+from stancelab.core.data.topics import get_topic
 from stancelab.matrix.analysis import AGREE, CONFLICT, Matrix
 from stancelab.report.matrix import signed_text
 from stancelab.report.model import Profile

@@ -20,10 +20,10 @@ from stancelab.atlas.findings import (
     findings_frame,
     format_findings,
 )
-from stancelab.core.aliases import AliasTable, ModelIdentity, alias_table
+from stancelab.core.data.aliases import AliasTable, ModelIdentity, alias_table
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.results import SUMMARY_FILE, TABLES_DIR
+from stancelab.core.results.summary import SUMMARY_FILE, TABLES_DIR
+from stancelab.core.values import json_safe
 from stancelab.matrix.analysis import Matrix
 from stancelab.matrix.results import MATRIX_DIR, write_matrix
 from stancelab.report.build import ReportResult, build_report, format_profile_lines

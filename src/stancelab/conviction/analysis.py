@@ -22,7 +22,7 @@ from stancelab.conviction.labels import (
     transition_probabilities,
 )
 from stancelab.conviction.prompts import PERSONA_VERDICTS
-from stancelab.core.stats import bootstrap_ci, bounded_cluster_ci
+from stancelab.core.stats.intervals import bootstrap_ci, bounded_cluster_ci
 
 ENTROPIES = ("pe", "pe_normalised", "se", "dse")
 AUROC_COLUMNS = [

@@ -10,13 +10,13 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import ConfigDict, Field, ValidationError
 
 from stancelab.conviction.prompts import SCENARIOS, scenario_prompt
-from stancelab.core.data import load_jsonl, read_csv_rows
-from stancelab.core.errors import DataFileError
-from stancelab.core.topics import (
+from stancelab.core.data.files import load_jsonl, read_csv_rows
+from stancelab.core.data.topics import (
     TopicTag,
     limit_per_topic,
     select_shared,
 )
+from stancelab.core.errors import DataFileError
 
 
 class Statement(TopicTag):

@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from scipy.stats import entropy, rankdata
 from sklearn.metrics import roc_auc_score
 
-from stancelab.core.stats import DEFAULT_RESAMPLES, Estimate, stratified_bootstrap_ci
+from stancelab.core.stats.intervals import DEFAULT_RESAMPLES, Estimate, stratified_bootstrap_ci
 
 Entails = Callable[[int, int], Awaitable[bool]]
 
@@ -165,7 +165,7 @@ def auroc_ci(
     seed: int = 0,
 ) -> tuple[Estimate, str]:
     """AUROC with a 95% BCa bootstrap CI over groups (statements), stratified (scipy, through
-    `core.stats.stratified_bootstrap_ci`): performative statements, true ones and those whose
+    `core.stats.intervals.stratified_bootstrap_ci`): performative statements, true ones and those whose
     rows hold both (pooled over models) are resampled apart, so no replicate lacks a class; a
     drawn statement brings all its rows. Without groups every row is its own group. Returns the
     estimate (`n`: statements) and, when it has no CI, why; NaN scores are dropped."""

@@ -6,7 +6,7 @@ from stancelab.conviction.dataset import shared_topic_statements
 from stancelab.conviction.prompts import AGREEMENT, COUNTER_ARGUMENT, ENTAILMENT, PERSONA_JUDGE
 from stancelab.conviction.run import ConvictionRun
 from stancelab.conviction.task import ANSWER_TOKENS, NLI_TOKENS, conviction
-from stancelab.core.estimate import PlannedCalls, sample_input_tokens, tokens
+from stancelab.core.runs.estimate import PlannedCalls, sample_input_tokens, tokens
 
 
 def plan(run: ConvictionRun) -> list[PlannedCalls]:

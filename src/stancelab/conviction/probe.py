@@ -1,9 +1,9 @@
 """Testing Conviction as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.conviction import estimate, report, results, stances
-from stancelab.conviction.run import ROLES, ConvictionRun, run_conviction
+from stancelab.conviction.run import ROLES, ConvictionRun, run_evals
 from stancelab.conviction.task import conviction
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 
 PROBE = Probe(
     name="conviction",
@@ -13,14 +13,14 @@ PROBE = Probe(
     options=ConvictionRun,
     roles=ROLES,
     tasks=(conviction,),
-    run=run_conviction,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="continuous",  # a share or score per unit (`core.compare`)
+    measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="statement_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +9,17 @@ import pandas as pd
 
 from stancelab.conviction import analysis as an
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import LogEvidence, as_dict, recording_evidence, scored_samples
-from stancelab.core.results import is_partial, settle_headline, with_evidence
-from stancelab.core.stats import not_measured
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import Counted, as_dict, scored_samples
+from stancelab.core.results.summary import (
+    Analysis,
+    is_partial,
+    settle_headline,
+    with_evidence,
+    write_results,
+)
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 
 SUMMARY_FILE = "summary.json"
 
@@ -41,11 +47,14 @@ def _opinions(row: pd.Series, score: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def read_opinions(logs: Path) -> pd.DataFrame:
+def read_scored(logs: Path) -> Counted:
+    """Every labelled conviction sample of the runs that count, with the evidence of what the
+    read left out; the frames below are taken from it."""
+    return scored_samples(logs, "conviction", "conviction_labels", selection_args=SELECTION_ARGS)
+
+
+def opinions_of(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per answer read before counter-arguments (greedy and sampled), with its tag."""
-    frame = scored_samples(
-        logs, "conviction", "conviction_labels", selection_args=("limit", "shared_topics")
-    )
     rows = [opinion for _, row in frame.iterrows() for opinion in _opinions(row, row["score"])]
     return pd.DataFrame(rows, columns=OPINION_COLUMNS)
 
@@ -58,10 +67,9 @@ def _set_opinion(score: dict[str, Any], index: int) -> tuple[Any, bool]:
     return entry.get("o", score.get("o")), entry.get("opinion_answer") is not None
 
 
-def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(labels, uncertainty) frames from conviction logs; a label row's `o` is the scenario's
+def label_frames(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(labels, uncertainty) frames of the scored samples; a label row's `o` is the scenario's
     greedy opinion, `o_set` the opinion its argument set pressed against."""
-    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=SELECTION_ARGS)
     labels, uncertainty = [], []
     for _, row in frame.iterrows():
         score = row["score"]
@@ -79,10 +87,9 @@ def read_frames(logs: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.DataFrame(labels), pd.DataFrame(uncertainty, columns=[*columns, "clusters"])
 
 
-def read_persona_verdicts(logs: Path) -> pd.DataFrame:
+def persona_verdicts_of(frame: pd.DataFrame) -> pd.DataFrame:
     """The F.2 judge's verdicts on persona answers (`--persona-judge`), one row per answer;
     `verdict` "unparsed" where its reply named no single class."""
-    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=SELECTION_ARGS)
     rows = []
     for _, row in frame.iterrows():
         judged = row["score"].get("persona_judge")
@@ -98,10 +105,9 @@ def _role_model(roles: object, role: str) -> str:
     return str(entry.get("model") if isinstance(entry, dict) else entry or "")
 
 
-def opinion_readers(logs: Path) -> dict[str, str]:
+def opinion_readers(frame: pd.DataFrame) -> dict[str, str]:
     """Per subject model, who read its opinions (role `nli`), said plainly: the paper reads
     them with an NLI model; stancelab's default is the subject model as a chat judge."""
-    frame = scored_samples(logs, "conviction", "conviction_labels", selection_args=SELECTION_ARGS)
     readers = {}
     for model, group in frame.groupby("model"):
         reader = _role_model(group["model_roles"].iloc[0], "nli") if "model_roles" in group else ""
@@ -134,13 +140,12 @@ def _true_stance_share(table: pd.DataFrame, evidence: LogEvidence | None) -> dic
     return shares
 
 
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written)."""
     out_dir = Path(out_dir)
-    with recording_evidence() as evidence:
-        labels, uncertainty = read_frames(out_dir / "logs")
-        opinions = read_opinions(out_dir / "logs")
-        verdicts = read_persona_verdicts(out_dir / "logs")
-        readers = opinion_readers(out_dir / "logs")
+    scored, evidence = read_scored(out_dir / "logs")
+    labels, uncertainty = label_frames(scored)
+    verdicts = persona_verdicts_of(scored)
     if labels.empty:
         raise StancelabError(f"No conviction logs with labels under {out_dir / 'logs'}")
     depth = an.statement_labels(labels)
@@ -156,16 +161,13 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "lean_transition_summary": an.lean_transition_summary(matrices, leans),
         "auroc": an.auroc_table(depth, uncertainty, seed),
         "true_stance": an.true_stance_share(labels, seed),
-        "opinions": opinions, "persona_judge_verdicts": verdicts,
+        "opinions": opinions_of(scored), "persona_judge_verdicts": verdicts,
         "persona_judge": an.persona_judge_accuracy(verdicts, leans, seed),
     }  # fmt: skip
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
     summary = {
         "probe": "conviction",
         "models": sorted(labels["model"].unique().tolist()),
-        "opinion_reader": readers,
+        "opinion_reader": opinion_readers(scored),
         "labels": {model: {r["scenario"]: {k: json_safe(r[k]) for k in ("TL", "PL", "TR", "PR", "unclear", "n")} for _, r in g.iterrows()}
                    for model, g in tables["label_shares"].groupby("model")},
         "consistency": {r["model"]: {k: json_safe(v) for k, v in r.items() if k != "model"} for _, r in tables["consistency"].iterrows()},
@@ -180,9 +182,14 @@ def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
         "auroc": {model: {r["measure"]: {k: json_safe(r[k]) for k in ("value", "ci_low", "ci_high", "n", "ci_note", "rows", "performative")} for _, r in g.iterrows()}
                   for model, g in tables["auroc"].groupby("model")},
     }  # fmt: skip
-    with_evidence(summary, evidence)
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    return summary
+    return Analysis(with_evidence(summary, evidence), tables)
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    """Recompute every table and the summary from the logs under `out_dir/logs`, and write them."""
+    result = analysis(out_dir, seed)
+    write_results(Path(out_dir), result)
+    return result.summary
 
 
 def _headline_line(model: str, entry: dict[str, Any]) -> str:

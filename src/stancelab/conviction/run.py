@@ -15,7 +15,7 @@ from stancelab.conviction.task import (
     WRITER_ROLE,
     conviction,
 )
-from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.runs.evals import ProbeRun, run_eval
 
 ROLES = (NLI_ROLE, WRITER_ROLE, JUDGE_ROLE)
 
@@ -41,6 +41,15 @@ class ConvictionRun(ProbeRun):
 
 
 def run_conviction(run: ConvictionRun) -> dict[str, Any]:
+    """Run Conviction for every model and return the summary (also written to `out_dir`); for a
+    shard, where its logs went. (`stancelab run` adds the run's record and the models' paired
+    differences: `core.runs.pipeline`.)"""
+    run_evals(run)
+    return run.shard_result() if run.shard else analyze(run.out_dir)
+
+
+def run_evals(run: ConvictionRun) -> None:
+    """Conviction's eval for every model."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples,
@@ -55,6 +64,3 @@ def run_conviction(run: ConvictionRun) -> dict[str, Any]:
         **run.eval_args(),
         **run.shard_args(),
     )
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir)

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
-from stancelab.core.results import RunResult
-from stancelab.core.stats import Estimate, cluster_mean_ci, no_ci_reason, proportion_ci
-from stancelab.core.topics import signed_cluster_mean, stance_frame
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import Estimate, cluster_mean_ci, no_ci_reason, proportion_ci
 
 LENS = "conviction"
 MEASURE = (

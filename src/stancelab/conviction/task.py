@@ -28,7 +28,7 @@ from stancelab.conviction.prompts import (
     SUPPORTING_ARGUMENT,
     scenario_prompt,
 )
-from stancelab.core.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args
 
 NLI_ROLE, WRITER_ROLE, JUDGE_ROLE = "nli", "writer", "judge"
 DEFAULT_SAMPLES, DEFAULT_ARGUMENT_SETS = 10, 3

@@ -6,16 +6,16 @@ checks each one's signature and attributes, so a change in Inspect fails one tes
 the symbol instead of breaking a run.
 
 - `PrerequisiteError`: the error Inspect prints as one line, without a traceback, when an eval
-  cannot start (`core.errors.TaskArgumentError` subclasses it; `core.startup` catches it).
+  cannot start (`core.errors.TaskArgumentError` subclasses it; `core.runs.startup` catches it).
 - `set_generate_config_override`: the live `attempt_timeout` override behind
-  `inspect ctl config` (`core.attempts`).
-- `model_provider_names`: the model providers in Inspect's registry (`core.models`).
-- `resolve_task_args`: the arguments a task object was made with (`core.shards`).
+  `inspect ctl config` (`core.runs.attempts`).
+- `model_provider_names`: the model providers in Inspect's registry (`core.runs.models`).
+- `resolve_task_args`: the arguments a task object was made with (`core.runs.shards`).
 - `task_create`: a registered task made by name, as `inspect eval` makes it (the tests of
   `-T` options).
 - `MODEL_INFO_LOOKUP_API_KEY`: the placeholder key Inspect gives a model it builds only to
   look up its info (the embedded provider's tests).
-- The `hf` provider's internals that the embedded provider builds on (`core.embedded_api`).
+- The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
 from __future__ import annotations

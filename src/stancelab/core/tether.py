@@ -9,7 +9,7 @@ fork, not through `subprocess`'s `preexec_fn`, which is unsafe in a process with
 
 Linux sends the signal when the *thread* that started the child ends, so a child is started
 from a thread that outlives it (the one that waits for it). Elsewhere `tethered` returns the
-command unchanged; workers also watch a pipe from their parent (`core.shards.follow_parent`).
+command unchanged; workers also watch a pipe from their parent (`core.runs.shards.follow_parent`).
 
 The wrapper runs this file isolated (`-I -S`: no stancelab import, whatever the working
 directory), so it starts in a few tens of milliseconds."""

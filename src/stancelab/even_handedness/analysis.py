@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from stancelab.core.compare import VALUE_RANGE, paired_differences
-from stancelab.core.stats import Estimate, bounded_cluster_ci
+from stancelab.core.stats.compare import VALUE_RANGE, paired_differences
+from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci
 
 PUBLISHED_THRESHOLD = 0.5
 METRICS = ("even_handedness", "refusal", "hedging")
@@ -93,7 +93,7 @@ def primary(scored: pd.DataFrame) -> pd.DataFrame:
 
 def share(values: pd.Series, units: pd.Series, seed: int = 0) -> Estimate:
     """Share of pairs (0/1) with a cluster-bootstrap CI over units; unanimous units get the
-    Wilson interval over units (`core.stats.bounded_cluster_ci`)."""
+    Wilson interval over units (`core.stats.intervals.bounded_cluster_ci`)."""
     return bounded_cluster_ci(
         values.to_numpy(dtype=float), units.to_numpy(dtype=object), 0.0, 1.0, seed=seed
     )
@@ -166,7 +166,7 @@ def unit_values(scored: pd.DataFrame, metric: str = "even_handedness") -> pd.Dat
 
 def model_differences(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Paired differences between models of every metric (percentage points) over the topics
-    both have, with CIs (`core.compare.paired_differences`)."""
+    both have, with CIs (`core.stats.compare.paired_differences`)."""
     frames = []
     for metric in METRICS:
         differences = paired_differences(unit_values(scored, metric), seed)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from stancelab.core.data import invalid_record, read_csv_rows
-from stancelab.core.errors import DataFileError
-from stancelab.core.topics import TopicTag, load_topic_map, select_and_limit
+from stancelab.core.data.files import invalid_record, read_csv_rows
+from stancelab.core.data.topics import TopicTag, load_topic_map, select_and_limit
+from stancelab.core.errors import DataFileError, StancelabError
 
 COLUMNS = ("split", "main_category", "topic_name", "partisan", "template_category", "template",
            "stance_a", "stance_b", "prompt_a", "prompt_b", "prompt_a_group", "prompt_b_group")  # fmt: skip
@@ -158,3 +159,15 @@ def pair_samples(pairs: list[Pair], seed: int = 0) -> MemoryDataset:
         ],
         name="even_handedness",
     )
+
+
+def uncovered_selection(run: Any) -> str:
+    """Why a `--shared-topics` run (`run.EvenHandednessRun`) has no pairs ("" when it has some,
+    or selects none)."""
+    if not run.shared_topics.strip():
+        return ""
+    try:
+        run_pairs(run.pairs_file, run.shared_topics, run.limit, run.topic_map_file)
+    except StancelabError as error:
+        return f"not measured: {error}"
+    return ""

@@ -6,7 +6,7 @@ their cap (`max_tokens`), so they are an upper bound like the output tokens."""
 
 from __future__ import annotations
 
-from stancelab.core.estimate import PlannedCalls, tokens
+from stancelab.core.runs.estimate import PlannedCalls, tokens
 from stancelab.even_handedness.dataset import SIDES, run_pairs
 from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt
 from stancelab.even_handedness.run import EvenHandednessRun

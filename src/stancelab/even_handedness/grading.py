@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from stancelab.core.logprob_types import PositionLogprobs
+from stancelab.core.embedded.logprob_types import PositionLogprobs
 
 PAIRWISE_OPTIONS = ("A", "B", "C")
 SCALE_OPTIONS = ("1", "2", "3", "4", "5")

@@ -1,8 +1,8 @@
 """Political even-handedness as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 from stancelab.even_handedness import estimate, report, results, stances
-from stancelab.even_handedness.run import ROLES, EvenHandednessRun, run_even_handedness
+from stancelab.even_handedness.run import ROLES, EvenHandednessRun, run_evals
 from stancelab.even_handedness.task import even_handedness
 
 PROBE = Probe(
@@ -13,14 +13,14 @@ PROBE = Probe(
     options=EvenHandednessRun,
     roles=ROLES,
     tasks=(even_handedness,),
-    run=run_even_handedness,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="continuous",  # a share or score per unit (`core.compare`)
+    measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="stance_pair_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "max_tokens": 48},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
 from stancelab.even_handedness import analysis as an
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -100,7 +100,7 @@ def section(run: RunResult) -> Section:
             Table(
                 "Paired differences between models (percentage points)",
                 run.table("model_differences"),
-                "Over the topics both models have; 95% CI (core.compare).",
+                "Over the topics both models have; 95% CI (core.stats.compare).",
             ),
             Table(
                 "Grader agreement",

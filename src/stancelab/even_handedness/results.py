@@ -8,19 +8,21 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import LogEvidence, recording_evidence, scored_samples
-from stancelab.core.options import RUN_CONFIG, read_config
-from stancelab.core.results import (
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import Counted, scored_samples
+from stancelab.core.results.summary import (
+    Analysis,
     headline_text,
     is_partial,
     settle_headline,
     with_evidence,
-    write_summary,
+    write_results,
 )
-from stancelab.core.stats import not_measured
+from stancelab.core.runs.options import RUN_CONFIG, read_config
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 from stancelab.even_handedness import analysis as an
-from stancelab.even_handedness.dataset import SIDES
+from stancelab.even_handedness.dataset import SIDES, uncovered_selection
 from stancelab.even_handedness.grading import EVEN, HIGH, Grade
 
 PROBE, TASK, SCORER = "even-handedness", "even_handedness", "even_handedness_grades"
@@ -51,15 +53,16 @@ def grade_row(base: dict[str, Any], role: str, grades: dict[str, Any]) -> dict[s
     return row
 
 
-def read_grades(logs: Path) -> pd.DataFrame:
-    """One row per (model, grader, pair) from the logs that count."""
-    frame = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"))
+def read_grades(logs: Path) -> Counted:
+    """One row per (model, grader, pair) from the logs that count, with the evidence of what
+    the read left out."""
+    frame, evidence = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"))
     rows = []
     for _, sample in frame.iterrows():
         base = {"model": sample["model"], **{c: sample.get(f"metadata_{c}") for c in PAIR_COLUMNS}}
         for role, grades in (sample["score"].get("grades") or {}).items():
             rows.append(grade_row(base, role, grades))
-    return pd.DataFrame(rows)
+    return Counted(pd.DataFrame(rows), evidence)
 
 
 def configured_threshold(out_dir: Path) -> float:
@@ -88,14 +91,24 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def analyze(
-    out_dir: Path | str, seed: int = 0, hedging_threshold: float | None = None
-) -> dict[str, Any]:
-    """Every table and summary.json of a folder, recomputed from its logs."""
-    out_dir = Path(out_dir)
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written), at the
+    run's hedging threshold (`options`, else the folder's run.toml). A run whose shared topics
+    no pair covers is not measured, and says why."""
+    uncovered = uncovered_selection(options) if options is not None else ""
+    if uncovered:
+        return Analysis(unmeasured_summary(uncovered))
+    threshold = None if options is None else options.hedging_threshold
+    return grades_analysis(Path(out_dir), seed, threshold)
+
+
+def grades_analysis(
+    out_dir: Path, seed: int = 0, hedging_threshold: float | None = None
+) -> Analysis:
+    """Every table and the summary of the folder's grades, hedging counted at
+    `hedging_threshold` (None: the folder's run.toml, else the published 0.5)."""
     threshold = configured_threshold(out_dir) if hedging_threshold is None else hedging_threshold
-    with recording_evidence() as evidence:
-        grades = read_grades(out_dir / "logs")
+    grades, evidence = read_grades(out_dir / "logs")
     if grades.empty:
         raise StancelabError(f"No even-handedness logs with grades under {out_dir / 'logs'}")
     scored = an.score_pairs(grades, threshold)
@@ -108,9 +121,6 @@ def analyze(
         "model_differences": an.model_differences(scored, seed),
         "grader_agreement": an.grader_agreement(scored, seed),
     }  # fmt: skip
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
     summary: dict[str, Any] = {
         "probe": PROBE,
         "models": sorted(scored["model"].unique().tolist()),
@@ -122,9 +132,16 @@ def analyze(
         "grader_agreement": _records(tables["grader_agreement"]),
         "model_differences": _records(tables["model_differences"]),
     }  # fmt: skip
-    with_evidence(summary, evidence)
-    write_summary(out_dir, summary)
-    return summary
+    return Analysis(with_evidence(summary, evidence), tables)
+
+
+def analyze(
+    out_dir: Path | str, seed: int = 0, hedging_threshold: float | None = None
+) -> dict[str, Any]:
+    """Every table and summary.json of a folder, recomputed from its logs and written."""
+    result = grades_analysis(Path(out_dir), seed, hedging_threshold)
+    write_results(Path(out_dir), result)
+    return result.summary
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -145,9 +162,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_unmeasured(out_dir: Path, reason: str) -> dict[str, Any]:
+def unmeasured_summary(reason: str) -> dict[str, Any]:
     """The summary of a run with no pairs to grade (no model measured), and why."""
-    summary: dict[str, Any] = {"probe": PROBE, "models": [], "not_measured": reason,
-                               **{metric: {} for metric in an.METRICS}}  # fmt: skip
-    write_summary(out_dir, summary)
-    return summary
+    return {"probe": PROBE, "models": [], "not_measured": reason,
+            **{metric: {} for metric in an.METRICS}}  # fmt: skip

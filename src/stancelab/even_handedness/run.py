@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.results.summary import write_results
+from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.even_handedness.analysis import PUBLISHED_THRESHOLD
-from stancelab.even_handedness.dataset import run_pairs
+from stancelab.even_handedness.dataset import uncovered_selection
+from stancelab.even_handedness.results import analysis
 from stancelab.even_handedness.task import (
     ANSWER_TOKENS,
     GRADER_ROLE,
@@ -46,29 +47,24 @@ class EvenHandednessRun(ProbeRun):
 
 
 def run_even_handedness(run: EvenHandednessRun) -> dict[str, Any]:
-    """Answer and grade the selected pairs, then analyse. Shared topics that no pair covers
-    (the eval set has none on minimum wage, say) leave a summary that says so, so `run all` on
-    such topics goes on with the other lenses."""
-    from stancelab.even_handedness.results import analyze, write_unmeasured
+    """Answer and grade the selected pairs, then analyse; for a shard, where its logs went.
+    Shared topics that no pair covers (the eval set has none on minimum wage, say) leave a
+    summary that says so, so `run all` on such topics goes on with the other lenses.
+    (`stancelab run` adds the run's record and the models' paired differences:
+    `core.runs.pipeline`.)"""
+    run_evals(run)
+    if run.shard:
+        return run.shard_result()
+    result = analysis(run.out_dir, run.seed, run)
+    write_results(run.out_dir, result)
+    return result.summary
 
+
+def run_evals(run: EvenHandednessRun) -> None:
+    """Answer and grade the selected pairs (none when the run's shared topics have none)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
-    uncovered = uncovered_selection(run)
-    if uncovered:
-        return write_unmeasured(run.out_dir, uncovered)
+    if uncovered_selection(run):
+        return
     roles = ROLES if SECOND_GRADER_ROLE in run.roles else (GRADER_ROLE,)
     run_eval(even_handedness(**run.task_args()), run.models, run.roles, run.log_location(), role_names=roles,
              **run.eval_args(), **run.shard_args())  # fmt: skip
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir, seed=run.seed, hedging_threshold=run.hedging_threshold)
-
-
-def uncovered_selection(run: EvenHandednessRun) -> str:
-    """Why a `--shared-topics` run has no pairs ("" when it has some, or selects none)."""
-    if not run.shared_topics.strip():
-        return ""
-    try:
-        run_pairs(run.pairs_file, run.shared_topics, run.limit, run.topic_map_file)
-    except StancelabError as error:
-        return f"not measured: {error}"
-    return ""

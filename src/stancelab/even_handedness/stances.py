@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
-from stancelab.core.topics import signed_cluster_mean, stance_frame, tagged_rows
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame, tagged_rows
+from stancelab.core.results.summary import RunResult
 from stancelab.even_handedness.analysis import UNIT, primary
 
 LENS = "even-handedness"

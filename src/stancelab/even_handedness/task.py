@@ -11,7 +11,7 @@ from inspect_ai.model import CachePolicy, GenerateConfig, get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.core.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args
 from stancelab.even_handedness.dataset import SIDES, pair_samples, run_pairs
 from stancelab.even_handedness.grading import PAIRWISE_OPTIONS, SCALE_OPTIONS, read_grade
 from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt

@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 
-from stancelab.core.stats import bounded_cluster_ci, proportion_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, proportion_ci
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
 KEYS = ["model", "issue_id", "framing"]

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import csv_field_limit, invalid_record
+from stancelab.core.data.files import csv_field_limit, invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import UNPARSED, parse_label

@@ -19,9 +19,9 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.topics import TopicTag, load_topic_map
 from stancelab.core.errors import DataFileError
-from stancelab.core.topics import TopicTag, load_topic_map
 
 Framing = Literal["neutral", "pro", "con"]
 FRAMINGS: tuple[Framing, ...] = ("neutral", "pro", "con")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stancelab.core.estimate import PlannedCalls, tokens
+from stancelab.core.runs.estimate import PlannedCalls, tokens
 from stancelab.issuebench.prompts import classifier_prompt
 from stancelab.issuebench.run import IssueBenchRun
 from stancelab.issuebench.scorers import CLASSIFIER_MAX_TOKENS

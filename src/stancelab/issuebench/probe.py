@@ -1,8 +1,8 @@
 """IssueBench as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 from stancelab.issuebench import estimate, report, results, stances
-from stancelab.issuebench.run import ROLES, IssueBenchRun, run_issuebench
+from stancelab.issuebench.run import ROLES, IssueBenchRun, run_evals
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 
 PROBE = Probe(
@@ -13,14 +13,14 @@ PROBE = Probe(
     options=IssueBenchRun,
     roles=ROLES,
     tasks=(issuebench, issuebench_classifier_validation),
-    run=run_issuebench,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="continuous",  # a share or score per unit (`core.compare`)
+    measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="issue_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},

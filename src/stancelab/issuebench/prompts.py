@@ -18,7 +18,7 @@ from string import Formatter
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from stancelab.core.data import invalid_record
+from stancelab.core.data.files import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 
 CLASSIFIER_T5 = (

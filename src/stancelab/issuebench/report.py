@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from stancelab.core.compare import VALUE_RANGE
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.descriptives import FIGURE_3, TABLE_5
 from stancelab.issuebench.labels import LABELS

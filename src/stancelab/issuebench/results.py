@@ -10,16 +10,18 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import (
-    LogEvidence,
-    counted_rows,
-    record_interrupted_reads,
-    recording_evidence,
-    samples_frame,
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import Counted, counted_rows, interrupted_reads, samples_frame
+from stancelab.core.results.summary import (
+    Analysis,
+    headline_text,
+    is_partial,
+    settle_headline,
+    with_evidence,
 )
-from stancelab.core.results import headline_text, is_partial, settle_headline, with_evidence
-from stancelab.core.stats import not_measured
+from stancelab.core.results.summary import write_results as write_analysis
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS, UNPARSED
 
@@ -91,19 +93,20 @@ def _one_run_per_model(frame: pd.DataFrame, keys: dict[str, str] | None) -> pd.D
     return frame[frame["run_key"] == frame["model"].map(keys)]
 
 
-def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFrame:
+def read_responses(logs: Path, keys: dict[str, str] | None = None) -> Counted:
     """One row per classified response (every call of a prompt): of the given run per subject
     model (`keys`: model -> `run_key`), or of every run in the folder, configurations kept
     apart. A prompt and call answered in several logs counts once, the newest; an interrupted
-    log counts only where its run has no complete log (`core.logs.counted_rows`)."""
+    log counts only where its run has no complete log (`core.results.logs.counted_rows`). With
+    the evidence of what the read left out."""
     from inspect_ai.analysis import SampleColumn
 
     frame = samples_frame(logs, [
         SampleColumn("label", path=lambda s: (s.scores or {}).get("stance_classifier").answer
                      if (s.scores or {}).get("stance_classifier") else None)])  # fmt: skip
     if frame.empty or "task_name" not in frame:
-        return pd.DataFrame(columns=RESPONSE_COLUMNS)
-    frame = counted_rows(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
+        return Counted(pd.DataFrame(columns=RESPONSE_COLUMNS), LogEvidence())
+    frame, evidence = counted_rows(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     logs = sorted(set(frame["log"]))
     # Inspect's `created` has whole seconds; a log file is last written when its eval ends.
     finished = {log: Path(log).stat().st_mtime_ns for log in logs}
@@ -114,8 +117,8 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
                          finished=frame["log"].map(finished))  # fmt: skip
     frame = _one_run_per_model(frame, keys).sort_values(["created", "finished"])
     frame = frame.drop_duplicates(subset=["model", "id", "epoch"], keep="last")
-    record_interrupted_reads(frame)
-    return pd.DataFrame(
+    evidence.add(interrupted_reads(frame))
+    responses = pd.DataFrame(
         {
             "model": frame["model"].to_numpy(),
             "issue_id": frame["metadata_issue_id"].astype(str).to_numpy(),
@@ -129,6 +132,7 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> pd.DataFra
         },
         columns=[*RESPONSE_COLUMNS, *TAG_COLUMNS],
     )
+    return Counted(responses, evidence)
 
 
 def _metadata_column(frame: pd.DataFrame, key: str) -> list[Any]:
@@ -260,10 +264,8 @@ def _jsd_entries(pairs: pd.DataFrame, framing: str) -> list[dict[str, Any]]:
 
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
-    (out_dir / TABLES_DIR).mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(out_dir / TABLES_DIR / f"{name}.csv", index=False)
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    """Write tables/*.csv and summary.json under `out_dir`."""
+    write_analysis(out_dir, Analysis(summary, tables))
 
 
 def results_from_responses(
@@ -283,25 +285,35 @@ def results_from_responses(
     return tables, build_summary(tables, responses, evidence)
 
 
-def analyze(
-    out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """Recompute tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`):
-    per subject model the run in `keys` (model -> `run_key`), else every run in the folder
-    (runs with other helper models or settings kept apart as `model · configuration`)."""
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Tables and summary from `out_dir/logs` (nothing written): of the run `options` describe
+    (its `run_keys`), else every run in the folder."""
+    return logs_analysis(Path(out_dir), seed, options.run_keys() if options is not None else None)
+
+
+def logs_analysis(out_dir: Path, seed: int = 0, keys: dict[str, str] | None = None) -> Analysis:
+    """Tables and summary from `out_dir/logs` (voter data from `out_dir/voters.csv`): per
+    subject model the run in `keys` (model -> `run_key`), else every run in the folder (runs
+    with other helper models or settings kept apart as `model · configuration`)."""
     from stancelab.issuebench.tables import load_voters
 
-    out_dir = Path(out_dir)
-    with recording_evidence() as evidence:
-        responses = read_responses(out_dir / "logs", keys)
+    responses, evidence = read_responses(out_dir / "logs", keys)
     if responses.empty:
         raise StancelabError(f"No IssueBench logs with samples under {out_dir / 'logs'}")
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
     tables, summary = results_from_responses(responses, voters, seed, evidence)
     tables["responses"] = responses
-    write_results(out_dir, tables, summary)
-    return summary
+    return Analysis(summary, tables)
+
+
+def analyze(
+    out_dir: Path | str, seed: int = 0, keys: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Recompute tables and summary from `out_dir/logs` and write them (`logs_analysis`)."""
+    result = logs_analysis(Path(out_dir), seed, keys)
+    write_analysis(Path(out_dir), result)
+    return result.summary
 
 
 def descriptive_lines(entries: dict[str, Any] | None) -> list[str]:

@@ -13,9 +13,9 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.core.logs import log_files
-from stancelab.core.shards import parse_shard, shard_of_log
+from stancelab.core.results.logs import log_files, shard_of_log
+from stancelab.core.runs.evals import ProbeRun, run_eval
+from stancelab.core.runs.shards import parse_shard
 from stancelab.issuebench.descriptives import (
     FIGURE_3,
     TABLE_5,
@@ -178,7 +178,18 @@ def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]
 
 
 def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
-    """Generate and classify every prompt shard by shard (skipping finished shards), then analyse."""
+    """Generate and classify every prompt shard by shard (skipping finished shards), then
+    analyse; for a shard of the samples (`--shard`), where its logs went. (`stancelab run` adds
+    the run's record and the models' paired differences: `core.runs.pipeline`.)"""
+    run_evals(run)
+    if run.shard:
+        return run.shard_result()
+    return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
+
+
+def run_evals(run: IssueBenchRun) -> None:
+    """Generate and classify every prompt, piece by piece (`--shard-size`), skipping the pieces
+    a finished log of this run already holds."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     if run.voters_file:
         load_voters(run.voters_file)  # fail before spending anything
@@ -204,9 +215,6 @@ def run_issuebench(run: IssueBenchRun) -> dict[str, Any]:
             **run.eval_args(),
             **run.shard_args(),
         )
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir, seed=run.seed, keys=run.run_keys())
 
 
 def import_released_tables(

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.results import RunResult
-from stancelab.core.stats import Estimate, bounded_cluster_ci
-from stancelab.core.topics import stance_frame, tagged_rows
+from stancelab.core.data.topics import stance_frame, tagged_rows
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci
 from stancelab.issuebench.results import TASK_NAME
 
 LENS = "issuebench"

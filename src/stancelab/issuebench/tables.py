@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field, ValidationError
 
-from stancelab.core.data import invalid_record
+from stancelab.core.data.files import invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
 from stancelab.issuebench.labels import LABELS

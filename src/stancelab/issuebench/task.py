@@ -12,10 +12,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import CachePolicy, GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from stancelab.core.data import parse_subset
+from stancelab.core.data.files import parse_subset
+from stancelab.core.data.topics import select_and_limit
 from stancelab.core.errors import DataFileError
-from stancelab.core.task_args import check_task_args
-from stancelab.core.topics import select_and_limit
+from stancelab.core.runs.task_args import check_task_args
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
     FRAMINGS,

@@ -137,7 +137,7 @@ def validation_labels(logs: str | Path) -> pd.DataFrame:
     classifier and template the newest complete log counts."""
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.logs import log_files
+    from stancelab.core.results.logs import log_files
 
     newest: dict[tuple[str, str], Any] = {}
     for path in log_files(logs):

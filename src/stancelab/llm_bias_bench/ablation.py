@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from stancelab.core.data import load_jsonl
-from stancelab.core.evals import json_safe
-from stancelab.core.stats import bounded_cluster_ci
+from stancelab.core.data.files import load_jsonl
+from stancelab.core.stats.intervals import bounded_cluster_ci
+from stancelab.core.values import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS

@@ -13,7 +13,7 @@ The unit is the topic (the paper's tables are "% of topics"): a rate over one to
 (Table 4's classes, per category) gets a Wilson interval over topics; a rate pooled over the
 conversations or cells of several topics (verdict rates, sycophancy over both categories,
 trajectories, persuasion) a cluster bootstrap over topics, and where every topic has the same
-rate the Wilson interval of that share of topics (`core.stats.bounded_cluster_ci`).
+rate the Wilson interval of that share of topics (`core.stats.intervals.bounded_cluster_ci`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.stats import bounded_cluster_ci, proportion_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, proportion_ci
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS, majority_verdict
 
 CONVERSATION_COLUMNS = [

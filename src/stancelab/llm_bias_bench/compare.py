@@ -7,7 +7,7 @@ valid verdicts (agree / disagree / neutral / refusal) take part in an agreement,
 slots left out for an unreadable verdict are counted. A topic's slots (its models, categories,
 personas, replicates) are one unit: agreement is pooled over slots with a cluster-bootstrap
 interval over topics, and where every topic agrees as much, the Wilson interval of that share
-of topics (`core.stats.bounded_cluster_ci`). Krippendorff's alpha is Inspect's metric.
+of topics (`core.stats.intervals.bounded_cluster_ci`). Krippendorff's alpha is Inspect's metric.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from inspect_ai.scorer import SampleScore, Score, krippendorff_alpha
 from scipy.stats import bootstrap
 from sklearn.metrics import cohen_kappa_score
 
-from stancelab.core.stats import DEFAULT_RESAMPLES, Estimate, bounded_cluster_ci
+from stancelab.core.stats.intervals import DEFAULT_RESAMPLES, Estimate, bounded_cluster_ci
 from stancelab.llm_bias_bench.analysis import with_config
 from stancelab.llm_bias_bench.verdicts import VERDICTS, majority_verdict
 

@@ -10,9 +10,9 @@ from typing import Literal
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import load_jsonl
+from stancelab.core.data.files import load_jsonl
+from stancelab.core.data.topics import TopicTag, load_topic_map
 from stancelab.core.errors import DataFileError
-from stancelab.core.topics import TopicTag, load_topic_map
 
 Band = Literal["values", "science", "philosophy", "economy"]
 Persona = Literal["neutral", "agree", "disagree"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stancelab.core.estimate import PlannedCalls, tokens
-from stancelab.core.topics import select_and_limit
+from stancelab.core.data.topics import select_and_limit
+from stancelab.core.runs.estimate import PlannedCalls, tokens
 from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 from stancelab.llm_bias_bench.prompts import judge_prompt, user_system_prompt
 from stancelab.llm_bias_bench.run import BiasBenchRun

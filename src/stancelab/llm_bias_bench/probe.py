@@ -1,8 +1,8 @@
 """llm-bias-bench as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 from stancelab.llm_bias_bench import estimate, report, results, stances
-from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_bias_bench
+from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, run_evals
 from stancelab.llm_bias_bench.task import llm_bias_bench
 
 PROBE = Probe(
@@ -13,14 +13,14 @@ PROBE = Probe(
     options=BiasBenchRun,
     roles=ROLES,
     tasks=(llm_bias_bench,),
-    run=run_bias_bench,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="binary",  # sycophant or not per topic x category cell (`core.compare`)
+    measure="binary",  # sycophant or not per topic x category cell (`core.stats.compare`)
     unit_key="topic_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48, "judge_max_tokens": 64},

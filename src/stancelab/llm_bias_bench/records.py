@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from stancelab.core.data import invalid_record
+from stancelab.core.data.files import invalid_record
+from stancelab.core.data.topics import TopicTag
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import as_dict, runs_that_count, samples_frame
-from stancelab.core.topics import TopicTag
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import as_dict, runs_that_count, samples_frame
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
 from stancelab.llm_bias_bench.solvers import messages_transcript_id, transcript_id
@@ -87,16 +88,24 @@ def _design(frame: pd.DataFrame) -> pd.Series:
     return pd.concat(parts, axis=1).agg(", ".join, axis=1)
 
 
-def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(conversations, usage) from every llm-bias-bench run in the folder that counts
-    (`runs_that_count`): a re-run replaces, another judge or user model adds."""
+class LoggedConversations(NamedTuple):
+    """What the logs of a folder hold, as the analysis reads it."""
+
+    conversations: pd.DataFrame
+    usage: pd.DataFrame
+    evidence: LogEvidence
+
+
+def read_log_conversations(logs: str | Path) -> LoggedConversations:
+    """(conversations, usage, evidence) from every llm-bias-bench run in the folder that counts
+    (`runs_that_count`: a re-run replaces, another judge or user model adds), with the evidence
+    of what the read left out."""
     frame = _judged_samples(logs)
-    if frame.empty:
-        return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
-    frame = frame[frame["task_name"] == TASK_NAME]
-    if frame.empty:
-        return pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([])
-    frame = runs_that_count(frame, SELECTION_ARGS)
+    if frame.empty or (frame := frame[frame["task_name"] == TASK_NAME]).empty:
+        return LoggedConversations(
+            pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([]), LogEvidence()
+        )
+    frame, evidence = runs_that_count(frame, SELECTION_ARGS)
     judged = [as_dict(value) for value in frame["judge"]]
     roles = [as_dict(value) for value in frame["model_roles"]]
     judges = [_role_model(r, "judge") or m for r, m in zip(roles, frame["model"], strict=True)]
@@ -124,7 +133,7 @@ def read_log_conversations(logs: str | Path) -> tuple[pd.DataFrame, pd.DataFrame
         }
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
-    return conversations, usage
+    return LoggedConversations(conversations, usage, evidence)
 
 
 def _metadata_column(frame: pd.DataFrame, key: str) -> list[Any]:

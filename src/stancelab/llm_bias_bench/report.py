@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stancelab.core.compare import VALUE_RANGE
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.llm_bias_bench.ablation import JUDGE_FILE, TRAJECTORY_FILE, table_8_note
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
 from stancelab.report import plots

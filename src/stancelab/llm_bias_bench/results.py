@@ -9,10 +9,17 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import LogEvidence, recording_evidence
-from stancelab.core.results import headline_text, is_partial, settle_headline, with_evidence
-from stancelab.core.stats import not_measured
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.summary import (
+    Analysis,
+    headline_text,
+    is_partial,
+    settle_headline,
+    with_evidence,
+    write_results,
+)
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.ablation import ablation_lines, ablation_summary
@@ -239,16 +246,6 @@ def build_summary(
     )
 
 
-def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
-    tables_dir = out_dir / TABLES_DIR
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(tables_dir / f"{name}.csv", index=False)
-    path = out_dir / SUMMARY_FILE
-    path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    return path
-
-
 def load_prices(out_dir: Path) -> dict[str, tuple[float, float]]:
     path = out_dir / PRICES_FILE
     if not path.exists():
@@ -263,10 +260,22 @@ def analyze_conversations(
     seed: int = 0,
     evidence: LogEvidence | None = None,
 ) -> dict[str, Any]:
+    """Every table and the summary of judged conversations, written to `out_dir`."""
+    result = conversations_analysis(out_dir, conversations, usage, seed, evidence)
+    write_results(out_dir, result)
+    return result.summary
+
+
+def conversations_analysis(
+    out_dir: Path,
+    conversations: pd.DataFrame,
+    usage: pd.DataFrame,
+    seed: int = 0,
+    evidence: LogEvidence | None = None,
+) -> Analysis:
+    """Every table and the summary of judged conversations (prices from `out_dir`)."""
     tables = compute_tables(conversations, usage, load_prices(out_dir), seed)
-    summary = build_summary(tables, evidence)
-    write_results(out_dir, tables, summary)
-    return summary
+    return Analysis(build_summary(tables, evidence), tables)
 
 
 def add_ablation(
@@ -277,22 +286,24 @@ def add_ablation(
     if not tables:
         return summary
     summary = summary | {"ablation": ablation_summary(tables)}
-    tables_dir = out_dir / TABLES_DIR
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(tables_dir / f"{name}.csv", index=False)
-    (out_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    write_results(out_dir, Analysis(summary, tables))
     return summary
 
 
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
-    """Recompute every table and the summary from the logs under `out_dir/logs`."""
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written)."""
     out_dir = Path(out_dir)
-    with recording_evidence() as evidence:
-        conversations, usage = read_log_conversations(out_dir / "logs")
+    conversations, usage, evidence = read_log_conversations(out_dir / "logs")
     if conversations.empty:
         raise StancelabError(f"No llm-bias-bench logs with samples under {out_dir / 'logs'}")
-    return analyze_conversations(out_dir, conversations, usage, seed, evidence)
+    return conversations_analysis(out_dir, conversations, usage, seed, evidence)
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    """Recompute every table and the summary from the logs under `out_dir/logs`, and write them."""
+    result = analysis(out_dir, seed)
+    write_results(Path(out_dir), result)
+    return result.summary
 
 
 def _comparison_lines(comparisons: dict[str, Any], ablation: bool = False) -> list[str]:

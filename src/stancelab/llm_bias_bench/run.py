@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.llm_bias_bench.ablation import ablation_dir, replay_tables
 from stancelab.llm_bias_bench.analysis import flatten_usage
 from stancelab.llm_bias_bench.records import read_authors_outputs
@@ -58,7 +58,16 @@ def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None
 
 
 def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
-    """Run the conversations for every subject model, then analyse the logs."""
+    """Run the conversations for every subject model, then analyse the logs; for a shard, where
+    its logs went. (`stancelab run` adds the run's record and the models' paired differences:
+    `core.runs.pipeline`.)"""
+    run_evals(run)
+    _write_prices(run.out_dir, run.prices)
+    return run.shard_result() if run.shard else analyze(run.out_dir)
+
+
+def run_evals(run: BiasBenchRun) -> None:
+    """The conversations of every subject model, judged."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     task = llm_bias_bench(
         topics_file=str(run.topics_file) if run.topics_file else None,
@@ -83,10 +92,6 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
         **run.eval_args(),
         **run.shard_args(),
     )
-    _write_prices(run.out_dir, run.prices)
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir)
 
 
 def import_authors_run(

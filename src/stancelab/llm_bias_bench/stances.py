@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
-from stancelab.core.stats import bounded_cluster_ci
-from stancelab.core.topics import stance_frame, tagged_rows
+from stancelab.core.data.topics import stance_frame, tagged_rows
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import bounded_cluster_ci
 from stancelab.llm_bias_bench.analysis import cell_verdicts, topic_classes, with_config
 from stancelab.llm_bias_bench.records import TASK_NAME
 

@@ -7,9 +7,9 @@ from typing import Any
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
-from stancelab.core.data import parse_subset
-from stancelab.core.task_args import check_task_args
-from stancelab.core.topics import select_and_limit
+from stancelab.core.data.files import parse_subset
+from stancelab.core.data.topics import select_and_limit
+from stancelab.core.runs.task_args import check_task_args
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
     Category,

@@ -1,6 +1,6 @@
 """The topic x lens matrix as plain functions over frames.
 
-Each probe reads its run into a stance frame (`core.topics.STANCE_COLUMNS`): per model and
+Each probe reads its run into a stance frame (`core.data.topics.STANCE_COLUMNS`): per model and
 shared topic, a signed agreement with the topic's canonical claim and its 95% CI. Here:
 
 - every cell gets a **direction**: +1 when its CI lies above 0, -1 when below, 0 when the CI
@@ -29,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.stats import no_ci_reason, proportion_ci
-from stancelab.core.topics import STANCE_COLUMNS, topic_ids
+from stancelab.core.data.topics import STANCE_COLUMNS, topic_ids
+from stancelab.core.stats.intervals import no_ci_reason, proportion_ci
 
 AGREE = "agree"
 CONFLICT = "conflict"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.evals import json_safe
-from stancelab.core.results import SUMMARY_FILE, TABLES_DIR, RunResult
-from stancelab.core.stats import no_ci_reason
+from stancelab.core.results.summary import SUMMARY_FILE, TABLES_DIR, RunResult
+from stancelab.core.stats.intervals import no_ci_reason
+from stancelab.core.values import json_safe
 from stancelab.matrix.analysis import STATUSES, Matrix, build_matrix, combine
 from stancelab.probes import PROBES, get_probe
 
@@ -51,7 +51,7 @@ def run_stances(run: RunResult) -> pd.DataFrame:
 
 
 def renamed(stances: pd.DataFrame, row_name: Callable[[str], str]) -> pd.DataFrame:
-    """`stances` with each model under its row name (`core.aliases`); a renamed cell's
+    """`stances` with each model under its row name (`core.data.aliases`); a renamed cell's
     transcript search keeps the source name (`model=<source>`)."""
     if stances.empty:
         return stances

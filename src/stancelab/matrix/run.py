@@ -9,17 +9,18 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.data.topics import parse_shared_topics
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun
-from stancelab.core.options import check_options, check_run, write_config
-from stancelab.core.probes import Probe, check_parallel_options, run_probe
-from stancelab.core.topics import parse_shared_topics
+from stancelab.core.probe import Probe
+from stancelab.core.runs.evals import ProbeRun
+from stancelab.core.runs.options import check_options, check_run, write_config
+from stancelab.core.runs.pipeline import check_parallel_options, run_probe
 from stancelab.matrix.results import format_matrix, write_folder_matrix
 from stancelab.probes import PROBES, get_probe
 
 ALL = "all"
 DESCRIPTION = (
-    "Run the six probes on the shared topics (the topic key in core/topic_key) for the same "
+    "Run the six probes on the shared topics (the topic key in core/data/topic_key) for the same "
     "models, each into OUT/<probe>/, then read each probe's stance per model and topic into the "
     "topic x lens matrix (OUT/matrix/summary.json, OUT/matrix/tables/*.csv): the signed "
     "agreement with each topic's canonical claim per lens, its 95% CI, and whether the lenses "

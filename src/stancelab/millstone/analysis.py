@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.logs import runs_that_count, samples_frame
-from stancelab.core.stats import bootstrap_ci, pearson
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import Counted, runs_that_count, samples_frame
+from stancelab.core.stats.intervals import bootstrap_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
 
@@ -57,10 +58,10 @@ def _score_field(sample: object, field: str) -> object:
     return (score.metadata or {}).get(field)
 
 
-def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+def read_trials(logs: str | Path | Iterable[str | Path]) -> Counted:
     """One row per trial from every MillStone run in the folder that counts (`runs_that_count`:
     a re-run replaces, another model, helper or setting adds; a limit or trial count only
-    selects samples)."""
+    selects samples), with the evidence of what the read left out."""
     from inspect_ai.analysis import SampleColumn
 
     columns = [
@@ -71,10 +72,10 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     ]
     frame = samples_frame(logs, columns)
     if frame.empty:
-        return pd.DataFrame(columns=TRIAL_COLUMNS)
-    frame = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
+        return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), LogEvidence())
+    frame, evidence = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     if frame.empty:
-        return pd.DataFrame(columns=TRIAL_COLUMNS)
+        return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), evidence)
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))
     frame = frame.drop(columns=["sample_id"]).rename(columns={"id": "sample_id"})
     frame = _one_row_per_choice(frame)
@@ -83,7 +84,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     for column in TAG_COLUMNS:  # absent when no sample of the run has a shared topic
         if column not in frame:
             frame[column] = None
-    return frame[TRIAL_COLUMNS].reset_index(drop=True)
+    return Counted(frame[TRIAL_COLUMNS].reset_index(drop=True), evidence)
 
 
 def _cases_of(frame: pd.DataFrame) -> list[str]:

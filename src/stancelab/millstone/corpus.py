@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.topics import TopicTag, load_topic_map
 from stancelab.core.errors import DataFileError
-from stancelab.core.topics import TopicTag, load_topic_map
 from stancelab.millstone.dataset import Argument, IssuePrompt, MillstoneIssue, bundled_issues_path
 from stancelab.millstone.prompts import TEMPLATES, Side
 

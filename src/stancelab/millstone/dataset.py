@@ -16,8 +16,8 @@ from typing import Literal
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stancelab.core.data.topics import TopicTag
 from stancelab.core.errors import StancelabError
-from stancelab.core.topics import TopicTag
 from stancelab.millstone.cases import ARGUMENT_CASES, CASE_KIND, CASE_OF_CONFIG, CASE_WEIGHTS, Case
 from stancelab.millstone.prompts import (
     TEMPLATES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stancelab.core.estimate import PlannedCalls, sample_input_tokens
+from stancelab.core.runs.estimate import PlannedCalls, sample_input_tokens
 from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.prompts import authors_max_tokens
 from stancelab.millstone.run import MillstoneRun

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
 
 
 def _named(issues: frozenset[str], every: frozenset[str], subset: frozenset[str]) -> str:

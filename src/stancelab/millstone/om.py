@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from stancelab.core.stats import bootstrap_ci
+from stancelab.core.stats.intervals import bootstrap_ci
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_WEIGHTS, Case
 
 TIE_ORDER = ("con", "other", "pro")  # a shared top count goes to the first of these

@@ -1,8 +1,8 @@
 """MillStone as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 from stancelab.millstone import estimate, issue_sets, report, results, topic_stance
-from stancelab.millstone.run import ROLES, MillstoneRun, run_millstone
+from stancelab.millstone.run import ROLES, MillstoneRun, run_evals
 from stancelab.millstone.task import millstone, millstone_rephrase
 
 PROBE = Probe(
@@ -13,14 +13,14 @@ PROBE = Probe(
     options=MillstoneRun,
     roles=ROLES,
     tasks=(millstone, millstone_rephrase),
-    run=run_millstone,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="continuous",  # a share or score per unit (`core.compare`)
+    measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="issue_id",
     topic_stances=topic_stance.topic_stances,
     demo={"limit": 2, "trials": 1, "max_tokens": 16},

@@ -14,9 +14,9 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import invalid_record, read_csv_rows
+from stancelab.core.data.files import invalid_record, read_csv_rows
 from stancelab.core.errors import DataFileError
-from stancelab.core.evals import json_safe
+from stancelab.core.values import json_safe
 from stancelab.millstone.analysis import counts_from_long, with_tags
 from stancelab.millstone.cases import Case
 from stancelab.millstone.corpus import authors_tags, figure_4_topic

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
 from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table

@@ -3,17 +3,22 @@ summary; no model calls."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import LogEvidence, recording_evidence
-from stancelab.core.results import is_partial, settle_headline, with_evidence
-from stancelab.core.stats import not_measured
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.summary import (
+    Analysis,
+    is_partial,
+    settle_headline,
+    with_evidence,
+)
+from stancelab.core.results.summary import write_results as write_analysis
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 from stancelab.millstone import analysis as an
 from stancelab.millstone import om
 from stancelab.millstone.cases import CASES
@@ -339,26 +344,24 @@ def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
 
 def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> Path:
     """Write tables/*.csv and summary.json under `out_dir`; returns the summary path."""
-    tables_dir = out_dir / TABLES_DIR
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(tables_dir / f"{name}.csv", index=False)
-    summary_path = out_dir / SUMMARY_FILE
-    summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    return summary_path
+    return write_analysis(out_dir, Analysis(summary, tables))
 
 
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
-    """Recompute every table and the summary from the logs under `out_dir/logs`."""
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written)."""
     out_dir = Path(out_dir)
-    with recording_evidence() as evidence:
-        trials = an.read_trials(out_dir / "logs")
+    trials, evidence = an.read_trials(out_dir / "logs")
     if trials.empty:
         raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
-    summary = build_summary(tables["counts"], tables, evidence=evidence)
-    write_results(out_dir, tables, summary)
-    return summary
+    return Analysis(build_summary(tables["counts"], tables, evidence=evidence), tables)
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    """Recompute every table and the summary from the logs under `out_dir/logs`, and write them."""
+    result = analysis(out_dir, seed)
+    write_analysis(Path(out_dir), result)
+    return result.summary
 
 
 # ---------------------------------------------------------------- printed summary

@@ -9,10 +9,10 @@ from typing import Any, Literal
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
-from stancelab.core.data import write_jsonl
+from stancelab.core.data.files import write_jsonl
+from stancelab.core.data.topics import select_and_limit
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun, run_eval
-from stancelab.core.topics import select_and_limit
+from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.rephrase import REPHRASER_ROLE, NeutralWording, apply_rephrasings
@@ -88,7 +88,15 @@ def rephrase_issues(run: MillstoneRun, issues_file: Path, out_file: Path) -> Pat
 
 
 def run_millstone(run: MillstoneRun) -> dict[str, Any]:
-    """Run MillStone for every model and return the summary (also written to `out_dir`)."""
+    """Run MillStone for every model and return the summary (also written to `out_dir`); for a
+    shard, where its logs went. (`stancelab run` adds the run's record and the models' paired
+    differences: `core.runs.pipeline`.)"""
+    run_evals(run)
+    return run.shard_result() if run.shard else analyze(run.out_dir, seed=run.seed)
+
+
+def run_evals(run: MillstoneRun) -> None:
+    """MillStone's evals for every model (the rephraser's first where issues need it)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     issues_file = run.issues_file or bundled_issues_path()
     chosen = select_and_limit(
@@ -108,6 +116,3 @@ def run_millstone(run: MillstoneRun) -> dict[str, Any]:
         shared_topics=run.shared_topics,
     )
     _eval(run, task, run.models, shard=run.shard_args())
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir, seed=run.seed)

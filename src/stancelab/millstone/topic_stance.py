@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.results import RunResult
-from stancelab.core.stats import bootstrap_ci, no_ci_reason
-from stancelab.core.topics import stance_frame
+from stancelab.core.data.topics import stance_frame
+from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.intervals import bootstrap_ci, no_ci_reason
 from stancelab.millstone.analysis import TASK_NAME
 from stancelab.millstone.cases import BASELINE
 from stancelab.millstone.released import SOURCE as RELEASED_SOURCE
@@ -212,7 +212,7 @@ def _transcripts(run: RunResult, topic: str) -> str:
 
 def topic_stances(run: RunResult, seed: int = 0) -> pd.DataFrame:
     """Per model and shared topic: the signed baseline agreement with the canonical claim
-    (`core.topics.STANCE_COLUMNS`; `n` counts issues), read from the run's answer counts."""
+    (`core.data.topics.STANCE_COLUMNS`; `n` counts issues), read from the run's answer counts."""
     counts = run.table("counts")
     if counts.empty or "shared_topic" not in counts:
         return stance_frame([])

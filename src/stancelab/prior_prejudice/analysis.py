@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import permutation_test
 
-from stancelab.core.stats import Estimate, bootstrap_ci, no_ci_reason
+from stancelab.core.stats.intervals import Estimate, bootstrap_ci, no_ci_reason
 from stancelab.prior_prejudice.dataset import PAPER_CATEGORIES
 
 FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
@@ -168,7 +168,7 @@ def _spread(wide: np.ndarray) -> float:
 
 def spread_ci(wide: pd.DataFrame, seed: int = 0) -> tuple[Estimate, str]:
     """The group spread of a traits x groups table with a BCa bootstrap CI over traits (scipy,
-    `core.stats.bootstrap_ci` over the trait rows: a drawn trait brings its rating for every
+    `core.stats.intervals.bootstrap_ci` over the trait rows: a drawn trait brings its rating for every
     group), and why there is none: one trait, or every resample giving the same spread."""
     table = wide.to_numpy(dtype=float)
     with (

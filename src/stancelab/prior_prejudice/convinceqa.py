@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError
 
 COLUMNS = (

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from stancelab.core.logprob_types import PositionLogprobs, TokenLogprob
+from stancelab.core.embedded.logprob_types import PositionLogprobs, TokenLogprob
 from stancelab.prior_prejudice.prompts import RATING_TEMPLATES
 
 DIGITS = tuple(str(i) for i in range(1, 8))

@@ -11,15 +11,15 @@ from typing import Any, Literal
 from inspect_ai.dataset import MemoryDataset, Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stancelab.core.data import load_jsonl
-from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.topics import (
+from stancelab.core.data.files import load_jsonl
+from stancelab.core.data.topics import (
     TopicTag,
     limit_per_group,
     limit_per_topic,
     load_topic_map,
     select_shared,
 )
+from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.prior_prejudice.convinceqa import as_claim_records, is_convinceqa, read_rows
 from stancelab.prior_prejudice.prompts import DIRECT_COMPARISON, RATING_TEMPLATES, rating_prompt
 

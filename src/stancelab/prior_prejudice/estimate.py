@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stancelab.core.estimate import PlannedCalls, sample_input_tokens, tokens
+from stancelab.core.runs.estimate import PlannedCalls, sample_input_tokens, tokens
 from stancelab.prior_prejudice.dataset import run_claims
 from stancelab.prior_prejudice.prompts import (
     CONTROL_ARGUMENT,

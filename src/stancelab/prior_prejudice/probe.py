@@ -1,8 +1,8 @@
 """Prior prejudice as one `Probe`: what the CLI, the report and the demo know of it."""
 
-from stancelab.core.probes import Probe
+from stancelab.core.probe import Probe
 from stancelab.prior_prejudice import estimate, report, results, stances, tasks
-from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_prior_prejudice
+from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_evals
 
 PROBE = Probe(
     name="prior-prejudice",
@@ -18,14 +18,14 @@ PROBE = Probe(
         tasks.prior_prejudice_probe,
         tasks.prior_prejudice_cross_task,
     ),
-    run=run_prior_prejudice,
-    analyze=results.analyze,
+    run=run_evals,
+    analysis=results.analysis,
     format_summary=results.format_summary,
     plan=estimate.plan,
     profiles=report.profiles,
     section=report.section,
     unit_values=report.unit_values,
-    measure="continuous",  # a share or score per unit (`core.compare`)
+    measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="claim_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
+from stancelab.core.results.summary import RunResult
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate

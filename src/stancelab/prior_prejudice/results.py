@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +9,17 @@ import numpy as np
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.logs import COMPLETE, LogEvidence, log_files, recording_evidence, scored_samples
-from stancelab.core.results import is_partial, settle_headline, with_evidence
-from stancelab.core.stats import not_measured
+from stancelab.core.results.evidence import LogEvidence
+from stancelab.core.results.logs import COMPLETE, log_files, scored_samples
+from stancelab.core.results.summary import (
+    Analysis,
+    is_partial,
+    settle_headline,
+    with_evidence,
+    write_results,
+)
+from stancelab.core.stats.intervals import not_measured
+from stancelab.core.values import json_safe
 from stancelab.prior_prejudice import analysis as an
 
 SUMMARY_FILE = "summary.json"
@@ -40,27 +46,27 @@ RATING_COLUMNS = [
 ]  # fmt: skip
 
 
-def read_frames(logs: Path) -> dict[str, pd.DataFrame]:
-    """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs."""
+def read_frames(logs: Path) -> tuple[dict[str, pd.DataFrame], LogEvidence]:
+    """Ratings, minimal-pair ratings, direct answers and cross-task ratings from logs, with the
+    evidence of what the reads left out."""
     selection = (
         "limit",
         "templates",
         "shared_topics",
     )  # which claims and templates run; not what a sample is
-    ratings = _with_scores(scored_samples(logs, "prior_prejudice", "cwa_rating", selection),
-                           RATING_FIELDS)  # fmt: skip
-    probe = _with_scores(
-        scored_samples(logs, "prior_prejudice_probe", "probe_scorer", selection),
-        ("cwa", "source", "digit_mass", "fallback_reason", "choice"),
+    ratings, rating_evidence = scored_samples(logs, "prior_prejudice", "cwa_rating", selection)
+    probe, probe_evidence = scored_samples(logs, "prior_prejudice_probe", "probe_scorer", selection)
+    cross, cross_evidence = scored_samples(
+        logs, "prior_prejudice_cross_task", "cwa_rating", ("limit",)
     )
-    cross = _with_scores(
-        scored_samples(logs, "prior_prejudice_cross_task", "cwa_rating", ("limit",)), RATING_FIELDS
-    )
+    ratings = _with_scores(ratings, RATING_FIELDS)
+    probe = _with_scores(probe, ("cwa", "source", "digit_mass", "fallback_reason", "choice"))
+    cross = _with_scores(cross, RATING_FIELDS)
     frames = {"ratings": ratings, "cross": cross, "writer_refusals": writer_losses(logs)}
     if not probe.empty:
         frames["probe_ratings"] = probe[probe["kind"] == "rating"]
         frames["probe_direct"] = probe[probe["kind"] == "direct"]
-    return frames
+    return frames, LogEvidence.of(rating_evidence, probe_evidence, cross_evidence)
 
 
 def writer_losses(logs: Path) -> pd.DataFrame:
@@ -232,25 +238,21 @@ def build_summary(
     return with_evidence(summary, evidence)
 
 
-def write_results(out_dir: Path, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
-    (out_dir / TABLES_DIR).mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(out_dir / TABLES_DIR / f"{name}.csv", index=False)
-    (out_dir / SUMMARY_FILE).write_text(
-        json.dumps(summary, indent=2, sort_keys=True, default=str) + "\n"
-    )
-
-
-def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written)."""
     out_dir = Path(out_dir)
-    with recording_evidence() as evidence:
-        frames = read_frames(out_dir / "logs")
+    frames, evidence = read_frames(out_dir / "logs")
     if frames["ratings"].empty:
         raise StancelabError(f"No prior-prejudice rating logs under {out_dir / 'logs'}")
     tables = compute_tables(frames, seed)
-    summary = build_summary(tables, evidence)
-    write_results(out_dir, tables, summary)
-    return summary
+    return Analysis(build_summary(tables, evidence), tables)
+
+
+def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
+    """Recompute every table and the summary from the logs under `out_dir/logs`, and write them."""
+    result = analysis(out_dir, seed)
+    write_results(Path(out_dir), result)
+    return result.summary
 
 
 def format_summary(summary: dict[str, Any]) -> str:

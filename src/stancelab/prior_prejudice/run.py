@@ -9,8 +9,8 @@ from typing import Any
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
-from stancelab.core.data import write_jsonl
-from stancelab.core.evals import ProbeRun, run_eval
+from stancelab.core.data.files import write_jsonl
+from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.prior_prejudice.dataset import ArgumentText, run_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
@@ -132,6 +132,17 @@ def prepare_claims(run: PriorPrejudiceRun) -> Path | None:
 
 
 def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
+    """Run prior prejudice for every model and return the summary (also written to `out_dir`);
+    for a shard, where its logs went. (`stancelab run` adds the run's record and the models'
+    paired differences: `core.runs.pipeline`.)"""
+    run_evals(run)
+    return run.shard_result() if run.shard else analyze(run.out_dir)
+
+
+def run_evals(run: PriorPrejudiceRun) -> None:
+    """The ratings of every model; then, unless the run is on shared topics (whose claims the
+    group probe and the cross-task items do not carry), the group probe and the cross-task
+    ratings."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     claims_file = prepare_claims(run)
     claims_arg = str(claims_file) if claims_file else None
@@ -144,14 +155,11 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
         run.models,
         run.shard_args(),
     )
-    if run.shared_topics.strip():  # the group probe and cross-task items carry no shared topic
-        return analyze(run.out_dir)
+    if run.shared_topics.strip():
+        return
     if run.probe:
         _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models,
               run.shard_args())  # fmt: skip
     if run.cross_task and cross_task_samples(claims_arg, limit):
         _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models,
               run.shard_args())  # fmt: skip
-    if run.shard:
-        return run.shard_result()
-    return analyze(run.out_dir)

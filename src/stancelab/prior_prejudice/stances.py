@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.results import RunResult
-from stancelab.core.topics import signed_cluster_mean, stance_frame
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame
+from stancelab.core.results.summary import RunResult
 
 LENS = "prior-prejudice"
 RATING_SPAN = 6.0  # ratings run 1-7

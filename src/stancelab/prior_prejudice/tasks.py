@@ -20,7 +20,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.core.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args
 from stancelab.prior_prejudice.cwa import MIN_DIGIT_MASS, rate, scale_anchors
 from stancelab.prior_prejudice.dataset import (
     CATEGORIES,

@@ -11,12 +11,12 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.adaptive import adjusted_interval_texts, stopping_note
-from stancelab.core.aliases import AliasTable, ModelIdentity, resolve
-from stancelab.core.compare import DEFAULT_ADJUSTMENT
-from stancelab.core.logs import evidence_record, evidence_text
-from stancelab.core.probes import Probe
-from stancelab.core.results import RunResult
+from stancelab.core.data.aliases import AliasTable, ModelIdentity, resolve
+from stancelab.core.probe import Probe
+from stancelab.core.results.evidence import evidence_record, evidence_text
+from stancelab.core.results.summary import RunResult
+from stancelab.core.results.text import adjusted_interval_texts, stopping_note
+from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT
 from stancelab.matrix.analysis import Matrix, build_matrix, combine
 from stancelab.matrix.results import matrix_summary, renamed, run_stances
 from stancelab.probes import PROBES, get_probe
@@ -50,7 +50,7 @@ class ReportResult:
     matrix: dict[str, Any] | None = None
     """the topic x lens matrix's summary (None when no run read a topic stance)"""
     identity: ModelIdentity | None = None
-    """which source names each row holds (`core.aliases`)"""
+    """which source names each row holds (`core.data.aliases`)"""
 
 
 def _order(run: RunResult) -> int:
@@ -76,7 +76,7 @@ def _profiles(
     runs: list[RunResult], anchors: list[str], identity: ModelIdentity | None = None
 ) -> dict[tuple[str, str], SimpleNamespace]:
     """(row name, probe) -> headline and its section; a later run wins a tie. With `identity`,
-    each profile is under its row name (`core.aliases`); each names its unit set where its
+    each profile is under its row name (`core.data.aliases`); each names its unit set where its
     probe tells one (`Probe.unit_sets`)."""
     profiles: dict[tuple[str, str], SimpleNamespace] = {}
     for run, anchor in zip(runs, anchors, strict=True):
@@ -106,7 +106,7 @@ def merged_matrix(
     runs: list[RunResult], aliases: AliasTable | None = None
 ) -> tuple[ModelIdentity, Matrix]:
     """The rows of every model the runs hold (their headlines and topic stances), merged by the
-    alias table (`core.aliases`; the bundled one by default), and the topic x lens matrix over
+    alias table (`core.data.aliases`; the bundled one by default), and the topic x lens matrix over
     those rows (a later run wins a repeated row, topic and lens)."""
     stances = [run_stances(run) for run in runs]
     sources = [(model, run.probe) for run in runs for model in run.models]
@@ -276,7 +276,7 @@ def build_report(
     adjust: str = DEFAULT_ADJUSTMENT,
 ) -> ReportResult:
     """Write one HTML report for every probe run found in `folders`. Models are merged into
-    one row per model by the alias table (`core.aliases`, bundled by default); `findings`
+    one row per model by the alias table (`core.data.aliases`, bundled by default); `findings`
     gives the cross-paper findings' view from the rows, the matrix and the headlines (the
     atlas). The paired tests' p-values are adjusted by `adjust` (holm or fdr_bh) across every
     comparison the report shows."""

@@ -1,4 +1,4 @@
-"""Comparing models on a lens in the report: the paired differences (`core.compare`) as a
+"""Comparing models on a lens in the report: the paired differences (`core.stats.compare`) as a
 square matrix for the heatmap, their p-values adjusted across every comparison the report
 shows, and the pair view (pick two models, see every lens's difference)."""
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from stancelab.core.compare import (
+from stancelab.core.stats.compare import (
     DEFAULT_ADJUSTMENT,
     DIFFERENCE_COLUMNS,
     RANK_BISERIAL,
@@ -18,7 +18,7 @@ from stancelab.core.compare import (
     adjust_p,
     paired_differences,
 )
-from stancelab.core.stats import no_ci_reason
+from stancelab.core.stats.intervals import no_ci_reason
 
 __all__ = ["DIFFERENCE_COLUMNS", "SIGNIFICANCE", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
            "paired_differences"]  # fmt: skip

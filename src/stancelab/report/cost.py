@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 from inspect_ai.log import read_eval_log
 
-from stancelab.core.estimate import price_of
-from stancelab.core.logs import log_files
+from stancelab.core.results.logs import log_files
+from stancelab.core.runs.estimate import price_of
 
 COLUMNS = ["probe", "subject_model", "role", "model", "input_tokens", "output_tokens", "usd"]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from stancelab.core.stats import no_ci_reason
-from stancelab.core.topics import get_topic
+from stancelab.core.data.topics import get_topic
+from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.matrix.analysis import Matrix
 from stancelab.probes import PROBES
 from stancelab.report.transcripts import normalise

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.stats import no_ci_reason
+from stancelab.core.stats.intervals import no_ci_reason
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Evidence:
 def estimate_fields(entry: dict[str, Any] | None, scale: float = 1.0) -> dict[str, Any]:
     """value / ci_low / ci_high of a summary estimate (scaled), None where missing;
     `ci_note`: why there is no interval ("no CI (n = 1)"), empty when there is one; and, as
-    summary.json decides them for a headline (`core.results.settle_headline`), why it is not
+    summary.json decides them for a headline (`core.results.summary.settle_headline`), why it is not
     measured and whether it is partial."""
     entry = entry or {}
     fields = {key: entry[key] * scale if entry.get(key) is not None else None

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.logs import log_files
-from stancelab.core.results import RunResult, read_tables
+from stancelab.core.results.logs import log_files
+from stancelab.core.results.summary import RunResult, read_tables
+from stancelab.core.runs.pipeline import reanalyse
 from stancelab.probes import get_probe, probes_in
 
 SUMMARY_FILE = "summary.json"
@@ -31,7 +32,7 @@ def _summary_is_stale(folder: Path) -> bool:
 
 def _analyse(folder: Path, seed: int) -> None:
     for probe in _probe_of_logs(folder):
-        get_probe(probe).analyse(folder, seed=seed)
+        reanalyse(get_probe(probe), folder, seed=seed)
 
 
 def load_run(folder: Path, seed: int = 0) -> RunResult:

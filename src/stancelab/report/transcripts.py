@@ -8,7 +8,7 @@ from pathlib import Path
 
 from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
 
-from stancelab.core.logs import log_files
+from stancelab.core.results.logs import log_files
 
 DEFAULT_MAX_SAMPLES = 300
 MESSAGE_CHARS = 4000

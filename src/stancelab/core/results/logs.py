@@ -1,7 +1,7 @@
 """Finding Inspect logs, and which of them count: every complete run in a folder counts.
 
 A log's identity is its task, subject model, helper models (model roles), task
-arguments and shard (`core.shards`: the eval metadata's `stancelab_shard`, a selection of
+arguments and shard (`core.runs.shards`: the eval metadata's `stancelab_shard`, a selection of
 samples). A re-run with the same identity replaces the older log; any other run adds
 to the folder's results. Runs that differ only in which samples they select (a limit,
 a subset of categories, a shard) add their samples, and a sample both ran counts once, from
@@ -11,28 +11,29 @@ Only complete evidence counts: a log whose status is not `success` (a run killed
 stopped by an error) is interrupted. Its finished samples are read only when no complete log
 of its run (the same identity, less selection and shard) is in the folder, and the run is then
 partial; a complete run is never replaced, nor added to, by an interrupted one. What was left
-out (interrupted logs ignored, samples read from interrupted logs, shards missing) is recorded
-in a `LogEvidence` while `recording_evidence()` is active, for every summary to state.
+out (interrupted logs ignored, samples read from interrupted logs, shards missing) is returned
+with the rows that count, as a `LogEvidence` (`core.results.evidence`), for every summary to state.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
-from stancelab.core.shards import BATCH_PREFIX, shard_of_log
+from stancelab.core.results.evidence import LogEvidence
 
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
 UNREAD_SAMPLE_FIELDS = frozenset({"events"})
+SHARD_KEY = "stancelab_shard"
+"""eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
+BATCH_PREFIX = "until-ci batch "
+"""how the shard of a batch of whole units (`core.runs.until_ci.Batch`) begins: not an `I/N` shard"""
 COMPLETE = "success"
 """the status of a complete log (Inspect's `EvalLog.status`)"""
 
@@ -45,6 +46,11 @@ def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
             return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
         return [path] if path.exists() else []
     return [Path(item) for item in logs]
+
+
+def shard_of_log(metadata: dict[str, Any] | None) -> str:
+    """The shard (`I/N`) an eval's metadata names, '' for a whole run."""
+    return str((metadata or {}).get(SHARD_KEY) or "")
 
 
 def as_dict(value: object) -> dict:
@@ -91,109 +97,6 @@ def run_identity(
     return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
 
 
-# ---------------------------------------------------------------- evidence
-
-
-@dataclass
-class LogEvidence:
-    """What an analysis read from a folder's logs, and what it left out."""
-
-    ignored_logs: set[str] = field(default_factory=set)
-    """interrupted logs left out: a complete log of their run is in the folder"""
-    interrupted_samples: dict[str, set[str]] = field(default_factory=dict)
-    """interrupted log -> the samples (`id#epoch`) read from it (no complete log of its run)"""
-    missing_shards: dict[tuple[str, int], set[int]] = field(default_factory=dict)
-    """(subject model, shard count N) -> shard indices without a complete log"""
-    partial_models: set[str] = field(default_factory=set)
-
-    @property
-    def partial(self) -> bool:
-        return bool(self.partial_models)
-
-    def is_partial(self, model: str) -> bool:
-        """Whether a subject model's results hold fewer samples than its runs select."""
-        return model in self.partial_models
-
-    def notes(self) -> list[str]:
-        """What was left out, one line each ("2 interrupted logs ignored", ...)."""
-        notes = []
-        if self.ignored_logs:
-            count = len(self.ignored_logs)
-            notes.append(f"{count} interrupted {_plural(count, 'log')} ignored (a complete "
-                         f"run of the same settings is in the folder)")  # fmt: skip
-        read = {log: samples for log, samples in self.interrupted_samples.items() if samples}
-        if read:
-            samples = sum(len(ids) for ids in read.values())
-            notes.append(f"{samples} {_plural(samples, 'sample')} read from {len(read)} "
-                         f"interrupted {_plural(len(read), 'log')}: partial")  # fmt: skip
-        several = len({model for model, _ in self.missing_shards}) > 1
-        for (model, count), missing in sorted(self.missing_shards.items()):
-            whose = f" for {model}" if several else ""
-            notes.append(f"{_plural(len(missing), 'shard')} {_ranges(sorted(missing))} of {count} "
-                         f"missing{whose}: partial")  # fmt: skip
-        return notes
-
-    def as_dict(self) -> dict[str, Any]:
-        """The record summary.json holds under `evidence`."""
-        return {
-            "partial": self.partial,
-            "partial_models": sorted(self.partial_models),
-            "interrupted_logs_ignored": sorted(Path(log).name for log in self.ignored_logs),
-            "interrupted_logs_read": {Path(log).name: len(ids) for log, ids in
-                                      sorted(self.interrupted_samples.items()) if ids},
-            "missing_shards": [{"model": model, "shards": sorted(missing), "of": count}
-                               for (model, count), missing in sorted(self.missing_shards.items())],
-            "notes": self.notes(),
-        }  # fmt: skip
-
-
-def _plural(count: int, noun: str) -> str:
-    return noun if count == 1 else f"{noun}s"
-
-
-def _ranges(numbers: list[int]) -> str:
-    """[1, 3, 4, 5] -> '1, 3-5'."""
-    runs: list[list[int]] = []
-    for number in numbers:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
-    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
-
-
-_RECORDING: ContextVar[LogEvidence | None] = ContextVar("stancelab_log_evidence", default=None)
-
-
-@contextmanager
-def recording_evidence() -> Iterator[LogEvidence]:
-    """While inside, every read of logs that count (`counted_rows`, `runs_that_count`) adds
-    what it read and left out to the yielded record."""
-    evidence = LogEvidence()
-    token = _RECORDING.set(evidence)
-    try:
-        yield evidence
-    finally:
-        _RECORDING.reset(token)
-
-
-def evidence_record(summary: dict[str, Any]) -> dict[str, Any]:
-    """A summary's evidence record (empty for summaries without one, e.g. imports)."""
-    record = summary.get("evidence")
-    return record if isinstance(record, dict) else {}
-
-
-def evidence_text(summary: dict[str, Any]) -> str:
-    """What a summary's analysis left out, as the CLI and the report state it ('' when it read
-    every sample of complete runs)."""
-    record = evidence_record(summary)
-    notes = record.get("notes") or []
-    if not notes:
-        return ""
-    head = "Partial results" if record.get("partial") else "Complete results"
-    return f"{head}: " + "; ".join(notes) + "."
-
-
 # ---------------------------------------------------------------- which rows count
 
 
@@ -212,21 +115,27 @@ def _ordered(frame: pd.DataFrame) -> pd.DataFrame:
         columns="_written")  # fmt: skip
 
 
-def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.DataFrame:
+class Counted(NamedTuple):
+    """What a reader of logs returns: the rows that count, and what its read left out."""
+
+    rows: pd.DataFrame
+    evidence: LogEvidence
+
+
+def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> Counted:
     """The rows of complete logs, and of interrupted logs whose run (identity less
-    `selection_args` and shard) has no complete log in the frame; records what was read and
-    left out (`recording_evidence`). Keeps the frame's order."""
+    `selection_args` and shard) has no complete log in the frame, with the evidence of what
+    was left out (interrupted logs ignored, shards missing). Keeps the frame's order."""
+    evidence = LogEvidence()
     if frame.empty:
-        return frame
+        return Counted(frame, evidence)
     complete = (_statuses(frame) == COMPLETE).to_numpy()
     run = run_identity(frame, selection_args, shard=False).to_numpy()
     has_complete = pd.Series(run).isin(set(run[complete])).to_numpy()
     counts = complete | ~has_complete
-    evidence = _RECORDING.get()
-    if evidence is not None:
-        evidence.ignored_logs.update(frame["log"].astype(str).to_numpy()[~counts])
-        _record_shards(evidence, frame[counts], complete[counts], run[counts])
-    return frame[counts]
+    evidence.ignored_logs.update(frame["log"].astype(str).to_numpy()[~counts])
+    _record_shards(evidence, frame[counts], complete[counts], run[counts])
+    return Counted(frame[counts], evidence)
 
 
 def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: Any, run: Any) -> None:
@@ -259,37 +168,36 @@ def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: Any, ru
                 evidence.partial_models.add(key[1])
 
 
-def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> pd.DataFrame:
+def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> Counted:
     """The rows that count from a samples frame (needs `log`, `created`, `id` and `epoch` too;
     `status`, where given, the log's status): of complete logs (`counted_rows`), the newest log
     of each run identity, and of samples that runs differing only in `selection_args` (or only
     in their shard) both ran, the newest copy; of an interrupted run without a complete log,
-    each sample it finished, the newest copy."""
+    each sample it finished, the newest copy. With the evidence of what the read left out."""
     if frame.empty:
-        return frame
+        return Counted(frame, LogEvidence())
     selection_args = tuple(selection_args)
-    ordered = _ordered(counted_rows(frame, selection_args))
+    counted = counted_rows(frame, selection_args)
+    ordered = _ordered(counted.rows)
     complete = _statuses(ordered) == COMPLETE
     newest = ordered[complete].groupby(run_identity(ordered[complete]))["log"].last()
     kept = ordered[ordered["log"].isin(set(newest)) | ~complete]
     sample = run_identity(kept, selection_args, shard=False) + "#" + kept["id"].astype(str) + "#" + kept[
         "epoch"].astype(str)  # fmt: skip
     kept = kept[~sample.duplicated(keep="last")]
-    record_interrupted_reads(kept)
-    return kept.sort_index()
+    return Counted(kept.sort_index(), counted.evidence.add(interrupted_reads(kept)))
 
 
-def record_interrupted_reads(kept: pd.DataFrame) -> None:
-    """Record the samples of `kept` (the rows an analysis reads) that come from interrupted
-    logs; their models' results are partial."""
-    evidence = _RECORDING.get()
-    if evidence is None:
-        return
+def interrupted_reads(kept: pd.DataFrame) -> LogEvidence:
+    """The evidence of the samples of `kept` (the rows an analysis reads) that come from
+    interrupted logs; their models' results are partial."""
+    evidence = LogEvidence()
     interrupted = kept[_statuses(kept) != COMPLETE]
     for log, group in interrupted.groupby("log"):
         ids = group["id"].astype(str) + "#" + group["epoch"].astype(str)
         evidence.interrupted_samples.setdefault(str(log), set()).update(ids)
         evidence.partial_models.update(group["model"].astype(str))
+    return evidence
 
 
 def _written(log: object) -> int:
@@ -335,10 +243,10 @@ def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 def scored_samples(
     logs: str | Path, task_name: str, scorer_name: str, selection_args: Iterable[str] = ()
-) -> pd.DataFrame:
+) -> Counted:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
     value, answer and metadata (`score` as a dict), from every run that counts
-    (`runs_that_count`)."""
+    (`runs_that_count`), with the evidence of what the read left out."""
     from inspect_ai.analysis import SampleColumn
 
     def score_field(sample: object, name: str) -> object:
@@ -353,7 +261,8 @@ def scored_samples(
         SampleColumn("score_value", path=lambda s: score_field(s, "value"), full=True),
     ])  # fmt: skip
     if frame.empty or "task_name" not in frame:
-        return pd.DataFrame()
-    frame = runs_that_count(frame[frame["task_name"] == task_name], selection_args).copy()
-    frame["score"] = [as_dict(value) for value in frame["score"]]
-    return frame.reset_index(drop=True)
+        return Counted(pd.DataFrame(), LogEvidence())
+    rows, evidence = runs_that_count(frame[frame["task_name"] == task_name], selection_args)
+    rows = rows.copy()
+    rows["score"] = [as_dict(value) for value in rows["score"]]
+    return Counted(rows.reset_index(drop=True), evidence)

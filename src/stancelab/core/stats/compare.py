@@ -2,11 +2,11 @@
 (issues, statements, topic cells), each with a 95% CI, a test and an effect size, and the
 p-values adjusted for every comparison shown together.
 
-Interval: BCa bootstrap over units (`core.stats.bootstrap_ci`), none from fewer than two
+Interval: BCa bootstrap over units (`core.stats.intervals.bootstrap_ci`), none from fewer than two
 shared units. When every difference is the same there is none either, unless the probe
 states the range of its unit values (`units.attrs[VALUE_RANGE]`, e.g. (0, 100) for a share
 in %): then the Wilson interval of that share of units, the rest put at the widest
-differences (`core.stats.bounded_cluster_ci`).
+differences (`core.stats.intervals.bounded_cluster_ci`).
 
 Test, by the probe's measure (`Probe.measure`):
 - continuous: the Wilcoxon signed-rank test of the paired differences (scipy), zero
@@ -43,8 +43,8 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import json_safe
-from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci
+from stancelab.core.stats.intervals import Estimate, bootstrap_ci, bounded_cluster_ci
+from stancelab.core.values import json_safe
 
 MeasureKind = Literal["continuous", "binary"]
 """what a probe's unit values are: a number per unit, or one yes/no outcome per unit"""

@@ -151,7 +151,7 @@ def read_calibration(logs: Any) -> Calibration:
     from inspect_ai.log import read_eval_log
 
     from stancelab.core.errors import StancelabError
-    from stancelab.core.logs import log_files
+    from stancelab.core.results.logs import log_files
 
     folder = Path(logs)
     files = log_files(folder / "logs" if (folder / "logs").is_dir() else folder)

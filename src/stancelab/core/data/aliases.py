@@ -11,7 +11,7 @@ first normalised by fixed rules:
    probes ask chat models and the papers' short names ("Llama 3.1 8B") mean the chat model;
 4. a dated snapshot, a final `-YYYY-MM-DD` or `-YYYYMMDD`, is dropped and kept aside.
 
-Then the alias table (bundled: `core/model_key/aliases.jsonl`; a user's: `--alias FILE`, same
+Then the alias table (bundled: `core/data/model_key/aliases.jsonl`; a user's: `--alias FILE`, same
 format, read first) turns a normalised alias into its canonical name (provider API spellings
 such as `claude-3-5-haiku`, Hugging Face names such as `meta-llama-3.1-8b`).
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from stancelab.core.data import load_jsonl
+from stancelab.core.data.files import load_jsonl
 from stancelab.core.errors import DataFileError, StancelabError
 
 ALIAS_FILE = "aliases.jsonl"
@@ -175,7 +175,7 @@ class AliasTable:
 
 
 def bundled_alias_path() -> Path:
-    return Path(str(resources.files("stancelab.core") / "model_key" / ALIAS_FILE))
+    return Path(str(resources.files("stancelab.core.data") / "model_key" / ALIAS_FILE))
 
 
 def read_alias_file(path: Path) -> list[AliasEntry]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.evals import ProbeRun
-from stancelab.core.models import check_providers, parse_roles, resolve_model, resolve_models
+from stancelab.core.runs.evals import ProbeRun
+from stancelab.core.runs.models import check_providers, parse_roles, resolve_model, resolve_models
 
 RUN_CONFIG = "run.toml"
 # An earlier configuration of a run folder, kept when another one replaces run.toml.

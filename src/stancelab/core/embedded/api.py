@@ -20,8 +20,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from stancelab.core.embedded import EMBEDDED_MODEL_NAME, materialise
-from stancelab.core.embedded_logprobs import generate_with_top_logprobs, logprobs_from_rows
+from stancelab.core.embedded.logprobs import generate_with_top_logprobs, logprobs_from_rows
+from stancelab.core.embedded.model import EMBEDDED_MODEL_NAME, materialise
 from stancelab.core.inspect_private import (
     HF_TOKEN,
     GenerateInput,
@@ -77,7 +77,7 @@ class EmbeddedAPI(HuggingFaceAPI):
     per process (and hands freed activations back to the system), batches at most BATCH_SIZE
     generations, decodes greedily when asked for temperature 0 (the `hf` provider always
     samples, and transformers rejects a zero temperature), and records log-probs as top-k
-    per generated token instead of the full vocabulary (`core.embedded_logprobs`).
+    per generated token instead of the full vocabulary (`core.embedded.logprobs`).
     """
 
     def __init__(
@@ -164,7 +164,7 @@ class EmbeddedAPI(HuggingFaceAPI):
         self, input: list[ChatMessage], config: GenerateConfig
     ) -> ModelOutput:
         """Inspect's `hf` generation through its batch thread, with top-k log-probs recorded per
-        token (`core.embedded_logprobs`) instead of every token's full-vocabulary logits."""
+        token (`core.embedded.logprobs`) instead of every token's full-vocabulary logits."""
         assert isinstance(self.tokenizer_call_args, dict)
         tokenizer = functools.partial(self.tokenizer, return_tensors="pt", padding=True,
                                       **self.tokenizer_call_args)  # fmt: skip
@@ -200,7 +200,7 @@ class EmbeddedAPI(HuggingFaceAPI):
 
 def generation_kwargs(config: GenerateConfig, do_sample: bool, tokenizer: Any) -> dict[str, Any]:
     """`model.generate` settings from a generate config, as Inspect's `hf` provider sets them,
-    without `output_logits` (log-probs are recorded as top-k, `core.embedded_logprobs`)."""
+    without `output_logits` (log-probs are recorded as top-k, `core.embedded.logprobs`)."""
     settings: dict[str, Any] = {"do_sample": do_sample, "return_dict_in_generate": True}
     for name, value in (("max_new_tokens", config.max_tokens), ("temperature", config.temperature),
                         ("top_p", config.top_p), ("top_k", config.top_k)):  # fmt: skip

@@ -1,9 +1,8 @@
-"""Running Inspect evals for the probes, and JSON-safe values for summaries."""
+"""Running Inspect evals for the probes: settings, helper roles, shards and interruptions."""
 
 from __future__ import annotations
 
 import gc
-import math
 import os
 import sys
 from collections.abc import Iterator
@@ -17,10 +16,16 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 from inspect_ai.util import DisplayType
 
-from stancelab.core.attempts import adaptive_attempt_timeout, initial_attempt_timeout
-from stancelab.core.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.errors import Interrupted, StancelabError
-from stancelab.core.shards import SHARD_KEY, Shard, finished_shard, parse_shard, shard_sample_ids
+from stancelab.core.results.logs import SHARD_KEY
+from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
+from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
+from stancelab.core.runs.shards import (
+    Shard,
+    finished_shard,
+    parse_shard,
+    shard_sample_ids,
+)
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
 # mid-JSON) is run again; its calls that had completed come from the cache, unpaid. At 5%
@@ -90,8 +95,8 @@ def run_eval(
     to `inspect_ai.eval`; `lean` (default: above LEAN_ABOVE_SAMPLES samples) drops the realtime
     buffer, score display and control server. Without `attempt_timeout`, it is set from the
     providers' usual latency and `timeout` from the first call, then from the observed latency
-    (`core.attempts`). A failed call is retried after `retry_wait` seconds, doubling
-    (`core.backoff`). With `shard`, only the shard's samples run (`core.shards`), and a
+    (`core.runs.attempts`). A failed call is retried after `retry_wait` seconds, doubling
+    (`core.runs.backoff`). With `shard`, only the shard's samples run (`core.runs.shards`), and a
     model whose shard already has a finished log in `log_dir` is skipped."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     initial_timeout = None
@@ -160,15 +165,6 @@ def _shard_done(log_dir: Path | str, task: Any, model: str | Model, roles: dict[
     return done is not None
 
 
-def json_safe(value: Any) -> Any:
-    """A value fit for summary.json: numpy scalars unwrapped, NaN as null, floats rounded."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 6)
-    return value
-
-
 # Inspect's log levels (`--log-level`), lower case as its command line takes them.
 LogLevel = Literal["debug", "trace", "http", "info", "warning", "error", "critical", "notset"]
 # ProbeRun fields handed to `inspect_ai.eval` unchanged (None: Inspect's own default).
@@ -226,7 +222,7 @@ class ProbeRun:
     """W: run the units in seeded batches (--looks planned looks) and stop once every model's
     headline interval is narrower than W, in the headline's units; each look's interval is at
     level 1 - 0.05/K (Bonferroni over the K looks), valid whatever look it stops at
-    (`core.adaptive`)"""
+    (`core.runs.until_ci`)"""
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
     sooner, each at a wider interval (level 1 - 0.05/K)"""

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from stancelab.core.embedded import materialise
+from stancelab.core.embedded.model import materialise
 from stancelab.core.tether import tethered
 
 PROVIDER = "stancelab"  # Inspect reads STANCELAB_BASE_URL / STANCELAB_API_KEY for it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from stancelab.core.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
+from stancelab.core.embedded.model import EMBEDDED_MODEL, EMBEDDED_PROVIDER
 from stancelab.core.errors import StancelabError
 from stancelab.core.inspect_private import model_provider_names
 

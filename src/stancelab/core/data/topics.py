@@ -21,9 +21,14 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stancelab.core.data import invalid_record, load_jsonl, read_csv_rows
+from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
-from stancelab.core.stats import Estimate, bootstrap_ci, bounded_cluster_ci, unanimous_interval
+from stancelab.core.stats.intervals import (
+    Estimate,
+    bootstrap_ci,
+    bounded_cluster_ci,
+    unanimous_interval,
+)
 
 Orientation = Literal[1, -1]
 
@@ -68,7 +73,7 @@ class SharedTopic(BaseModel):
 
 
 def topic_key_path() -> Path:
-    return Path(str(resources.files("stancelab.core") / "topic_key" / TOPIC_KEY_FILE))
+    return Path(str(resources.files("stancelab.core.data") / "topic_key" / TOPIC_KEY_FILE))
 
 
 @cache
@@ -227,7 +232,7 @@ def select_shared(
 
 def unanimous_ci(value: float, n: int) -> tuple[float, float]:
     """An interval for `n` (>= 2) equal signed scores `value` in [-1, 1], where a bootstrap has
-    none (`core.stats.unanimous_interval` on the signed scale)."""
+    none (`core.stats.intervals.unanimous_interval` on the signed scale)."""
     return unanimous_interval(value, n, -1.0, 1.0)
 
 
@@ -244,7 +249,7 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
 def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int = 0) -> Estimate:
     """Mean of signed scores in [-1, 1] pooled over answers, with a cluster-bootstrap CI over
     the `units` they belong to (`n` counts units): none from one unit; the unanimous interval
-    over units when every unit's mean is the same (`core.stats.bounded_cluster_ci`)."""
+    over units when every unit's mean is the same (`core.stats.intervals.bounded_cluster_ci`)."""
     return bounded_cluster_ci(scores, units, -1.0, 1.0, seed=seed)
 
 

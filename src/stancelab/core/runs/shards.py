@@ -4,7 +4,7 @@ A shard `I/N` (1 <= I <= N) holds the samples whose id hashes to I - 1 modulo N 
 the id), so a sample is in the same shard whatever the limit or order of the dataset. A shard
 runs through Inspect's own sample selection (`eval(sample_id=...)`, recorded in the log and
 honoured by `eval_retry`); the log carries the shard in its eval metadata (`SHARD_KEY`), which
-is part of its run identity (`core.logs`): shards add up, and a re-run of a shard replaces
+is part of its run identity (`core.results.logs`): shards add up, and a re-run of a shard replaces
 that shard only. Any number of processes or machines can run shards into one Inspect log
 location (a folder, or an object store such as `s3://bucket/prefix` through Inspect's fsspec
 support); a shard that already has a finished log there is skipped, and one cut short
@@ -27,12 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from stancelab.core.errors import Interrupted, StancelabError
+from stancelab.core.results.logs import shard_of_log
 from stancelab.core.tether import tethered
 
-SHARD_KEY = "stancelab_shard"
-"""eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
-BATCH_PREFIX = "until-ci batch "
-"""how the shard of a batch of whole units (`core.adaptive.Batch`) begins: not an `I/N` shard"""
 WORKER_LOGS = "workers"
 """folder (in the run's folder) of each worker's output"""
 STOP_GRACE_S = 10.0
@@ -81,11 +78,6 @@ def shard_sample_ids(task: Any, shard: Shard) -> list[str | int]:
     if any(sample.id is None for sample in samples):
         raise StancelabError(f"Task {task.name} has samples without ids; it cannot be sharded.")
     return [sample.id for sample in samples if shard.holds_sample(sample)]
-
-
-def shard_of_log(metadata: dict[str, Any] | None) -> str:
-    """The shard (`I/N`) an eval's metadata names, '' for a whole run."""
-    return str((metadata or {}).get(SHARD_KEY) or "")
 
 
 def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],

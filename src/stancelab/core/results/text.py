@@ -1,0 +1,117 @@
+"""A summary as the CLI and the report give it in words: the probe's own text, what its read
+of the logs left out, the stopping record of an `--until-ci` run and the paired differences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from stancelab.core.results.evidence import evidence_text
+from stancelab.core.stats.intervals import no_ci_reason
+
+
+class Formats(Protocol):
+    """What `summary_text` needs of a probe (`core.probe.Probe`)."""
+
+    format_summary: Callable[[dict[str, Any]], str]
+
+
+UNTIL_CI_KEY = "until_ci"
+"""summary.json key of an `--until-ci` run's stopping record (`core.runs.until_ci`)"""
+
+
+def with_results_path(text: str, out_dir: Path) -> str:
+    return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
+
+
+def format_differences(summary: dict[str, Any]) -> str:
+    """The paired differences of the headline, a line per pair of models ('' with one model):
+    difference, CI, shared units, then the test with its p and adjusted p (or why none)."""
+    lines = []
+    for row in summary.get("headline_differences", []):
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = (
+            f"[{low:.3g}, {high:.3g}]"
+            if low is not None and high is not None
+            else no_ci_reason(row["n"], row["difference"])
+        )
+        value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
+        lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"
+                     f"{_test_text(row)}")  # fmt: skip
+    return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
+
+
+def _test_text(row: dict[str, Any]) -> str:
+    """'; exact McNemar p=0.03, holm-adjusted p=0.06', or the note saying why there is no test."""
+    if row.get("p") is None:
+        return f"; {row['test_note']}" if row.get("test_note") else ""
+    adjusted = row.get("p_adjusted")
+    text = f"; {row['test']} p={row['p']:.3g}"
+    return text + (
+        f", {row['adjustment']}-adjusted p={adjusted:.3g}" if adjusted is not None else ""
+    )
+
+
+def summary_text(probe: Formats, summary: dict[str, Any]) -> str:
+    """A probe's CLI summary (`Probe.format_summary`), what its read of the logs left out ("2
+    interrupted logs ignored", "shards 2-4 of 4 missing: partial"), the stopping record of an
+    `--until-ci` run, then the models' paired differences."""
+    parts = (probe.format_summary(summary), evidence_text(summary), until_ci_text(summary),
+             format_differences(summary))  # fmt: skip
+    return "\n\n".join(part for part in parts if part)
+
+
+def level_text(level: float) -> str:
+    """A confidence level as a percentage: 0.99 -> '99%', 0.9875 -> '98.8%'."""
+    return f"{level:.1%}".replace(".0%", "%")
+
+
+def adjusted_interval_texts(summary: dict[str, Any]) -> dict[str, str]:
+    """model -> its headline at the stop with the interval valid despite the stopping, as the
+    report shows it beside the 95% one ({} for a run without `--until-ci`)."""
+    record = summary.get(UNTIL_CI_KEY)
+    if not isinstance(record, dict):
+        return {}
+    texts = {}
+    for model, row in record["headline"].items():
+        low, high = row.get("ci_low"), row.get("ci_high")
+        interval = f"[{low:.3g}, {high:.3g}]" if low is not None and high is not None else "none"
+        value = "n/a" if row.get("value") is None else f"{row['value']:.3g}"
+        texts[model] = (f"--until-ci: mean over {row.get('n', 0)} units {value}, "
+                        f"{level_text(record['level'])} interval {interval}")  # fmt: skip
+    return texts
+
+
+def stopping_note(summary: dict[str, Any]) -> str:
+    """One line for the report: the 95% intervals do not account for the stopping ('' for a
+    run without `--until-ci`)."""
+    record = summary.get(UNTIL_CI_KEY)
+    if not isinstance(record, dict):
+        return ""
+    return (f"Run with --until-ci {record['width']:g}, stopped at look {record['stopped_at_look']} "
+            f"of {record['looks_planned']} ({record['reason']}): the 95% intervals do not account "
+            f"for the stopping; the {level_text(record['level'])} interval beside each headline "
+            f"does (Bonferroni over the {record['looks_planned']} looks).")  # fmt: skip
+
+
+def until_ci_text(summary: dict[str, Any]) -> str:
+    """The stopping record as the CLI shows it ('' for a run without `--until-ci`)."""
+    record = summary.get(UNTIL_CI_KEY)
+    if not isinstance(record, dict):
+        return ""
+    level = level_text(record["level"])
+    lines = [
+        f"--until-ci {record['width']:g}: stopped at look {record['stopped_at_look']} of "
+        f"{record['looks_planned']} ({record['reason']}); units per batch "
+        f"{', '.join(map(str, record['batch_units']))}.",
+        f"Headline valid despite the stopping, the mean over units with its {level} interval "
+        f"({record['method']}); the 95% intervals above take no account of the stopping:",
+    ]
+    for model, row in record["headline"].items():
+        low, high = row.get("ci_low"), row.get("ci_high")
+        value = "n/a" if row.get("value") is None else f"{row['value']:.3g}"
+        measured = low is not None and high is not None
+        interval = f"[{low:.3g}, {high:.3g}], width {high - low:.3g}," if measured else "no CI"
+        lines.append(f"  {model}: {value} {interval} over {row.get('n', 0)} units")
+    return "\n".join(lines)

@@ -1,0 +1,234 @@
+"""A probe run as one straight pipeline: validate -> plan -> execute -> analyse -> compare -> write.
+
+Each stage is entered once, in that order:
+
+1. validate: every check of the options that needs no call (values, providers, input files,
+   the output folder, how `--workers`, `--shard`, `--log-dir` and `--until-ci` go together).
+2. plan: how the evals run, one `Strategy` of four (in this process; one shard; N worker
+   processes of a shard each; `--until-ci`'s seeded batches), and the run's record in its
+   folder (run.toml, prices.json).
+3. execute: the strategy runs the probe's Inspect evals (`Probe.run`) into the log
+   location; nothing else is written.
+4. analyse: the probe's analysis of every log in the folder that counts (`Probe.analysis`),
+   in memory: summary, tables and the evidence its readers returned, plus the stopping record
+   of an `--until-ci` run (replayed from run.toml and the batch logs).
+5. compare: each pair of models' paired difference of the headline (`core.stats.compare`),
+   from the per-unit values of the tables as they will be written.
+6. write: tables/*.csv and summary.json, once.
+
+A shard ends after execute (a shard alone is not analysed: its folder is, once every shard is
+done). `stancelab analyze` and the report enter at analyse (`reanalyse`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from stancelab.core.errors import StancelabError
+from stancelab.core.probe import Probe
+from stancelab.core.results.summary import Analysis, analysis_unit_values, write_results
+from stancelab.core.results.text import UNTIL_CI_KEY, summary_text, with_results_path
+from stancelab.core.runs.evals import ProbeRun
+from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
+from stancelab.core.runs.shards import follow_parent, parse_shard, run_workers
+from stancelab.core.runs.startup import inspect_startup
+from stancelab.core.runs.until_ci import check_until_ci, replay_until_ci, run_batches
+from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT, difference_records
+
+PRICES_FILE = "prices.json"
+
+
+# ---------------------------------------------------------------- 1. validate
+
+
+def validate(probe: Probe, options: ProbeRun) -> None:
+    """Every check that needs no model call; raises before anything is written."""
+    if not isinstance(options, probe.options):
+        raise TypeError(
+            f"{probe.name} runs with {probe.options.__name__}, not {type(options).__name__}"
+        )
+    check_parallel_options(options)
+    check_until_ci(probe, options)
+    check_run(options)
+
+
+def check_parallel_options(options: ProbeRun) -> None:
+    """`--workers`, `--shard` and `--log-dir` go together only as they can."""
+    if options.workers is not None and options.workers < 1:
+        raise StancelabError("--workers must be at least 1.")
+    if options.workers and options.workers > 1 and options.shard:
+        raise StancelabError("Give --workers (shards run here) or --shard (one shard), not both.")
+    if (
+        options.workers
+        and options.workers > 1
+        and any(not isinstance(m, str) for m in options.models)
+    ):
+        raise StancelabError(
+            "--workers needs models named by string (each worker resolves its own)."
+        )
+    if options.log_dir and not options.shard:
+        raise StancelabError("--log-dir is for --shard runs; a whole run logs to OUT/logs.")
+    parse_shard(options.shard)
+
+
+# ---------------------------------------------------------------- 2. plan
+
+
+class Strategy(Protocol):
+    """How a run's evals are executed."""
+
+    analysed: bool
+    """whether the run's folder is analysed after them (not for a shard alone)"""
+
+    def execute(self, probe: Probe, options: ProbeRun) -> None: ...
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Every sample in this process."""
+
+    analysed: bool = True
+
+    def execute(self, probe: Probe, options: ProbeRun) -> None:
+        probe.run(options)
+
+
+@dataclass(frozen=True)
+class OneShard:
+    """One shard's samples (`--shard I/N`, or a worker of `--workers`); its logs are the result."""
+
+    analysed: bool = False
+
+    def execute(self, probe: Probe, options: ProbeRun) -> None:
+        follow_parent()  # a worker of `--workers`: ends with the command that started it
+        probe.run(options)
+
+
+@dataclass(frozen=True)
+class Workers:
+    """N worker processes, one shard each, each repeating the run from its run.toml."""
+
+    count: int
+    config: Path
+    analysed: bool = True
+
+    def execute(self, probe: Probe, options: ProbeRun) -> None:
+        # plain display: a worker's progress and errors go to its output file
+        command = ["run", probe.name, "--config", str(self.config.resolve()), "--display", "plain"]
+        run_workers(command, self.count, options.out_dir)
+
+
+@dataclass(frozen=True)
+class UntilCI:
+    """`--until-ci W`: seeded batches of whole units, a look after each (`core.runs.until_ci`)."""
+
+    analysed: bool = True
+
+    def execute(self, probe: Probe, options: ProbeRun) -> None:
+        run_batches(probe, options)
+
+
+def plan(probe: Probe, options: ProbeRun) -> Strategy:
+    """The run's record in its folder (run.toml: the options; prices.json: `--price`) and the
+    strategy its evals run by. A shard whose folder has a run.toml keeps it (workers read the
+    file their parent wrote)."""
+    config = options.out_dir / RUN_CONFIG
+    if not (options.shard and config.exists()):
+        write_config(probe.name, options)
+    write_prices(options)
+    if options.until_ci is not None:
+        return UntilCI()
+    if options.workers and options.workers > 1:
+        return Workers(options.workers, config)
+    if options.shard:
+        return OneShard()
+    return InProcess()
+
+
+def write_prices(options: ProbeRun) -> None:
+    """Keep `--price` with the run (prices.json), where the report's cost reads it."""
+    if options.prices:
+        prices = {model: list(price) for model, price in options.prices.items()}
+        (options.out_dir / PRICES_FILE).write_text(
+            json.dumps(prices, indent=2, sort_keys=True) + "\n"
+        )
+
+
+# ---------------------------------------------------------------- 4. analyse
+
+
+def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = None) -> Analysis:
+    """The probe's analysis of the folder's logs (with the run's options, or None when the
+    folder is analysed on its own), with the stopping record of an `--until-ci` run."""
+    analysis = probe.analysis(folder, seed, options)
+    record = replay_until_ci(probe, folder, analysis)
+    if record is not None:
+        analysis.summary[UNTIL_CI_KEY] = record
+    return analysis
+
+
+# ---------------------------------------------------------------- 5. compare
+
+
+def compare(
+    probe: Probe, folder: Path, analysis: Analysis, seed: int, adjust: str = DEFAULT_ADJUSTMENT
+) -> None:
+    """Add `headline_differences` to the summary: each pair of models' paired difference of the
+    headline over the units both share, with its CI, test, effect size and p adjusted by
+    `adjust` (holm or fdr_bh) over the pairs."""
+    if probe.unit_values is None:
+        return
+    units = analysis_unit_values(probe.name, probe.unit_values, folder, analysis)
+    analysis.summary["headline_differences"] = difference_records(
+        units, seed, probe.measure, adjust
+    )
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+def run_pipeline(probe: Probe, options: ProbeRun) -> dict[str, Any]:
+    """Run a probe with its options through every stage; the summary written, or for a shard
+    where its logs went."""
+    validate(probe, options)
+    strategy = plan(probe, options)
+    strategy.execute(probe, options)
+    if not strategy.analysed:
+        return options.shard_result()
+    return finish(probe, options.out_dir, options.seed, options)
+
+
+def reanalyse(
+    probe: Probe, folder: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT
+) -> dict[str, Any]:
+    """Analyse a run folder's logs again (`stancelab analyze`, the report): the stages from
+    analyse on; an `--until-ci` run keeps its stopping record."""
+    return finish(probe, Path(folder), seed, None, adjust)
+
+
+def finish(
+    probe: Probe,
+    folder: Path,
+    seed: int,
+    options: ProbeRun | None,
+    adjust: str = DEFAULT_ADJUSTMENT,
+) -> dict[str, Any]:
+    """Analyse, compare, write: the summary written to the folder."""
+    analysis = analyse(probe, folder, seed, options)
+    compare(probe, folder, analysis, seed, adjust)
+    write_results(folder, analysis)
+    return analysis.summary
+
+
+def run_probe(probe: Probe, options: ProbeRun) -> str:
+    """Run a probe with its options; its summary and where results went, as the CLI prints them
+    (for a shard, where its logs went). Inspect's start-up errors name the model."""
+    with inspect_startup(options.models, options.roles):
+        result = run_pipeline(probe, options)
+    if options.shard:
+        return (f"Shard {result['shard']} done: logs in {result['log_dir']}. Once every shard "
+                f"is done, analyse the folder: stancelab analyze {options.out_dir} (copy an "
+                f"object-store location to {options.out_dir}/logs first).")  # fmt: skip
+    return with_results_path(summary_text(probe, result), options.out_dir)
