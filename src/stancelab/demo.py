@@ -8,6 +8,7 @@ from typing import Any
 
 from inspect_ai.model import Model
 
+from stancelab.core.data.authors import ArtefactsUnavailable
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.matrix.run import RunAll, probe_options, run_all
 from stancelab.probes import PROBES, get_probe
@@ -40,13 +41,34 @@ def demo_options(
     return probe_options(get_probe(name), demo_run(out_dir, models, display), demo_settings()[name])
 
 
+def offline_settings(
+    out_dir: Path, models: list[str | Model], settings: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """`settings` with, for each probe whose authors' artefacts are not at hand (offline on a
+    fresh machine), the options that run without them (stancelab's wording, labelled)."""
+    chosen = dict(settings)
+    for name, probe in PROBES.items():
+        if probe.prepare is None or not probe.without_artefacts:
+            continue
+        options = probe_options(probe, demo_run(out_dir, models), chosen[name])
+        try:
+            probe.prepare(options)
+        except ArtefactsUnavailable as error:
+            _print(f"[demo] {name}: {error} The demo runs it on stancelab's own wording "
+                   "(not the paper's prompts).")  # fmt: skip
+            chosen[name] = chosen[name] | probe.without_artefacts
+    return chosen
+
+
 def run_demo(
     out_dir: Path, models: list[str | Model], display: str | None = None,
     settings: dict[str, dict[str, Any]] | None = None,
 ) -> ReportResult:  # fmt: skip
     """`run all` into `out_dir` (each probe in `out_dir/<probe>`, the matrix in
-    `out_dir/matrix`), a line per step, then write `out_dir/report.html`."""
-    run_all(demo_run(out_dir, models, display), demo_settings(settings), progress=_print)
+    `out_dir/matrix`), a line per step, then write `out_dir/report.html`. Probes whose authors'
+    artefacts cannot be had offline run on stancelab's own wording, labelled."""
+    chosen = offline_settings(out_dir, models, demo_settings(settings))
+    run_all(demo_run(out_dir, models, display), chosen, progress=_print)
     print(f"[report] writing {out_dir / 'report.html'}", flush=True)
     return build_report([out_dir], out_dir / "report.html")
 

@@ -66,6 +66,13 @@ class Probe:
     value range (`binary`: McNemar's test compares two models, `core.stats.compare`)"""
     unit_key: str | None = None
     """sample metadata key of the unit a sample belongs to (`--until-ci` batches whole units)"""
+    prepare: Callable[[Any], None] | None = None
+    """options -> check, or fetch into the cache, what the run reads besides its data files (the
+    authors' published artefacts, `core.data.authors`), before anything is written or called;
+    raises `core.data.authors.ArtefactsUnavailable` with one line when it cannot"""
+    without_artefacts: dict[str, Any] = field(default_factory=dict)
+    """options that run without the authors' artefacts (stancelab's own wording, labelled as not
+    the paper's); `stancelab demo` takes them offline when the artefacts are not at hand"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""

@@ -2,8 +2,9 @@
 
 Each stage is entered once, in that order:
 
-1. validate: every check of the options that needs no call (values, providers, input files,
-   the output folder, how `--workers`, `--shard`, `--log-dir` and `--until-ci` go together).
+1. validate: every check of the options that needs no model call (values, providers, input
+   files, the output folder, how `--workers`, `--shard`, `--log-dir` and `--until-ci` go
+   together), and the authors' artefacts the run reads at hand (`Probe.prepare`).
 2. plan: how the evals run, one `Strategy` of four (in this process; one shard; N worker
    processes of a shard each; `--until-ci`'s seeded batches), and the run's record in its
    folder (run.toml, prices.json).
@@ -44,7 +45,8 @@ PRICES_FILE = "prices.json"
 
 
 def validate(probe: Probe, options: ProbeRun) -> None:
-    """Every check that needs no model call; raises before anything is written."""
+    """Every check that needs no model call, and the authors' artefacts the run reads fetched or
+    checked; raises before anything is written."""
     if not isinstance(options, probe.options):
         raise TypeError(
             f"{probe.name} runs with {probe.options.__name__}, not {type(options).__name__}"
@@ -52,6 +54,8 @@ def validate(probe: Probe, options: ProbeRun) -> None:
     check_parallel_options(options)
     check_until_ci(probe, options)
     check_run(options)
+    if probe.prepare is not None:
+        probe.prepare(options)
 
 
 def check_parallel_options(options: ProbeRun) -> None:
