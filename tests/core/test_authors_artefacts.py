@@ -108,6 +108,18 @@ def test_offline_without_the_files_one_line_names_both_ways(
     assert not is_available(release())
 
 
+def test_a_folder_of_copies_serves_through_a_file_url(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "copies" / COMMIT[:7]
+    for path, data in FILES.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    monkeypatch.setenv("STANCELAB_AUTHORS_URL", f"file://{tmp_path}/copies/{{short}}/{{path}}")
+    ensure_release(release())
+    assert cached_path(release(), "data/rubric.txt").read_bytes() == b"rubric\n"
+
+
 def test_a_checkout_is_read_when_its_files_are_the_pinned_ones(tmp_path: Path, cache: Path) -> None:
     checkout = tmp_path / "checkout"
     for path, data in FILES.items():

@@ -11,7 +11,8 @@ before any model call with one line that names both ways to get it.
 
 The cache is `$STANCELAB_CACHE_DIR/authors`, else `$XDG_CACHE_HOME/stancelab/authors`, else
 `~/.cache/stancelab/authors`. `STANCELAB_AUTHORS_URL` replaces the public address (a template
-with `{repository}`, `{commit}` and `{path}`; tests serve files locally with it)."""
+with `{repository}`, `{commit}`, `{short}` (the commit's first 7 digits) and `{path}`; tests serve
+files locally with it, or read a folder with a `file://` template)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ class Release:
 
     def url(self, path: str) -> str:
         template = os.environ.get(URL_ENV) or PUBLIC_URL
-        return template.format(repository=self.repository, commit=self.commit, path=path)
+        return template.format(
+            repository=self.repository, commit=self.commit, short=self.short, path=path
+        )
 
     def describe(self) -> str:
         """`maritaca-ai/llm-bias-bench at c3c7336`"""
