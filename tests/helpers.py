@@ -4,7 +4,6 @@ mockllm otherwise counts tokens with a tokenizer it would try to download."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,17 +64,3 @@ def own_cache(folder: Path, **env: str) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-
-
-# Resets Ctrl-C to what a command started from a terminal gets, then becomes the command
-# (same process id). A test process can hold SIGINT ignored or blocked, left by some library
-# in the pytest worker; a child inherits both across exec, and then ignores the test's SIGINT.
-_AS_FROM_A_TERMINAL = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); os.execv(sys.argv[1], sys.argv[1:])"
-)
-
-
-def stancelab_command(*args: str) -> list[str]:
-    """`python -m stancelab ARGS` as started from a terminal: Ctrl-C (SIGINT) reaches it."""
-    return [sys.executable, "-c", _AS_FROM_A_TERMINAL, sys.executable, "-m", "stancelab", *args]

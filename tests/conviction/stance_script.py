@@ -7,25 +7,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
-from stancelab.conviction.dataset import BUNDLED, load_statements
+from stancelab.conviction.dataset import BUNDLED, Statement, load_statements
 from stancelab.core.data.topics import TopicTag
 from tests.helpers import ChatReply
+from tests.wide_data import wide_units
 
 ARGUMENT = "How can anyone still hold that view when the evidence points the other way?"
-WIDE_STATEMENTS = Path(__file__).with_name("statements_wide.jsonl")
-"""Five statements on each of abortion, minimum-wage and gun-control (the `topics` set's two
-and three more), enough units for a unanimous stance's CI to exclude 0."""
 
 
 @cache
 def statement_tags() -> dict[str, TopicTag]:
-    """Every tagged bundled statement's text (and WIDE_STATEMENTS') -> its tag."""
+    """Every tagged bundled and wide statement's text -> its tag."""
+    statements = [s for source in BUNDLED for s in load_statements(source)]
     return {s.text: TopicTag(shared_topic=s.shared_topic, orientation=s.orientation)
-            for source in (*BUNDLED, WIDE_STATEMENTS) for s in load_statements(source) if s.shared_topic}  # fmt: skip
+            for s in [*statements, *wide_units("conviction", Statement)] if s.shared_topic}  # fmt: skip
 
 
 def _line(prompt: str, name: str) -> str:

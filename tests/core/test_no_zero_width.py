@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from stancelab.matrix.run import RunAll, run_all
 from stancelab.prior_prejudice.run import PriorPrejudiceRun, run_prior_prejudice
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.interval_checks import folder_faults
 from tests.matrix.test_scripted_stances import SCRIPTS
 from tests.shared_data import external
 
@@ -45,71 +44,6 @@ RELEASED = {
 }
 
 
-def _pair_names(names: list[str]) -> list[tuple[str, str]]:
-    """(low, high) name pairs: `ci_low` / `ci_high` and `<x>_ci_low` / `<x>_ci_high`."""
-    return [(name, name.removesuffix("ci_low") + "ci_high") for name in names
-            if name.endswith("ci_low") and name.removesuffix("ci_low") + "ci_high" in names]  # fmt: skip
-
-
-def _number(value: Any) -> float | None:
-    """A bound as a float, None when it is missing (no CI)."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
-
-
-def _zero_width(low: Any, high: Any) -> bool:
-    low, high = _number(low), _number(high)
-    return low is not None and high is not None and low == high
-
-
-def table_zero_widths(path: Path) -> list[str]:
-    """Every row of a table whose interval has zero width, as 'file row: low = high'."""
-    try:
-        frame = pd.read_csv(path, low_memory=False)
-    except pd.errors.EmptyDataError:  # a table with no columns holds no interval
-        return []
-    found = []
-    for low_name, high_name in _pair_names([str(c) for c in frame.columns]):
-        for index, (low, high) in enumerate(zip(frame[low_name], frame[high_name], strict=True)):
-            if _zero_width(low, high):
-                found.append(
-                    f"{path.parent.parent.name}/{path.name} row {index} {low_name}={low} {high_name}={high}"
-                )
-    return found
-
-
-def _summary_pairs(node: Any, where: str) -> Iterator[tuple[str, Any, Any]]:
-    if isinstance(node, dict):
-        for low_name, high_name in _pair_names([str(key) for key in node]):
-            yield f"{where}.{low_name}", node[low_name], node[high_name]
-        for key, value in node.items():
-            yield from _summary_pairs(value, f"{where}.{key}")
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _summary_pairs(value, f"{where}[{index}]")
-
-
-def summary_zero_widths(path: Path) -> list[str]:
-    """Every interval of zero width in a summary.json, by its key path."""
-    pairs = _summary_pairs(json.loads(path.read_text()), f"{path.parent.name}/summary.json")
-    return [f"{where}: {low} = {high}" for where, low, high in pairs if _zero_width(low, high)]
-
-
-def zero_widths(folder: Path) -> list[str]:
-    """Every interval of zero width in the tables and summaries under `folder`."""
-    tables = sorted(folder.rglob("tables/*.csv"))
-    summaries = sorted(folder.rglob("summary.json"))
-    assert tables or summaries, f"nothing to read under {folder}"
-    return [hit for path in tables for hit in table_zero_widths(path)] + [
-        hit for path in summaries for hit in summary_zero_widths(path)
-    ]
-
-
 def test_the_reader_finds_every_kind_of_pair(tmp_path: Path) -> None:
     """The property can fail: zero widths in a column pair, a prefixed pair and a summary key."""
     (tmp_path / "p" / "tables").mkdir(parents=True)
@@ -118,12 +52,26 @@ def test_the_reader_finds_every_kind_of_pair(tmp_path: Path) -> None:
         tmp_path / "p" / "tables" / "t.csv", index=False)  # fmt: skip
     (tmp_path / "p" / "summary.json").write_text(json.dumps(
         {"a": {"m": {"value": 4, "ci_low": 4, "ci_high": 4}}, "b": [{"x_ci_low": None, "x_ci_high": None}]}))  # fmt: skip
-    found = zero_widths(tmp_path)
+    found = folder_faults(tmp_path)
     assert len(found) == 3, found
     assert any("row 1 ci_low" in hit for hit in found) and any(
         "row 2 signed_ci_low" in hit for hit in found
     )
     assert any("a.m.ci_low" in hit for hit in found)
+
+
+def test_the_reader_finds_one_bound_alone(tmp_path: Path) -> None:
+    """An interval with one bound missing is a fault too, in a table row and a summary key."""
+    (tmp_path / "p" / "tables").mkdir(parents=True)
+    pd.DataFrame({"ci_low": [0.5, None], "ci_high": [1.5, 1.0]}).to_csv(
+        tmp_path / "p" / "tables" / "t.csv", index=False
+    )
+    (tmp_path / "p" / "summary.json").write_text(
+        json.dumps({"m": {"ci_low": 0.1, "ci_high": None}})
+    )
+    found = folder_faults(tmp_path)
+    assert len(found) == 2 and all(hit.endswith("one bound missing") for hit in found), found
+    assert any("row 1 ci_low" in hit for hit in found) and any("m.ci_low" in hit for hit in found)
 
 
 def _lens_settings(lens: str) -> dict[str, Any]:
@@ -153,7 +101,7 @@ def scripted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("folder", [*PROBES, "matrix", "prior-prejudice-probe"])
 def test_no_zero_width_interval_in_a_scripted_run(scripted: Path, folder: str) -> None:
     path = scripted / folder if folder == "prior-prejudice-probe" else scripted / "all" / folder
-    found = zero_widths(path)
+    found = folder_faults(path)
     assert not found, f"{len(found)} intervals of zero width: " + "; ".join(found[:8])
 
 
@@ -161,5 +109,5 @@ def test_no_zero_width_interval_in_a_scripted_run(scripted: Path, folder: str) -
 def test_no_zero_width_interval_in_the_authors_released_data(tmp_path: Path, command: str) -> None:
     source = external(RELEASED[command])
     assert main(["import", command, str(source), "--out", str(tmp_path / "import")]) == 0
-    found = zero_widths(tmp_path / "import")
+    found = folder_faults(tmp_path / "import")
     assert not found, f"{len(found)} intervals of zero width: " + "; ".join(found[:8])

@@ -20,7 +20,13 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.results.logs import SHARD_KEY, runs_that_count
 from stancelab.core.runs.shards import Shard, parse_shard
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
-from tests.helpers import stancelab_command
+from tests.fake_runs import (
+    fake_server_env,
+    stancelab_command,
+    stop_after_calls,
+    wait_for_calls,
+    wait_until_settled,
+)
 
 MODEL = "openai-api/fake/subject"
 COMMAND = ["run", "llm-bias-bench", "--model", MODEL, "--limit", "2", "--turns", "1",
@@ -77,8 +83,7 @@ def test_a_whole_run_and_a_shard_count_each_sample_once() -> None:
 
 
 def _env(server: FakeOpenAIServer, tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
-            "INSPECT_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    return fake_server_env(server, tmp_path / "cache")
 
 
 def _stancelab(*args: str) -> list[str]:
@@ -173,12 +178,7 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
         parent = subprocess.Popen(_stancelab(*COMMAND, "--out", str(tmp_path / "run"), "--workers", "2"),
                                   env=_env(server, tmp_path), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
-        deadline = time.time() + 120
-        while server.stats.requests == 0:  # workers started and calling the model
-            assert parent.poll() is None and time.time() < deadline, (
-                parent.stderr.read() if parent.stderr else ""
-            )
-            time.sleep(0.1)
+        wait_for_calls(parent, server, poll=0.1)  # workers started and calling the model
         workers = _children(parent.pid)
         try:
             assert len(workers) == 2
@@ -203,15 +203,8 @@ def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_
         env = _env(server, tmp_path)
         first = subprocess.Popen(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "1/2"), env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        deadline = time.time() + 300
-        while server.stats.paid_calls < 40:
-            assert first.poll() is None and time.time() < deadline, "shard ended before the kill"
-            time.sleep(0.01)
-        first.send_signal(signal.SIGKILL)
-        first.wait()
-        settle = time.time() + 30
-        while server.stats.in_flight > 0 and time.time() < settle:
-            time.sleep(0.05)
+        stop_after_calls(first, server, paid=40, stop=signal.SIGKILL, timeout=300, poll=0.01)
+        wait_until_settled(server, 30)
         paid_before, in_flight_limit = set(server.stats.paid), server.stats.max_in_flight
 
         server.reset()
@@ -254,10 +247,7 @@ def _start_workers(command: list[str], env: dict[str, str], server: FakeOpenAISe
     the model (and `paid` answers are in): the process and its two workers' ids."""
     parent = subprocess.Popen(_stancelab(*command), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)  # fmt: skip
-    deadline = time.time() + 120
-    while server.stats.requests == 0 or server.stats.paid_calls < paid:
-        assert parent.poll() is None and time.time() < deadline, parent.communicate()
-        time.sleep(0.05)
+    wait_for_calls(parent, server, paid=paid)
     workers = _children(parent.pid)
     assert len(workers) == 2, workers
     return parent, workers
@@ -303,9 +293,7 @@ def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(
         assert "Traceback" not in errors and len(errors.strip().splitlines()) == 1, errors
         assert errors.strip().startswith("interrupted: workers stopped")
         assert list((tmp_path / "run" / "logs").glob("*.eval"))  # the workers' logs kept
-        settle = time.time() + 10
-        while server.stats.in_flight > 0 and time.time() < settle:
-            time.sleep(0.05)
+        wait_until_settled(server, 10)
         paid_before = set(server.stats.paid)
 
         server.reset()
@@ -326,12 +314,7 @@ def test_ctrl_c_of_a_shard_stops_it_in_one_line_and_starts_no_further_eval(tmp_p
         shard = subprocess.Popen(_stancelab(*ISSUEBENCH, "--out", str(out), "--shard", "1/2"),
                                  env=_env(server, tmp_path), stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)  # fmt: skip
-        deadline = time.time() + 120
-        while server.stats.paid_calls < 2:
-            assert shard.poll() is None and time.time() < deadline, shard.communicate()
-            time.sleep(0.05)
-        shard.send_signal(signal.SIGINT)
-        _, errors = shard.communicate(timeout=120)
+        errors = stop_after_calls(shard, server, paid=2)
     assert shard.returncode == 130 and "Traceback" not in errors, errors
     assert errors.strip().splitlines()[-1].startswith("interrupted: "), errors
     from inspect_ai.log import list_eval_logs, read_eval_log

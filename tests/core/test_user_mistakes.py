@@ -5,10 +5,8 @@ runs it; two through a real `python -m stancelab` process."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +16,8 @@ from inspect_ai import eval as inspect_eval
 from stancelab.cli import main
 from stancelab.millstone.task import millstone
 from stancelab.testing.fake_openai import FakeOpenAIServer
-from tests.helpers import scripted_model, stancelab_command
+from tests.fake_runs import fake_server_env, stancelab_command, stop_after_calls
+from tests.helpers import scripted_model
 from tests.millstone.test_run_mockllm import _issues_file
 
 MOCK = ["--model", "mockllm/model", "--display", "none"]
@@ -143,18 +142,12 @@ def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
     call the 70 calls left after the 10th take seconds, so the signal lands mid-run even when
     a loaded machine is slow to schedule this test's polling."""
     with FakeOpenAIServer(latency=0.2) as server:
-        env = os.environ | {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local", "HF_HUB_OFFLINE": "1",
-                            "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        env = fake_server_env(server, tmp_path / "cache")
         command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
                    "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
         process = subprocess.Popen(stancelab_command(*command), env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        deadline = time.time() + 120
-        while server.stats.paid_calls < 10:
-            assert process.poll() is None and time.time() < deadline, "the run ended before Ctrl-C"
-            time.sleep(0.02)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=120)
+        err = stop_after_calls(process, server, paid=10, poll=0.02)
     assert process.returncode == 130 and "Traceback" not in err
     assert err.strip().splitlines() == [err.strip()] and err.strip().startswith("interrupted: ")
     assert "kept in" in err and "run the same command again to resume" in err

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
-from stancelab.even_handedness.dataset import load_pairs
+from stancelab.even_handedness.dataset import Pair, load_pairs
 from tests.helpers import ChatReply
-
-WIDE_PAIRS = Path(__file__).with_name("pairs_wide.csv")
-"""Five stance pairs (one template each) on each of abortion, minimum-wage and gun-control,
-some with prompt a on the claim's side and some against it: enough topics for a unanimous
-stance's CI to exclude 0."""
+from tests.wide_data import wide_units
 
 
 @cache
@@ -25,11 +20,10 @@ def claim_sides() -> dict[str, tuple[str, int]]:
     """Each request of the wide set and the bundled mapped pairs -> (shared topic, +1 when it
     asks for the canonical claim's side, else -1)."""
     sides: dict[str, tuple[str, int]] = {}
-    for source in (None, WIDE_PAIRS):
-        for pair in load_pairs(source):
-            if pair.shared_topic and pair.orientation:
-                sides[pair.prompt_a] = (pair.shared_topic, pair.orientation)
-                sides[pair.prompt_b] = (pair.shared_topic, -pair.orientation)
+    for pair in [*load_pairs(), *wide_units("even-handedness", Pair)]:
+        if pair.shared_topic and pair.orientation:
+            sides[pair.prompt_a] = (pair.shared_topic, pair.orientation)
+            sides[pair.prompt_b] = (pair.shared_topic, -pair.orientation)
     return sides
 
 

@@ -4,11 +4,9 @@ killed run's log, status `started`, holds some samples; a complete log of the ru
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 
 from stancelab.cli import main
 from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
+from tests.fake_runs import fake_server_env, wait_while_running
 
 COMMAND = ["run", "millstone", "--model", "openai-api/fake/sampled", "--limit", "1", "--trials", "1",
            "--max-tokens", "16", "--display", "none", "--max-connections", "2"]  # fmt: skip
@@ -28,16 +27,17 @@ def _logged_samples(path: Path) -> int:
         return 0
 
 
+def _new_log_with_samples(logs: Path, known: set[Path]) -> Path | None:
+    """The first log in `logs` not in `known`, once it holds 4 samples."""
+    new = [path for path in logs.glob("*.eval") if path not in known]
+    return new[0] if new and _logged_samples(new[0]) >= 4 else None
+
+
 def _kill_once_samples_are_logged(process: subprocess.Popen, logs: Path, known: set[Path]) -> Path:
-    deadline = time.time() + 300
-    while True:
-        assert process.poll() is None and time.time() < deadline, "the re-run ended before the kill"
-        new = [path for path in logs.glob("*.eval") if path not in known]
-        if new and _logged_samples(new[0]) >= 4:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
-            return new[0]
-        time.sleep(0.1)
+    killed = wait_while_running(process, lambda: _new_log_with_samples(logs, known), 300, poll=0.1)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    return killed
 
 
 def _figures(summary: dict) -> dict:
@@ -53,8 +53,7 @@ def test_kill_9_of_a_rerun_then_analyze_gives_the_figures_of_before(
 ) -> None:
     out = tmp_path / "run"
     with FakeOpenAIServer(reply=random_ab_reply(0)) as server:
-        env = {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
-               "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        env = fake_server_env(server, tmp_path / "cache")
         command = [sys.executable, "-m", "stancelab", *COMMAND, "--out", str(out)]
         first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr[-2000:]

@@ -4,14 +4,13 @@ resumed with the same command re-pays at most the calls that were in flight."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from stancelab.testing.fake_openai import FakeOpenAIServer
+from tests.fake_runs import fake_server_env, stop_after_calls, wait_until_settled
 
 # A call holds one of the model's MAX_CONNECTIONS slots from its request until its answer is
 # in the cache, so a kill can leave at most that many answers paid and not stored. (Without
@@ -30,20 +29,15 @@ def _start(out: Path, env: dict[str, str]) -> subprocess.Popen:
 
 def test_sigkill_midway_then_resume_repays_at_most_the_calls_in_flight(tmp_path: Path) -> None:
     with FakeOpenAIServer(latency=0.05) as server:
-        env = {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
-               "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+        env = fake_server_env(server, tmp_path / "cache")
         out = tmp_path / "run"
         total_calls = 2 * 3 * 20 * 2  # prompts x (writer + classifier)
         process = _start(out, env)
-        deadline = time.time() + 300
-        while server.stats.paid_calls < total_calls // 2:
-            assert process.poll() is None and time.time() < deadline, "run ended before the kill"
-            time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        settle = time.time() + 30  # requests the killed run had sent still complete (and are paid)
-        while server.stats.in_flight > 0 and time.time() < settle:
-            time.sleep(0.05)
+        stop_after_calls(process, server, paid=total_calls // 2, stop=signal.SIGKILL, timeout=300,
+                         poll=0.01)  # fmt: skip
+        wait_until_settled(
+            server, 30
+        )  # requests the killed run had sent still complete (and are paid)
         paid_before = set(server.stats.paid)
         assert server.stats.max_in_flight <= MAX_CONNECTIONS
         assert 0 < len(paid_before) < total_calls

@@ -6,7 +6,8 @@ the side of the issue's `pro` phrase that `stances[topic]` implies (+1 agrees wi
 canonical claim, -1 disagrees; the issue's orientation turns that into pro or con), and a
 balanced text on issues of other topics. It answers the classifier's prompt (IssueBench's
 template 5) by reading that text: "1" (only pro), "5" (only con) or "3". The issue is
-recognised from the bundled issues' phrases in the prompt, or those of WIDE_ISSUES.
+recognised from the bundled issues' phrases in the prompt, or those of the lens's wide issues
+(tests/wide_data.py).
 """
 
 from __future__ import annotations
@@ -14,26 +15,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
 from stancelab.issuebench.dataset import Issue, load_issues
 from tests.helpers import ChatReply
+from tests.wide_data import wide_units
 
 CLASSIFIER_TEXT = re.compile(r'^### TEXT:\n"(.*?)"\n\n### TASK:', re.S)
 SIDE = re.compile(r"\[side: (pro|con|balanced)\]")
 LABELS = {"pro": "1", "con": "5", "balanced": "3"}
-WIDE_ISSUES = Path(__file__).with_name("issues_wide.jsonl")
-"""Five issues on each of abortion, minimum-wage and gun-control (the bundled one and four
-more, both orientations): IssueBench's unit is the issue, so a topic stance needs several for
-an interval (a unanimous one excludes 0 from four issues on)."""
 
 
 @cache
 def phrases() -> list[tuple[str, Issue]]:
-    """Every bundled and WIDE_ISSUES issue phrase (neutral, pro, con), longest first."""
-    issues = [*load_issues(), *load_issues(WIDE_ISSUES)]
+    """Every bundled and wide issue phrase (neutral, pro, con), longest first."""
+    issues = [*load_issues(), *wide_units("issuebench", Issue)]
     pairs = [
         (phrase, issue) for issue in issues for phrase in (issue.neutral, issue.pro, issue.con)
     ]

@@ -5,7 +5,7 @@ side), as the subject (whatever the user says, it agrees with the topic's claim 
 that is the side `stances[topic]` holds: +1 agrees with the key's canonical claim, -1
 disagrees; topics it holds no stance on get a balanced answer) and as the judge (it reads the
 subject's last reply). The topic is recognised from the claim text of a bundled topic or
-one of WIDE_TOPICS.
+one of the lens's wide topics (tests/wide_data.py).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
 from stancelab.llm_bias_bench.dataset import Topic, load_topics
 from tests.helpers import ChatReply
+from tests.wide_data import wide_units
 
 CLAIM_IN_SYSTEM = re.compile(r'Claim under discussion: "(.*)"')
 CLAIM_IN_MESSAGE = re.compile(r'Claim: "(.*?)"')
@@ -27,15 +27,11 @@ LAST_ASSISTANT = re.compile(r"\[Turn \d+\] Assistant: (.*)")
 AGREES = "I agree with the claim."
 DISAGREES = "I disagree with the claim."
 BALANCED = "There are good arguments on both sides."
-WIDE_TOPICS = Path(__file__).with_name("topics_wide.jsonl")
-"""Five topics on each of gun-control, abortion and minimum-wage (the bundled one and four
-more, both orientations): llm-bias-bench's unit is the topic, so a shared topic's stance needs
-several for an interval (a unanimous one excludes 0 from four topics on)."""
 
 
 @cache
 def topics_by_claim() -> dict[str, Topic]:
-    return {topic.claim: topic for topic in [*load_topics(), *load_topics(WIDE_TOPICS)]}
+    return {topic.claim: topic for topic in [*load_topics(), *wide_units("llm-bias-bench", Topic)]}
 
 
 def _system(messages: list[ChatMessage]) -> str:

@@ -12,13 +12,9 @@ import pytest
 from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
-from tests.conviction.stance_script import WIDE_STATEMENTS
-from tests.even_handedness.stance_script import WIDE_PAIRS
 from tests.helpers import own_cache, scripted_chat_model
-from tests.issuebench.stance_script import WIDE_ISSUES
-from tests.llm_bias_bench.stance_script import WIDE_TOPICS
 from tests.millstone.stance_script import write_issues
-from tests.prior_prejudice.stance_script import WIDE_CLAIMS
+from tests.wide_data import WIDE, write_wide
 
 MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
@@ -35,14 +31,15 @@ SCRIPTS = {
 # Where a lens's units are not all alike, the stance read back is below 1: MillStone's three
 # issues per topic read +1, +1 and +0.25 (the wavering one; tests/millstone/stance_script.py).
 STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
-# Enough units per topic for a CI that excludes 0 when the script is unanimous.
+# Enough units per topic for a CI that excludes 0 when the script is unanimous: each lens but
+# MillStone runs its wide file (tests/wide_data.py), written by the fixture.
 SETTINGS = {
     "millstone": {"trials": 1},
-    "conviction": {"samples": 2, "argument_sets": 1, "statements_file": WIDE_STATEMENTS},
-    "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
-    "prior-prejudice": {"claims_file": WIDE_CLAIMS},
-    "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
-    "even-handedness": {"pairs_file": WIDE_PAIRS, "max_tokens": 16},
+    "conviction": {"samples": 2, "argument_sets": 1},
+    "llm-bias-bench": {"turns": 1},
+    "prior-prejudice": {},
+    "issuebench": {"n_templates": 2},
+    "even-handedness": {"max_tokens": 16},
 }
 
 
@@ -61,6 +58,8 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     settings = {lens: lens_settings(lens) for lens in PROBES}
     # MillStone's unit is the issue: three per topic (one wavering), not the bundled one
     settings["millstone"]["issues_file"] = write_issues(out / "millstone_issues.jsonl", HELD)
+    for lens, wide in WIDE.items():
+        settings[lens][wide.option] = write_wide(lens, out)
     with own_cache(out / "cache"):
         options = RunAll(
             models=[MODEL], out_dir=out / "all", shared_topics=",".join(HELD), display="none"

@@ -10,33 +10,30 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from inspect_ai.model import ChatMessage
 
-from stancelab.prior_prejudice.dataset import BUNDLED, load_claims
+from stancelab.prior_prejudice.dataset import BUNDLED, Claim, load_claims
 from tests.helpers import ChatReply
+from tests.wide_data import wide_units
 
 ARGUMENT = "This is a scripted argument with no side of its own."
 WRITER_OPENINGS = ("Write a persuasive argument", "Below is a persuasive argument", "Why do some people",
                    "Based on these reasons", "Now rewrite")  # fmt: skip
 _RATED = re.compile(r'(?:Argument|Essay): "(.*)"\n\nAnswer:', re.S)
-WIDE_CLAIMS = Path(__file__).with_name("claims_wide.jsonl")
-"""Five contested claims on each of abortion, minimum-wage and gun-control (the bundled two
-and three more), enough units for a unanimous stance's CI to exclude 0."""
 
 
 @cache
 def asserted_sides() -> dict[str, tuple[str, int]]:
-    """Every tagged bundled claim and negation (and WIDE_CLAIMS') -> (topic, the side of the
+    """Every tagged bundled and wide claim and negation -> (topic, the side of the
     canonical claim it asserts: the claim's orientation, its negation's opposite)."""
     sides: dict[str, tuple[str, int]] = {}
-    for name in (*BUNDLED, WIDE_CLAIMS):
-        for claim in load_claims(name):
-            if claim.shared_topic and claim.orientation:
-                sides[claim.claim] = (claim.shared_topic, claim.orientation)
-                if claim.negation:
-                    sides[claim.negation] = (claim.shared_topic, -claim.orientation)
+    claims = [claim for name in BUNDLED for claim in load_claims(name)]
+    for claim in [*claims, *wide_units("prior-prejudice", Claim)]:
+        if claim.shared_topic and claim.orientation:
+            sides[claim.claim] = (claim.shared_topic, claim.orientation)
+            if claim.negation:
+                sides[claim.negation] = (claim.shared_topic, -claim.orientation)
     return sides
 
 
