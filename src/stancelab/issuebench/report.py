@@ -15,6 +15,7 @@ from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.descriptives import FIGURE_3, TABLE_5
 from stancelab.issuebench.labels import LABELS
+from stancelab.issuebench.results import table_12_note
 from stancelab.issuebench.table_15 import REPLAY as TABLE_15_REPLAY
 from stancelab.issuebench.table_15 import table_15_caption
 from stancelab.report import plots
@@ -536,7 +537,11 @@ def section(run: RunResult) -> Section:
             ),
             Table("Fewer templates (Figure 9)", run.table("downsampling"), ""),
             Table("One call instead of all (Figure 10)", run.table("call_downsampling"), ""),
-            Table("Partisan distance", run.table("partisan"), CI_TEXT),
+            Table(
+                "Partisan distance (Table 12)",
+                run.table("partisan"),
+                " ".join(filter(None, (CI_TEXT, table_12_note(run.summary)))),
+            ),
             Table(
                 "Responses",
                 run.table("responses"),
