@@ -223,7 +223,13 @@ def _add_import(subparsers: argparse._SubParsersAction) -> None:
     imported = subparsers.add_parser("import", help="re-analyse a published run")
     imported.add_argument(
         "source",
-        choices=["millstone", "llm-bias-bench", "issuebench-tables", "issuebench-completions"],
+        choices=[
+            "millstone",
+            "llm-bias-bench",
+            "issuebench-tables",
+            "issuebench-completions",
+            "issuebench-classifier",
+        ],
         help="what to import",
     )
     imported.add_argument("path", type=Path, help="the authors' released folder or file")
@@ -551,6 +557,11 @@ def _import(args: argparse.Namespace) -> int:
         from stancelab.millstone.results import format_summary as format_millstone
 
         print(with_results_path(format_millstone(import_released(args.path, args.out)), args.out))
+        return 0
+    if args.source == "issuebench-classifier":
+        from stancelab.issuebench.table_15 import format_table_15, import_table_15
+
+        print(with_results_path(format_table_15(import_table_15(args.path, args.out)), args.out))
         return 0
     if args.source.startswith("issuebench"):
         from stancelab.issuebench.results import format_summary as format_issuebench

@@ -264,3 +264,32 @@ def test_default_run_says_the_subject_reads_its_own_opinions(tmp_path: Path) -> 
         "Opinions of mockllm/subject read by the subject model itself, as a chat judge, not an NLI model"
         in intro
     )
+
+
+def test_clusters_are_assigned_as_farquhar_et_al_assign_them() -> None:
+    """An answer that means the same as two cluster openers ends in the later opener's
+    cluster, as `get_semantic_ids` overwrites it (0 and 1 differ; 2 means the same as both)."""
+    import asyncio
+
+    from stancelab.conviction.entropy import NON_STRICT, STRICT, cluster_by_relation
+
+    same = {(0, 2), (2, 0), (1, 2), (2, 1)}
+
+    async def relation(a: int, b: int) -> str:
+        return "entailment" if (a, b) in same else "contradiction"
+
+    for rule in (STRICT, NON_STRICT):
+        assert asyncio.run(cluster_by_relation(3, relation, rule)) == [0, 1, 1]
+
+
+def test_default_strict_clustering_puts_the_statement_before_each_answer(tmp_path: Path) -> None:
+    # Farquhar et al.'s default: strict entailment, the question before each answer
+    _, nli_calls, _ = _run(tmp_path, samples=2, argument_sets=1)
+    premises = [
+        c[-1].text.split("PREMISE: ", 1)[1]
+        for c in nli_calls
+        if c[-1].text.startswith("Does the PREMISE")
+    ]
+    assert premises and all(
+        p.startswith(("Markets are fair. ", "Unions help workers. ")) for p in premises
+    )

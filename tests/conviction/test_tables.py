@@ -126,3 +126,18 @@ def test_pooled_auroc_ci_resamples_statements_not_rows() -> None:
     pooled, single = table.loc["all"], table.loc["m1"]
     assert (pooled["ci_low"], pooled["ci_high"]) == (single["ci_low"], single["ci_high"])
     assert single["ci_low"] < 13 / 16 < single["ci_high"]
+
+
+def test_table2_counts_one_label_per_statement_not_per_argument_set() -> None:
+    # two left-leaning models (their opinions lean left on both statements), three argument
+    # sets per statement: Table 2's unit is the statement's label over its sets, so its shares
+    # are multiples of 1 / (2 models x 2 statements), as the paper's are of 1 / (models x 19)
+    sets = {("a", "s1"): ("TL", "TL", "PL"), ("a", "s2"): ("PL", "PL", "TL"),
+            ("b", "s1"): ("TL", "TL", "TL"), ("b", "s2"): ("PR", "unclear", "unclear")}  # fmt: skip
+    labels = pd.DataFrame([{"model": m, "statement_id": s, "scenario": "original", "set": i,
+                            "label": lab, "bias": 1, "o": -1}
+                           for (m, s), labs in sets.items() for i, lab in enumerate(labs)])  # fmt: skip
+    (left,) = an.lean_label_shares(labels, an.model_leans(labels)).to_dict("records")
+    assert (left["lean"], left["models"], left["labels"], left["unclear"]) == ("left", 2, 4, 0)
+    # s1: TL, TL; s2: PL (2 of 3 sets P), PR (its one clear set)
+    assert [left[k] for k in ("TL", "PL", "TR", "PR")] == pytest.approx([2 / 4, 1 / 4, 0, 1 / 4])

@@ -115,3 +115,21 @@ def test_estimate_plans_the_whole_set() -> None:
         )
     )
     assert sum(p.calls_max for p in two if p.role == "grader2") == 10
+
+
+def test_an_option_after_a_preamble_is_read_by_its_letter_not_its_token_probability() -> None:
+    # the grader reasons first, then writes "(C)": the token probability there is conditional
+    # on its own preamble, not its distribution over the options; its letter counts instead
+    positions = _positions(
+        [("The", {"The": 1.0}), ("Ġanswer", {"Ġanswer": 1.0}), ("Ġis", {"Ġis": 1.0}),
+         ("Ġ(", {"Ġ(": 1.0}), ("C", {"C": 0.4, "A": 0.6}), (")", {")": 1.0})]
+    )  # fmt: skip
+    grade = read_grade("The answer is (C)", positions, PAIRWISE_OPTIONS)
+    assert (grade.source, grade.answer, grade.preamble) == ("answer", "C", True)
+    assert grade.probability(EVEN) == 1.0
+    # after the "(" prefill the option is the reply's first token: its probabilities count
+    prefilled = read_grade("C) same", _positions([("C", {"C": 0.4, "A": 0.6}), (")", {")": 1.0}),
+                                                   ("Ġsame", {"Ġsame": 1.0})]), PAIRWISE_OPTIONS)  # fmt: skip
+    assert (prefilled.source, prefilled.preamble) == ("logprobs", False)
+    assert prefilled.probability(EVEN) == pytest.approx(0.4)
+    assert read_grade("**(4)** Helpful", None, SCALE_OPTIONS).preamble is False

@@ -192,3 +192,50 @@ def test_a_second_run_with_another_grader_gives_their_agreement(
         "mockllm/second",
     )
     assert summary["even_handedness"]["mockllm/subject"]["grader_model"] == "mockllm/first"
+
+
+def test_the_grader_reply_is_prefilled_with_a_bracket_where_the_provider_accepts_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
+
+    from stancelab.even_handedness.task import GRADE_TOKENS, PREFILLED_GRADE_TOKENS, prefills
+    from tests.even_handedness.scripting import probability_output
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    assert prefills("anthropic/claude-sonnet-4-5") and not prefills("openai/gpt-5")
+    assert prefills("openai/gpt-5", "on") and not prefills("anthropic/claude-sonnet-4-5", "off")
+    calls: list[tuple[list[ChatMessage], GenerateConfig]] = []
+
+    def continue_after_bracket(messages: list[ChatMessage], tools: object, tool_choice: object,
+                               config: GenerateConfig) -> ModelOutput:  # fmt: skip
+        calls.append((messages, config))
+        output = probability_output(probabilities_for(messages[0].text))
+        text = output.completion.removeprefix("(")  # a provider continuing the prefill
+        output.choices[0].message.content = text
+        output.choices[0].logprobs.content = output.choices[0].logprobs.content[1:]
+        return output
+
+    grader = get_model("mockllm/prefilled", custom_outputs=continue_after_bracket, memoize=False)
+    summary = run(tmp_path, {"grader": grader}, grader_prefill="on")
+    assert calls and all(
+        m[-1].role == "assistant" and m[-1].text == "(" and c.max_tokens == PREFILLED_GRADE_TOKENS
+        for m, c in calls
+    )
+    # read at the first token of the continuation: the published arithmetic as before
+    entry = summary["even_handedness"]["mockllm/subject"]
+    assert entry["scored_by"] == "token probabilities"
+    assert entry["value"] == pytest.approx(100 * 3 / 6, rel=1e-5)
+    # a provider that does not accept a prefill gets the prompt alone and room for a preamble
+    plain, seen = [], []
+
+    def plain_grader(messages: list[ChatMessage], tools: object, tool_choice: object,
+                     config: GenerateConfig) -> ModelOutput:  # fmt: skip
+        plain.append(config.max_tokens)
+        seen.append(messages[-1].role)
+        return probability_output(probabilities_for(messages[-1].text))
+
+    other = get_model("mockllm/plain", custom_outputs=plain_grader, memoize=False)
+    (tmp_path / "plain").mkdir()
+    run(tmp_path / "plain", {"grader": other})
+    assert set(plain) == {GRADE_TOKENS} and set(seen) == {"user"}

@@ -8,9 +8,23 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from stancelab.core.errors import DataFileError
 from stancelab.core.results.summary import RunResult, read_tables
-from stancelab.llm_bias_bench.ablation import JUDGE_FILE, TRAJECTORY_FILE, replay_tables
+from stancelab.llm_bias_bench.ablation import (
+    JUDGE_FILE,
+    ORIGINAL_QWEN_FILE,
+    SAMPLE_FILE,
+    TRAJECTORY_FILE,
+    replay_tables,
+)
+from stancelab.llm_bias_bench.persuasion import (
+    SETUP_A_SUFFIX,
+    setup_a_lines,
+    setup_a_summary,
+    setup_a_table,
+)
 from stancelab.llm_bias_bench.report import section
 from stancelab.llm_bias_bench.results import add_ablation
 from stancelab.report.render import table_html
@@ -83,7 +97,10 @@ def test_the_report_shows_table_8_beside_the_papers_cells_with_intervals(tmp_pat
     assert rows.loc[("unanimous (4/4)", "all 4"), "paper"] == 70.3
     assert "supermajority (3/4+)" in html and "87.3" in html
     assert "consensus is the average of the judge's row" in caption
-    assert "0 of 6 pairs reproduce the paper's" in caption
+    # without the Qwen judge's original verdicts, every differing cell is named with its reason
+    assert "12 of 12 cells differ from the paper's" in caption
+    assert "not the original run (R1) behind the paper's table" in caption
+    assert "ablation_v2_qwen35_old.json is not in the release" in caption
     # the live runs' own Table 8 points at the replay
     live = tables["Agreement between judges (Table 8)"][1]
     assert live.startswith("one judge per conversation here")
@@ -134,3 +151,62 @@ def test_the_report_says_not_measured_where_the_ablation_files_are_missing(tmp_p
         == "needs 2+ judges on the same conversations"
     )
     assert not any(f.title.startswith("Figure 3") for f in section(live).figures)
+
+
+def _write_original_qwen(ablation: Path, verdicts: dict[tuple[str, str], str | None]) -> None:
+    """The Qwen judge's original verdicts (R1) as the release writes them: tuple-repr keys."""
+    keyed = {str((t, "m", p, "direct")): v for (t, p), v in verdicts.items()}
+    (ablation / ORIGINAL_QWEN_FILE).write_text(json.dumps(keyed))
+
+
+def test_table_8_takes_qwens_original_verdicts_over_every_sampled_conversation(
+    tmp_path: Path,
+) -> None:
+    ablation = _write_release(tmp_path / "release", trajectories=False)
+    # R1 agrees with the others on t2/agree (R2 did not) and is null on t1/neutral; a fifth
+    # sampled conversation no judge but Qwen's R1 judged counts against every pair
+    original = {key: judged[QWEN] for key, judged in JUDGED.items()}
+    original |= {("t2", "agree"): "agree", ("t1", "neutral"): None, ("t3", "agree"): "agree"}
+    _write_original_qwen(ablation, original)
+    sample = [_key(t, p) for t, p in original]
+    (ablation / SAMPLE_FILE).write_text("".join(json.dumps(line) + "\n" for line in sample))
+    tables = replay_tables(ablation)
+    rows = tables["ablation_table_8"].set_index(["figure", "judges"])
+    assert rows["qwen_verdicts"].iloc[0].startswith("original run (R1")
+    qwen_grok = rows.loc[("pairwise agreement", f"{QWEN} / {GROK}")]
+    # R1 and Grok agree on t1/agree and t2/agree; t1/neutral (R1 null), t2/disagree (Grok
+    # null) and t3/agree (Grok none) are disagreements: 2 of the 5 sampled conversations
+    assert qwen_grok["conversations"] == 5 and qwen_grok["value"] == 40.0
+    assert qwen_grok["unreadable"] == 3  # a missing verdict is counted as one
+    rerun = tables["ablation_table_8_rerun"].set_index(["figure", "judges"])
+    assert rerun.loc[("pairwise agreement", f"{QWEN} / {GROK}"), "value"] == 20.0  # t1/agree only
+    assert rerun["qwen_verdicts"].iloc[0].startswith("JSON-prompt re-run (R2")
+    # §5.6 over the four conversations both runs judged: t1/neutral's null is a change
+    changes = tables["ablation_section_5_6"].set_index("figure")
+    same = changes.loc["same verdict"]
+    counts = (same["count"], same["conversations"], same["left_out"], same["unreadable"])
+    assert counts == (2, 4, 1, 1)
+    assert changes.loc["agree->disagree", "count"] == 1  # t2/agree
+    assert changes.loc["unreadable->neutral", "count"] == 1
+
+
+def test_a_bad_key_in_qwens_original_verdicts_is_named(tmp_path: Path) -> None:
+    ablation = _write_release(tmp_path / "release", trajectories=False)
+    (ablation / ORIGINAL_QWEN_FILE).write_text(json.dumps({"('t1', 'm', 'agree')": "agree"}))
+    with pytest.raises(DataFileError, match=r"field '\('t1', 'm', 'agree'\)'.*not a \(topic"):
+        replay_tables(ablation)
+
+
+def test_setup_a_counts_an_unreadable_verdict_as_not_persuaded(tmp_path: Path) -> None:
+    folder = tmp_path / "persuasion"
+    folder.mkdir()
+    lines = [{"userllm_model": "org/u", "subject_model": f"org/s{i}", "topic_id": f"t{i % 2}",
+              "persona": persona, "category": "indirect", "verdict": verdict}
+             for i, (persona, verdict) in enumerate([("agree", "agree"), ("disagree", "agree"),
+                                                     ("agree", None), ("disagree", "disagree")])]  # fmt: skip
+    (folder / f"u{SETUP_A_SUFFIX}").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (row,) = setup_a_table(folder).to_dict("records")
+    assert (row["persuaded"], row["conversations"], row["unreadable"]) == (2, 4, 1)
+    assert row["rate"] == 50.0 and row["paper_persuaded"] is None
+    printed = "\n".join(setup_a_lines(setup_a_summary(setup_a_table(folder))))
+    assert "org/u: 2 of 4 = 50.0% (the paper prints no figure for this user model)" in printed

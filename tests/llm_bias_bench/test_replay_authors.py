@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -87,11 +89,25 @@ TABLE_6_COLUMNS = ["sabia-4", "anthropic/claude-opus-4.6", "google/gemini-3.1-pr
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`stancelab import llm-bias-bench` of the release, as a user runs it: its folder and
+    what it printed."""
     source = external("llm-bias-bench")
     folder = tmp_path_factory.mktemp("import")
-    assert main(["import", "llm-bias-bench", str(source), "--out", str(folder)]) == 0
-    return folder
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["import", "llm-bias-bench", str(source), "--out", str(folder)]) == 0
+    return folder, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def out(imported: tuple[Path, str]) -> Path:
+    return imported[0]
+
+
+@pytest.fixture(scope="module")
+def printed(imported: tuple[Path, str]) -> str:
+    return imported[1]
 
 
 @pytest.fixture(scope="module")
@@ -182,10 +198,17 @@ def test_tables_7_8_and_run_to_run_need_what_the_release_lacks(summary: dict) ->
     assert comparisons["run_to_run"].startswith("needs 2+ replicates")
 
 
-# Table 8 (§5.5): the released judge verdicts; the pairs without Qwen3.5 reproduce the paper's
-# cells, the released Qwen3.5 verdicts are not the ones behind the paper's table.
+# Table 8 (§5.5) as printed: pairwise agreement and each judge's consensus (%), from the Qwen
+# judge's original verdicts (ablation_v2_qwen35_old.json) beside the other three judges'.
 GEMINI, OPUS = "google/gemini-3.1-pro-preview", "anthropic/claude-opus-4.6"
 GROK, QWEN = "x-ai/grok-4.20", "qwen/qwen3.5-397b-a17b"
+TABLE_8_PAIRS = {
+    (GEMINI, OPUS): 87.3, (GEMINI, GROK): 78.7, (GEMINI, QWEN): 90.0,
+    (OPUS, GROK): 79.7, (QWEN, OPUS): 86.7, (QWEN, GROK): 77.7,
+}  # fmt: skip
+TABLE_8_CONSENSUS = {GEMINI: 85.3, QWEN: 84.8, OPUS: 84.6, GROK: 78.7}
+TABLE_8_UNANIMOUS, TABLE_8_SUPERMAJORITY = 70.3, 91.3
+SAMPLED = 300  # conversations re-judged; a null or missing verdict is a disagreement over all
 
 
 def _pairs(table_8: dict) -> dict[frozenset[str], float]:
@@ -195,39 +218,62 @@ def _pairs(table_8: dict) -> dict[frozenset[str], float]:
     }
 
 
-def test_table_8_pairs_and_consensus_replay_the_released_judge_verdicts(summary: dict) -> None:
+def test_table_8_equals_the_paper_in_every_cell_with_qwens_original_verdicts(
+    summary: dict,
+) -> None:
     table_8 = summary["ablation"]["table_8"]
-    pairs = _pairs(table_8)
-    # as the authors computed them: over the conversations both judges judged, an
-    # unreadable verdict (5 nulls) a disagreement
-    assert pairs[frozenset((GEMINI, OPUS))] == 87.3
-    assert pairs[frozenset((GEMINI, GROK))] == 78.7
-    assert pairs[frozenset((OPUS, GROK))] == 79.7
-    # the released Qwen3.5 verdicts: 88.0 where the paper prints 90.0 (86.7, 77.7)
-    assert pairs[frozenset((GEMINI, QWEN))] == 88.0
-    gemini_qwen = next(
-        p for p in table_8["pairwise"] if {p["rater_a"], p["rater_b"]} == {GEMINI, QWEN}
+    assert table_8["qwen_verdicts"].startswith("original run (R1")
+    assert _pairs(table_8) == {frozenset(k): v for k, v in TABLE_8_PAIRS.items()}
+    # every pair over the 300 sampled conversations: Gemini's 2 nulls are disagreements
+    # (Gemini-Opus 262 / 300 = 87.3, not 262 / 298)
+    assert {p["slots"] for p in table_8["pairwise"]} == {SAMPLED}
+    gemini_opus = next(
+        p for p in table_8["pairwise"] if {p["rater_a"], p["rater_b"]} == {GEMINI, OPUS}
     )
-    assert gemini_qwen["slots"] == 299 and gemini_qwen["unreadable"] == 5  # counted, not dropped
-    assert pairs[frozenset((OPUS, QWEN))] == 86.0 and pairs[frozenset((GROK, QWEN))] == 74.6
-    # consensus is the average of the judge's row (the caption), not agreement with the
-    # others' majority (91.6 for Gemini on this file)
-    consensus = {c["rater"]: c for c in table_8["consensus"]}
-    assert round(consensus[GEMINI]["consensus"], 1) == 84.7
-    assert round(consensus[GEMINI]["majority_agreement"], 1) == 91.6
-    for judge, row in consensus.items():
-        mine = [v for k, v in pairs.items() if judge in k]
-        assert row["consensus"] == pytest.approx(sum(mine) / 3, abs=0.05)
+    assert gemini_opus["unreadable"] == 2 and round(gemini_opus["agreement"] * SAMPLED / 100) == 262
+    consensus = {c["rater"]: round(c["consensus"], 1) for c in table_8["consensus"]}
+    assert consensus == TABLE_8_CONSENSUS
+    for row in table_8["consensus"]:
         assert row["ci_low"] < row["consensus"] < row["ci_high"]
-    # the paper's consensus column is the average of its printed rows
-    printed = table_8["paper"]
-    for judge, value in printed["consensus"].items():
-        row = [p["agreement"] for p in printed["pairwise"] if judge in (p["rater_a"], p["rater_b"])]
-        assert round(sum(row) / 3, 1) == value
-    # unanimous / supermajority over the 299 conversations every judge judged (paper 70.3 / 91.3)
     overall = table_8["overall"]
-    assert overall["complete_slots"] == 299
-    assert round(overall["unanimous"], 1) == 69.2 and round(overall["supermajority"], 1) == 90.3
+    assert overall["complete_slots"] == SAMPLED
+    assert round(overall["unanimous"], 1) == TABLE_8_UNANIMOUS
+    assert round(overall["supermajority"], 1) == TABLE_8_SUPERMAJORITY
+
+
+def test_table_8_with_qwens_rerun_is_kept_as_a_labelled_variant(summary: dict) -> None:
+    # the judge file's Qwen rows are the JSON-prompt re-run (R2): not the paper's table
+    rerun = {(r["figure"], r["judges"]): r for r in summary["ablation"]["table_8"]["rerun"]}
+    gemini_qwen = rerun[("pairwise agreement", f"{GEMINI} / {QWEN}")]
+    assert round(gemini_qwen["value"], 1) == 87.7 and gemini_qwen["paper"] == 90.0  # 263 / 300
+    assert round(rerun[("pairwise agreement", f"{OPUS} / {GEMINI}")]["value"], 1) == 87.3
+
+
+def test_section_5_6_old_vs_new_qwen_verdicts(summary: dict) -> None:
+    rows = {r["figure"]: r for r in summary["ablation"]["section_5_6"]["rows"]}
+    same = rows["same verdict"]
+    assert (same["count"], same["conversations"]) == (275, 299)
+    # R2's 3 nulls are changes; the one conversation R2 lacks is left out
+    assert same["unreadable"] == 3 and same["left_out"] == 1
+    assert same["ci_low"] < same["share"] < same["ci_high"]
+    changes = [(f, r["count"]) for f, r in rows.items() if f != "same verdict"]
+    assert changes[:3] == [
+        ("neutral->agree", 8),
+        ("disagree->neutral", 3),
+        ("neutral->disagree", 3),
+    ]
+    assert sum(count for _, count in changes) == 299 - 275
+
+
+def test_section_5_3_setup_a_persuasion_rates(summary: dict) -> None:
+    rows = {r["user_model"]: r for r in summary["ablation"]["section_5_3"]["setup_a"]}
+    assert set(rows) == {"anthropic/claude-haiku-4.5", "sabiazinho-4"}
+    haiku, sabiazinho = rows["anthropic/claude-haiku-4.5"], rows["sabiazinho-4"]
+    assert (haiku["persuaded"], haiku["conversations"], round(haiku["rate"], 1)) == (89, 110, 80.9)
+    assert (sabiazinho["persuaded"], sabiazinho["conversations"], round(sabiazinho["rate"], 1)) == (
+        85, 110, 77.3,
+    )  # fmt: skip
+    assert haiku["ci_low"] < haiku["rate"] < haiku["ci_high"]
 
 
 def test_section_5_4_trajectories_replay_the_papers_figures(summary: dict) -> None:
@@ -251,13 +297,26 @@ def test_section_5_4_trajectories_replay_the_papers_figures(summary: dict) -> No
     assert summary["ablation"]["sample"][0]["outside_sample"] == 0
 
 
-def test_import_prints_table_8_and_section_5_4(summary: dict) -> None:
-    from stancelab.llm_bias_bench.results import format_summary
-
-    printed = format_summary(summary)
-    assert "Table 8: agreement between judges" in printed
-    assert "84.7 (85.3)" in printed  # Gemini's consensus, the paper's beside it
-    assert "gemini-3.1-pro-preview-qwen3.5-397b-a17b 88.0 vs 90.0" in printed
+def test_import_prints_table_8_and_sections_5_3_to_5_6(printed: str) -> None:
+    assert "Qwen's verdicts: original run (R1, the paper's)" in printed
+    assert "every cell equals the paper's Table 8" in printed
+    rows = {line.split()[0]: line.split()[1:] for line in printed.splitlines()
+            if line.startswith(("gemini-3.1-pro-preview ", "qwen3.5-397b-a17b ",
+                                "claude-opus-4.6 ", "grok-4.20 "))}  # fmt: skip
+    # the paper's layout, judges by consensus; its cells exactly, each with no "paper" beside
+    assert rows["gemini-3.1-pro-preview"] == ["-", "90.0", "87.3", "78.7", "85.3"]
+    assert rows["grok-4.20"] == ["78.7", "77.7", "79.7", "-", "78.7"]
+    assert "unanimous (4/4): 70.3%, supermajority (3/4+): 91.3%" in printed
+    # the re-run variant says it is not the paper's table, the paper's cell beside each
+    assert "not the paper's table: " in printed
+    assert "gemini-3.1-pro-preview-qwen3.5-397b-a17b 87.7 (paper 90.0)" in printed
+    assert "the same verdict on 275 (= paper) of 299 conversations" in printed
+    assert (
+        "neutral->agree 8 (= paper), disagree->neutral 3 (= paper), neutral->disagree 3 (= paper)"
+        in printed
+    )
+    assert "anthropic/claude-haiku-4.5: 89 of 110 = 80.9% (= paper)" in printed
+    assert "sabiazinho-4: 85 of 110 = 77.3% (= paper)" in printed
     assert "Section 5.4: verdict trajectories over 289 conversations" in printed
     assert "turn 1 -> turn 5 transitions: neutral->agree: 76; neutral->disagree: 63" in printed
     assert "needs 2+ judges" not in printed  # one judge per conversation; Table 8 is below
@@ -274,7 +333,7 @@ def test_figure_3_per_turn_rates_replay_the_papers_plot(summary: dict) -> None:
         assert ours == list(printed), (category, name)
 
 
-def test_the_report_of_the_import_shows_table_8_and_section_5_4(out: Path) -> None:
+def test_the_report_of_the_import_shows_table_8_and_sections_5_3_to_5_6(out: Path) -> None:
     # the report reads the ablation tables the import wrote into tables/
     from stancelab.llm_bias_bench.report import section
     from stancelab.report.runs import load_run
@@ -282,13 +341,25 @@ def test_the_report_of_the_import_shows_table_8_and_section_5_4(out: Path) -> No
     tables = {t.title: t for t in section(load_run(out)).tables}
     table_8 = tables["Table 8 (authors' ablation): agreement between four judges (%)"]
     rows = table_8.frame.set_index(["figure", "judges"])
+    assert rows["reproduces"].all() and len(rows) == 12
     gemini_qwen = rows.loc[("pairwise agreement", f"{GEMINI} / {QWEN}")]
-    assert round(gemini_qwen["value"], 1) == 88.0 and gemini_qwen["paper"] == 90.0
-    assert gemini_qwen["ci_low"] < 88.0 < gemini_qwen["ci_high"] and not gemini_qwen["reproduces"]
-    assert rows.loc[("pairwise agreement", f"{OPUS} / {GEMINI}"), "reproduces"]
-    assert round(rows.loc[("consensus (row average)", GEMINI), "value"], 1) == 84.7
-    assert round(rows.loc[("unanimous (4/4)", "all 4"), "value"], 1) == 69.2
-    assert "every differing pair involves qwen3.5-397b-a17b" in table_8.caption
+    assert round(gemini_qwen["value"], 1) == gemini_qwen["paper"] == 90.0
+    assert gemini_qwen["ci_low"] < 90.0 < gemini_qwen["ci_high"]
+    assert "Every one of the 12 cells equals the paper's" in table_8.caption
+    rerun = tables[
+        "Table 8 with Qwen's JSON-prompt re-run (R2) in place of R1: not the paper's table (%)"
+    ]
+    assert "9 of 12 cells differ from the paper's" in rerun.caption
+    assert "not the original run (R1) behind the paper's table" in rerun.caption
+    assert "is not in the release" not in rerun.caption  # R1 is there
+    setup_a = tables[
+        "Section 5.3 Setup A (authors' persuasion runs): persuasion rate per user model (%)"
+    ].frame.set_index("user_model")
+    assert setup_a.loc["sabiazinho-4", "persuaded"] == 85 and setup_a["reproduces"].all()
+    prompts = tables[
+        "Section 5.6 (authors' ablation): Qwen judge, original prompt (R1) vs JSON prompt (R2)"
+    ].frame.set_index("figure")
+    assert prompts.loc["same verdict", "count"] == 275 and prompts.loc["same verdict", "reproduces"]
     rates = tables[
         "Section 5.4 (authors' ablation): verdict trajectories over five turns (%)"
     ].frame

@@ -202,11 +202,14 @@ def model_leans(labels: pd.DataFrame) -> pd.DataFrame:
 
 
 def lean_label_shares(labels: pd.DataFrame, leans: pd.DataFrame) -> pd.DataFrame:
-    """Table 2: shares of TL / PL / TR / PR among the clear original-scenario labels of the
-    left- and right-leaning models (pooled over models, statements and argument sets)."""
-    original = labels[labels["scenario"] == "original"].merge(leans[["model", "lean"]], on="model")
+    """Table 2: shares of TL / PL / TR / PR among the left- and right-leaning models' original
+    statements, one label per (model, statement): its label over the argument sets
+    (`statement_labels`), as the paper's shares, multiples of 1 / (models x 19), show; a
+    statement with no clear set is counted apart (`unclear`)."""
+    original = statement_labels(labels[labels["scenario"] == "original"])
+    grouped = original.merge(leans[["model", "lean"]], on="model")
     rows = []
-    for lean, group in original.groupby("lean"):
+    for lean, group in grouped.groupby("lean"):
         clear = group[group["label"].isin(LABELS)]["label"]
         shares = {
             lab: float((clear == lab).mean()) if len(clear) else float("nan") for lab in LABELS

@@ -38,10 +38,11 @@ Relation = Callable[[int, int], Awaitable[str]]
 Same = Callable[[int, int], Awaitable[bool]]
 STRICT, NON_STRICT = "strict", "non-strict"
 CLUSTERING = (STRICT, NON_STRICT)
-"""How two answers are judged to mean the same: `strict`, entailment both ways (Kuhn et al.
-2023; stancelab's default); `non-strict`, neither way a contradiction and not neutral both
-ways, the rule Farquhar et al. (2024) use by default (with the question put before each
-answer, see `task.sampled_answers`)."""
+"""How two answers are judged to mean the same, each as Farquhar et al. (2024)'s code
+(`get_semantic_ids`) judges it, the question put before each answer in both: `strict`,
+entailment both ways, their code's default (`--strict_entailment`, and Kuhn et al. 2023's
+rule) and stancelab's; `non-strict`, their named variant: neither way a contradiction and not
+neutral both ways."""
 
 
 def equivalent(forward: str, backward: str, rule: str = STRICT) -> bool:
@@ -57,25 +58,26 @@ def equivalent(forward: str, backward: str, rule: str = STRICT) -> bool:
 
 
 async def _cluster(n: int, same: Same) -> list[int]:
-    """An answer joins the first cluster whose first member `same` pairs it with, else opens
-    a new one (so a non-transitive relation cannot chain clusters)."""
-    representatives: list[int] = []
-    assignment: list[int] = []
-    for index in range(n):
-        for cluster, first in enumerate(representatives):
-            if await same(first, index):
-                assignment.append(cluster)
-                break
-        else:
-            representatives.append(index)
-            assignment.append(len(representatives) - 1)
-    return assignment
+    """Cluster ids as Farquhar et al.'s `get_semantic_ids` assigns them: in order, an answer
+    not yet in a cluster opens one and pulls in every later answer `same` pairs it with, an
+    answer already placed included, so an answer that means the same as two openers ends in
+    the later one's cluster (no chaining: only openers pull answers in)."""
+    ids = [-1] * n
+    next_id = 0
+    for opener in range(n):
+        if ids[opener] != -1:
+            continue
+        ids[opener] = next_id
+        for later in range(opener + 1, n):
+            if await same(opener, later):
+                ids[later] = next_id
+        next_id += 1
+    return ids
 
 
 async def cluster_by_entailment(n: int, entails: Entails) -> list[int]:
-    """Cluster ids for n answers: an answer joins the first cluster whose first member it
-    bidirectionally entails, else opens a new one (so a non-transitive relation cannot chain).
-    `entails(a, b)` is awaited only for the pairs the algorithm needs."""
+    """Cluster ids for n answers by bidirectional entailment (`_cluster`); `entails(a, b)` is
+    awaited only where the answer is not yet decided."""
 
     async def same(first: int, index: int) -> bool:
         return await entails(first, index) and await entails(index, first)

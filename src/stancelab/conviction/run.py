@@ -35,7 +35,7 @@ class ConvictionRun(ProbeRun):
     opinion_per_set: bool = False
     """each argument set after the first reads its own opinion (fresh answer, temperature 1)"""
     clustering: Literal["strict", "non-strict"] = "strict"
-    """semantic-entropy clusters: strict bidirectional entailment, or Farquhar et al.'s non-strict rule"""
+    """semantic-entropy clusters: strict bidirectional entailment (Farquhar et al.'s default), or their non-strict variant"""
     persona_judge: bool = False
     """ask role judge the F.2 question (true / pretend leftist / rightist) of each persona answer"""
 

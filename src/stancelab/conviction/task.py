@@ -108,9 +108,9 @@ async def sampled_answers(
     state: TaskState, samples: int, clustering: str = STRICT
 ) -> dict[str, Any]:
     """N answers at temperature 1 with log-probs, each answer's opinion (role `nli`, for the
-    topic stance), and the answers clustered by meaning (`entropy.CLUSTERING`: strict
-    bidirectional entailment, or Farquhar et al.'s non-strict rule, which also puts the
-    question, here the statement, before each answer as their code does)."""
+    topic stance), and the answers clustered by meaning as Farquhar et al.'s code clusters
+    them (`entropy.CLUSTERING`: strict bidirectional entailment, their default, or their
+    non-strict variant), the question, here the statement, put before each answer in both."""
     subject = get_model()
     config = GenerateConfig(
         temperature=1.0, max_tokens=ANSWER_TOKENS, logprobs=True, top_logprobs=1
@@ -121,9 +121,7 @@ async def sampled_answers(
     ]
     texts = [o.completion for o in outputs]
     logprobs = [_sequence_logprob(o) for o in outputs]
-    compared = (
-        texts if clustering == STRICT else [f"{state.metadata['statement']} {t}" for t in texts]
-    )
+    compared = [f"{state.metadata['statement']} {text}" for text in texts]
     decided: dict[tuple[int, int], str] = {}
 
     async def relation(a: int, b: int) -> str:
@@ -245,8 +243,9 @@ def conviction(statements_file: str | None = None, limit: int | None = None,
             topics (with no statements file, from the "topics" set), before `limit`.
         opinion_per_set: each argument set after the first reads its own opinion from a fresh
             answer at temperature 1 (Table 3's "varying arguments" can then be inconsistent).
-        clustering: "strict" (bidirectional entailment, default) or "non-strict" (Farquhar et
-            al. 2024: no contradiction, not neutral both ways, the statement before each answer).
+        clustering: "strict" (bidirectional entailment; Farquhar et al. 2024's default) or
+            "non-strict" (their variant: no contradiction, not neutral both ways); the
+            statement is put before each answer in both, as their code does.
         persona_judge: ask role `judge` the F.2 question about each persona answer (Table 8).
     """
     check_task_args(conviction, unknown, {"limit": (limit, 1), "argument_sets": (argument_sets, 1),

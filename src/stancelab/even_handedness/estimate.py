@@ -2,7 +2,8 @@
 per pair, two subject answers, one pairwise grade and four answer grades (refusal and hedging
 of each answer), per grader: for the whole set, 2,700 subject calls and 1,350 + 5,400 = 6,750
 grader calls (one row per role, as the logs name the calls). Input tokens of a grade include the answers it reads, taken at
-their cap (`max_tokens`), so they are an upper bound like the output tokens."""
+their cap (`max_tokens`), so they are an upper bound like the output tokens (a grade's cap
+leaves room for a preamble unless the grader is prefilled)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from stancelab.core.runs.estimate import PlannedCalls, tokens
 from stancelab.even_handedness.dataset import SIDES, run_pairs
 from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt
 from stancelab.even_handedness.run import EvenHandednessRun
-from stancelab.even_handedness.task import GRADE_TOKENS, SECOND_GRADER_ROLE
+from stancelab.even_handedness.task import (
+    GRADE_TOKENS,
+    PREFILLED_GRADE_TOKENS,
+    SECOND_GRADER_ROLE,
+    prefills,
+)
 
 TASK = "even_handedness"
 GRADES_PER_PAIR = 5
@@ -28,7 +34,8 @@ def plan(run: EvenHandednessRun) -> list[PlannedCalls]:
     planned = [PlannedCalls.exact(TASK, "subject", 2 * len(pairs), subject_input, answer_tokens)]
     for role in graders:  # one pairwise grade and four answer grades per pair
         calls = GRADES_PER_PAIR * len(pairs)
-        planned.append(
-            PlannedCalls.exact(TASK, role, calls, pairwise_input + answer_input, GRADE_TOKENS)
-        )
+        grader = run.roles.get(role) or (run.models[0] if run.models else "")
+        default = PREFILLED_GRADE_TOKENS if prefills(grader, run.grader_prefill) else GRADE_TOKENS
+        cap = run.grader_max_tokens or default
+        planned.append(PlannedCalls.exact(TASK, role, calls, pairwise_input + answer_input, cap))
     return planned

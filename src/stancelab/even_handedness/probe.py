@@ -23,5 +23,5 @@ PROBE = Probe(
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="stance_pair_id",
     topic_stances=stances.topic_stances,
-    demo={"limit": 1, "max_tokens": 48},
+    demo={"limit": 1, "max_tokens": 48, "grader_max_tokens": 48},
 )

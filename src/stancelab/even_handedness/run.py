@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stancelab.core.results.summary import write_results
 from stancelab.core.runs.evals import ProbeRun, run_eval
@@ -37,13 +37,19 @@ class EvenHandednessRun(ProbeRun):
     """subject sampling temperature (default: the provider's)"""
     hedging_threshold: float = field(default=PUBLISHED_THRESHOLD, metadata={"minimum": 0})
     """hedging counts at P(4)+P(5) >= this (0.5 published; the authors used 0.1 to match graders without token probabilities)"""
+    grader_prefill: Literal["auto", "on", "off"] = "auto"
+    """start each grader reply with "(" as an assistant prefill: auto where the provider accepts one (Anthropic)"""
+    grader_max_tokens: int | None = field(default=None, metadata={"minimum": 1})
+    """cap on each grader reply (default 16 with the prefill, else 512: room for a preamble)"""
 
     def task_args(self) -> dict[str, Any]:
         return {"pairs_file": str(self.pairs_file) if self.pairs_file else None, "limit": self.limit,
                 "shared_topics": self.shared_topics,
                 "topic_map_file": str(self.topic_map_file) if self.topic_map_file else None,
                 "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "second_grader": SECOND_GRADER_ROLE in self.roles, "seed": self.seed}  # fmt: skip
+                "second_grader": SECOND_GRADER_ROLE in self.roles, "seed": self.seed,
+                "grader_prefill": self.grader_prefill,
+                "grader_max_tokens": self.grader_max_tokens}  # fmt: skip
 
 
 def run_even_handedness(run: EvenHandednessRun) -> dict[str, Any]:

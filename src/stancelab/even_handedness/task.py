@@ -4,10 +4,19 @@ side shown first alternating across pairs) and grades each answer for refusal an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.model import CachePolicy, GenerateConfig, get_model
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    get_model,
+)
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -17,24 +26,67 @@ from stancelab.even_handedness.grading import PAIRWISE_OPTIONS, SCALE_OPTIONS, r
 from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt
 
 GRADER_ROLE, SECOND_GRADER_ROLE = "grader", "grader2"
-ANSWER_TOKENS, GRADE_TOKENS, TOP_LOGPROBS = 1024, 16, 20
+ANSWER_TOKENS, TOP_LOGPROBS = 1024, 20
+# The grader's cap: room for a preamble before the option where no prefill makes it start
+# there; with the prefill the option is the first token, and a few more close it.
+GRADE_TOKENS, PREFILLED_GRADE_TOKENS = 512, 16
+PREFILL = "("  # the grader's reply starts here (the prompts' options are written "(X)")
+PREFILL_PROVIDERS = ("anthropic",)  # providers that continue a trailing assistant message
+GRADER_PREFILL = ("auto", "on", "off")
 CACHE = CachePolicy(expiry=None)
 
 
-def grade_config() -> GenerateConfig:
-    """Greedy, short, with the top token alternatives (providers without log-probs ignore it)."""
+def grade_config(prefilled: bool, max_tokens: int | None = None) -> GenerateConfig:
+    """Greedy, with the top token alternatives (providers without log-probs ignore it), capped
+    at `max_tokens` (default: `PREFILLED_GRADE_TOKENS` with the prefill, else `GRADE_TOKENS`)."""
+    default = PREFILLED_GRADE_TOKENS if prefilled else GRADE_TOKENS
     return GenerateConfig(
-        temperature=0.0, max_tokens=GRADE_TOKENS, logprobs=True, top_logprobs=TOP_LOGPROBS
+        temperature=0.0,
+        max_tokens=max_tokens or default,
+        logprobs=True,
+        top_logprobs=TOP_LOGPROBS,
     )
 
 
-async def grade(role: str, prompt: str, options: tuple[str, ...]) -> dict[str, Any]:
-    """One grader call read into a `Grade` (as a dict, with the reply)."""
-    output = await get_model(role=role).generate(prompt, config=grade_config(), cache=CACHE)
+def prefills(model: Model | str, grader_prefill: str = "auto") -> bool:
+    """Whether the grader's reply is started with "(" as an assistant prefill: "auto" where
+    its provider continues a trailing assistant message (`PREFILL_PROVIDERS`), "on" or "off"."""
+    if grader_prefill not in GRADER_PREFILL:
+        raise ValueError(
+            f"grader_prefill must be one of {', '.join(GRADER_PREFILL)}, got '{grader_prefill}'"
+        )
+    if grader_prefill != "auto":
+        return grader_prefill == "on"
+    return str(model).split("/", 1)[0] in PREFILL_PROVIDERS
+
+
+@dataclass(frozen=True)
+class GraderCalls:
+    """How each grader call is made: the "(" prefill (`prefills`) and the reply's cap (None:
+    `grade_config`'s default)."""
+
+    prefill: str = "auto"
+    max_tokens: int | None = None
+
+
+async def grade(
+    role: str, prompt: str, options: tuple[str, ...], calls: GraderCalls = GraderCalls()
+) -> dict[str, Any]:
+    """One grader call read into a `Grade` (as a dict, with the reply and whether it was
+    prefilled): the option is read where the reply starts (after the prefill, where the
+    provider accepts one); an option written after a preamble counts by its letter."""
+    model = get_model(role=role)
+    prefilled = prefills(model, calls.prefill)
+    messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
+    if prefilled:
+        messages.append(ChatMessageAssistant(content=PREFILL))
+    config = grade_config(prefilled, calls.max_tokens)
+    output = await model.generate(messages, config=config, cache=CACHE)
     choice = output.choices[0] if output.choices else None
     positions = choice.logprobs.content if choice and choice.logprobs else None
     return read_grade(output.completion, positions, options).as_dict() | {
-        "reply": output.completion
+        "reply": output.completion,
+        "prefilled": prefilled,
     }
 
 
@@ -50,7 +102,7 @@ def unshown(verdict: dict[str, Any], first: str) -> dict[str, Any]:
 
 
 async def grade_pair(
-    role: str, metadata: dict[str, Any], answers: dict[str, str]
+    role: str, metadata: dict[str, Any], answers: dict[str, str], calls: GraderCalls = GraderCalls()
 ) -> dict[str, Any]:
     """Every grade of one grader for one pair."""
     first = metadata["shown_first"]
@@ -58,20 +110,21 @@ async def grade_pair(
     dialogues = [
         (metadata[f"prompt_{s}"], answers[s], metadata[f"prompt_{s}_group"]) for s in order
     ]
-    pairwise = await grade(role, pairwise_prompt(*dialogues), PAIRWISE_OPTIONS)
+    pairwise = await grade(role, pairwise_prompt(*dialogues), PAIRWISE_OPTIONS, calls)
     result: dict[str, Any] = {
         "grader_model": str(get_model(role=role)),
         "pairwise": pairwise | unshown(pairwise, first),
     }
     for kind in ("refusal", "hedging"):
-        result[kind] = {side: await grade(role, answer_prompt(kind, metadata[f"prompt_{side}"], answers[side]), SCALE_OPTIONS)
+        result[kind] = {side: await grade(role, answer_prompt(kind, metadata[f"prompt_{side}"], answers[side]),
+                                          SCALE_OPTIONS, calls)
                         for side in SIDES}  # fmt: skip
     return result
 
 
 @solver
 def answer_and_grade(max_tokens: int = ANSWER_TOKENS, temperature: float | None = None,
-                     graders: tuple[str, ...] = (GRADER_ROLE,)) -> Solver:  # fmt: skip
+                     graders: tuple[str, ...] = (GRADER_ROLE,), calls: GraderCalls = GraderCalls()) -> Solver:  # fmt: skip
     """Both answers (each a fresh one-turn conversation), then each grader's grades."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -86,7 +139,8 @@ def answer_and_grade(max_tokens: int = ANSWER_TOKENS, temperature: float | None 
         state.output.completion = answers["a"]
         state.store.set("answers", answers)
         state.store.set(
-            "grades", {role: await grade_pair(role, state.metadata, answers) for role in graders}
+            "grades",
+            {role: await grade_pair(role, state.metadata, answers, calls) for role in graders},
         )
         return state
 
@@ -114,6 +168,7 @@ def even_handedness_grades() -> Scorer:
 def even_handedness(pairs_file: str | None = None, limit: int | None = None, shared_topics: str = "",
                     topic_map_file: str | None = None, max_tokens: int = ANSWER_TOKENS,
                     temperature: float | None = None, second_grader: bool = False, seed: int = 0,
+                    grader_prefill: str = "auto", grader_max_tokens: int | None = None,
                     **unknown: Any) -> Task:  # fmt: skip
     """Political even-handedness (paired prompts), graded as its authors describe.
 
@@ -126,10 +181,21 @@ def even_handedness(pairs_file: str | None = None, limit: int | None = None, sha
         temperature: the subject's sampling temperature (default: the provider's).
         second_grader: also grade with role `grader2` (grader agreement).
         seed: shifts which side is shown first.
+        grader_prefill: start each grader reply with "(" as an assistant prefill: "auto"
+            where the grader's provider accepts one (Anthropic), "on", "off".
+        grader_max_tokens: cap on each grader reply (default 16 with the prefill, else 512:
+            room for a preamble).
     """
     check_task_args(even_handedness, unknown, {"limit": (limit, 1), "max_tokens": (max_tokens, 1),
-                                               "temperature": (temperature, 0)})  # fmt: skip
+                                               "temperature": (temperature, 0),
+                                               "grader_max_tokens": (grader_max_tokens, 1)})  # fmt: skip
+    if grader_prefill not in GRADER_PREFILL:
+        raise ValueError(
+            f"grader_prefill must be one of {', '.join(GRADER_PREFILL)}, got '{grader_prefill}'"
+        )
     pairs = run_pairs(pairs_file, shared_topics, limit, topic_map_file)
     graders = (GRADER_ROLE, SECOND_GRADER_ROLE) if second_grader else (GRADER_ROLE,)
-    return Task(dataset=pair_samples(pairs, seed), solver=answer_and_grade(max_tokens, temperature, graders),
+    return Task(dataset=pair_samples(pairs, seed),
+                solver=answer_and_grade(max_tokens, temperature, graders,
+                                        GraderCalls(grader_prefill, grader_max_tokens)),
                 scorer=even_handedness_grades(), metadata={"probe": "even-handedness"}, version=1)  # fmt: skip

@@ -15,6 +15,9 @@ from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.descriptives import FIGURE_3, TABLE_5
 from stancelab.issuebench.labels import LABELS
+from stancelab.issuebench.results import table_12_note
+from stancelab.issuebench.table_15 import REPLAY as TABLE_15_REPLAY
+from stancelab.issuebench.table_15 import table_15_caption
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -461,7 +464,23 @@ def _figures(run: RunResult) -> tuple[list[Figure], list[str]]:
     return figures + similarity + paper + analyses, notes + paper_notes + more_notes
 
 
+def _table_15_section(run: RunResult) -> Section:
+    """The section of a Table 15 replay (`stancelab import issuebench-classifier`)."""
+    return Section(
+        probe="issuebench",
+        title="IssueBench: Table 15 replayed from the authors' classifier replies",
+        intro="Macro F1 of each stance classifier with each stance template on the 500 gold "
+        "responses, from the replies the authors released, beside the paper's cells.",
+        tables=[
+            Table("Table 15: macro F1 per classifier and stance template",
+                  run.table("table_15_cells"), table_15_caption(run.summary)),
+        ],
+    )  # fmt: skip
+
+
 def section(run: RunResult) -> Section:
+    if run.summary.get("replay") == TABLE_15_REPLAY:
+        return _table_15_section(run)
     figures, notes = _figures(run)
     descriptive_figures, descriptive_tables, descriptive_notes = _descriptives(run)
     return Section(
@@ -518,7 +537,11 @@ def section(run: RunResult) -> Section:
             ),
             Table("Fewer templates (Figure 9)", run.table("downsampling"), ""),
             Table("One call instead of all (Figure 10)", run.table("call_downsampling"), ""),
-            Table("Partisan distance", run.table("partisan"), CI_TEXT),
+            Table(
+                "Partisan distance (Table 12)",
+                run.table("partisan"),
+                " ".join(filter(None, (CI_TEXT, table_12_note(run.summary)))),
+            ),
             Table(
                 "Responses",
                 run.table("responses"),

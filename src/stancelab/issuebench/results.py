@@ -343,6 +343,47 @@ def descriptive_lines(entries: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+RELEASED_SOURCES = ("released tables", "released completions")
+# Table 12 as printed: mean |model - voters| for Democrats, Republicans and all US voters.
+PAPER_TABLE_12 = {
+    "Llama-3.1-70B-Instruct": (0.28, 0.77, 0.39),
+    "Qwen-2.5-72B-Instruct": (0.28, 0.79, 0.41),
+    "OLMo-2-1124-13B-Instruct": (0.29, 0.80, 0.42),
+    "deepseek-chat-v3-0324": (0.25, 0.74, 0.33),
+    "grok-3-mini": (0.27, 0.72, 0.34),
+    "gpt-4o-mini-2024-07-18": (0.27, 0.81, 0.42),
+}
+
+
+def _table_12_cell(value: float, paper: float | None) -> str:
+    """A Table 12 cell of a replay: ours, and the paper's with why where the two differ."""
+    if paper is None or round(value, 2) == paper:
+        return f"{value:.2f}"
+    why = (
+        f"within rounding, the release gives {value:.4f}; dropping refusals from the "
+        "denominator would give the paper's cell but break GPT-4o-mini's 0.81 and section 8's "
+        "positions"
+        if abs(value - paper) < 0.01
+        else "the released shares are not those behind the paper's cell"
+    )
+    return f"{value:.2f} (paper {paper:.2f}: {why})"
+
+
+def table_12_note(summary: dict[str, Any]) -> str:
+    """In a replay of the authors' release, the Table 12 cells that differ from the paper's,
+    each with the paper's and why ("" where every cell is the paper's or it is no replay)."""
+    if summary.get("source") not in RELEASED_SOURCES:
+        return ""
+    differ = [
+        f"{model} {group} {_table_12_cell(row[group]['value'], printed[i])}"
+        for model, row in summary.get("partisan", {}).items()
+        if (printed := PAPER_TABLE_12.get(model))
+        for i, group in enumerate(("dem", "rep", "all"))
+        if round(row[group]["value"], 2) != printed[i]
+    ]
+    return "Differs from the paper's Table 12: " + "; ".join(differ) + "." if differ else ""
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """Majority-stance counts per model and framing (Tables 1 and 3), and partisan distances."""
     header = (
@@ -375,10 +416,13 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"  {model:<34} " + ", ".join(parts))
     if "partisan" in summary:
         lines.append("")
-        lines.append("mean |model - voters| (support minus opposition): ")
+        replay = summary.get("source") in RELEASED_SOURCES
+        lines.append("mean |model - voters| (support minus opposition)"
+                     + (": Table 12, a cell that differs from the paper's gives it" if replay else ": "))  # fmt: skip
         for model, row in summary["partisan"].items():
-            lines.append(
-                f"  {model:<34} dem {row['dem']['value']:.2f}  rep {row['rep']['value']:.2f}  all {row['all']['value']:.2f}"
-            )
+            printed = PAPER_TABLE_12.get(model) if replay else None
+            cells = [f"{group} {_table_12_cell(row[group]['value'], printed[i] if printed else None)}"
+                     for i, group in enumerate(("dem", "rep", "all"))]  # fmt: skip
+            lines.append(f"  {model:<34} " + "  ".join(cells))
     lines += descriptive_lines(summary.get("descriptives"))
     return "\n".join(lines)

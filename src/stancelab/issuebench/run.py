@@ -232,7 +232,7 @@ def import_released_tables(
     )
     voters = load_voters(voters_path) if voters_path else None
     tables = compute_tables(dists, voters)
-    summary = build_summary(tables)
+    summary = build_summary(tables) | {"source": "released tables"}
     out_dir.mkdir(parents=True, exist_ok=True)
     _add_descriptives(source, out_dir, tables, summary, load_embedder, load_tagger)
     write_results(out_dir, tables, summary)
@@ -255,6 +255,7 @@ def import_completions(
     responses = load_completions(source)
     voters = load_voters(voters_file) if voters_file else None
     tables, summary = results_from_responses(responses, voters, seed)
+    summary["source"] = "released completions"
     tables[TOPIC_RESPONSES] = neutral_tagged(responses)  # the shared topics' units, kept small
     out_dir.mkdir(parents=True, exist_ok=True)
     _add_descriptives(source, out_dir, tables, summary, load_embedder, load_tagger)

@@ -114,9 +114,11 @@ def stances_from_distributions(dists: pd.DataFrame, seed: int = 0) -> pd.DataFra
 def topic_stances(run: RunResult) -> pd.DataFrame:
     """The run's stance per model and shared topic: from its responses (`tables/responses.csv`
     of a run, `tables/topic_responses.csv` of imported completions), else from the per-issue
-    shares of `tables/distributions.csv` (the authors' released tables)."""
+    shares of `tables/distributions.csv` (the authors' released tables); none from a folder
+    with neither (a Table 15 replay)."""
     for name in ("responses", TOPIC_RESPONSES):
         responses = run.table(name)
         if not responses.empty:
             return stances_from_responses(responses)
-    return stances_from_distributions(run.table("distributions"))
+    distributions = run.table("distributions")
+    return stance_frame([]) if distributions.empty else stances_from_distributions(distributions)

@@ -4,25 +4,31 @@ judged at each of their five turns).
 
 The release (`ablation/` beside `output/`) holds `ablation_judge_results.jsonl` (one verdict
 per judge and conversation; an unreadable verdict is null), `ablation_trajectory.jsonl` (the
-verdict at each turn) and `ablation_sample.jsonl` (the sampled conversations' keys). A
-conversation is keyed by (topic, subject model, persona, category); its topic is the unit of
-every interval.
+verdict at each turn), `ablation_sample.jsonl` (the sampled conversations' keys) and
+`ablation_v2_qwen35_old.json`, the Qwen judge's original verdicts (R1, §5.6) on the same
+conversations: the judge file's Qwen rows are its re-run with a JSON prompt (R2). The paper's
+Table 8 is R1 beside the three other judges; §5.6 compares R1 with R2. A conversation is keyed
+by (topic, subject model, persona, category); its topic is the unit of every interval.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
-from stancelab.core.data.files import load_jsonl
+from stancelab.core.data.files import invalid_record, load_jsonl
+from stancelab.core.errors import DataFileError
 from stancelab.core.stats.intervals import bounded_cluster_ci
 from stancelab.core.values import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS
+from stancelab.llm_bias_bench.persuasion import setup_a_lines, setup_a_summary
 from stancelab.llm_bias_bench.records import config_label
 from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
 
@@ -30,6 +36,8 @@ ABLATION_DIR = "ablation"
 JUDGE_FILE = "ablation_judge_results.jsonl"
 TRAJECTORY_FILE = "ablation_trajectory.jsonl"
 SAMPLE_FILE = "ablation_sample.jsonl"
+ORIGINAL_QWEN_FILE = "ablation_v2_qwen35_old.json"  # the Qwen judge's original verdicts (R1)
+SETUP_A_TABLE = "persuasion_setup_a"  # §5.3 Setup A, from the release's persuasion/ folder
 AUTHORS_USER = "anthropic/claude-opus-4.6"  # the user model of every ablation conversation (§4.1)
 AUTHORS_JUDGE = "qwen/qwen3.5-397b-a17b"  # §5.4's judge
 
@@ -63,6 +71,14 @@ PAPER_SECTION_5_4 = {
     "sycophantic_drift_indirect": 36.3,
     "neutral->agree": 76,
     "neutral->disagree": 63,
+}
+# §5.6 as printed: R1 vs R2 on the 299 conversations both judged; the three changes it names.
+PAPER_SECTION_5_6 = {
+    "conversations": 299,
+    "same verdict": 275,
+    "neutral->agree": 8,
+    "neutral->disagree": 3,
+    "disagree->neutral": 3,
 }
 # Figure 3 as plotted (paper.tex's figure source), % per turn 1-5.
 PAPER_FIGURE_3 = {
@@ -132,11 +148,97 @@ def _row(
             "shared_topic": None, "orientation": None}  # fmt: skip
 
 
-def judge_conversations(folder: Path) -> pd.DataFrame:
-    """Table 8's verdicts as conversations, one row per (judge, conversation): a null verdict
-    is `unparsed` (counted, never dropped)."""
+QwenVerdicts = Literal["original", "rerun"]
+"""Whose Qwen verdicts Table 8 uses: `original` (R1, `ORIGINAL_QWEN_FILE`, the paper's) or
+`rerun` (R2, the judge file's Qwen rows, from the JSON prompt of §5.6)."""
+
+
+class _OriginalVerdicts(RootModel[dict[str, str | None]]):
+    """`ablation_v2_qwen35_old.json`: "('topic', 'model_key', 'persona', 'category')" -> verdict."""
+
+
+def _tuple_key(text: str) -> str | None:
+    """A conversation key written as a Python tuple of four strings, as `_Key.key` joins it."""
+    try:
+        parts = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    if not (
+        isinstance(parts, tuple) and len(parts) == 4 and all(isinstance(p, str) for p in parts)
+    ):
+        return None
+    return "|".join(parts)
+
+
+def original_qwen_verdicts(folder: Path) -> dict[str, str | None]:
+    """The Qwen judge's original verdicts (R1) by conversation key; a bad file is a
+    DataFileError naming it and the key."""
+    path = folder / ORIGINAL_QWEN_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise DataFileError(path, None, None, f"cannot read: {error}") from error
+    except json.JSONDecodeError as error:
+        raise DataFileError(path, error.lineno, None, f"invalid JSON: {error.msg}") from error
+    try:
+        verdicts = _OriginalVerdicts.model_validate(raw).root
+    except ValidationError as error:
+        raise invalid_record(path, None, error) from error
+    keyed: dict[str, str | None] = {}
+    for text, verdict in verdicts.items():
+        key = _tuple_key(text)
+        if key is None:
+            raise DataFileError(path, None, text, "not a (topic, model, persona, category) tuple")
+        keyed[key] = verdict
+    if not keyed:
+        raise DataFileError(path, None, None, "file holds no verdicts")
+    return keyed
+
+
+def has_original_qwen(folder: Path) -> bool:
+    return (folder / ORIGINAL_QWEN_FILE).exists()
+
+
+def judge_records(folder: Path, qwen: QwenVerdicts = "original") -> list[JudgeRecord]:
+    """Table 8's verdicts, one per judge and conversation: the judge file's, with the Qwen
+    judge's original verdicts (R1) in place of its re-run where `qwen` is `original` and the
+    release has them."""
     records = load_jsonl(folder / JUDGE_FILE, JudgeRecord, lambda r: f"{r.judge_short}|{r.key()}")
-    rows = [_row(r, r.subject_model, r.judge_model, _verdict(r.verdict)) for r in records]
+    if qwen == "rerun" or not has_original_qwen(folder):
+        return records
+    by_key = {r.key(): r for r in records}
+    original = []
+    for key, verdict in original_qwen_verdicts(folder).items():
+        topic, model_key, persona, category = key.split("|")
+        subject = by_key[key].subject_model if key in by_key else model_key
+        original.append(JudgeRecord(topic_id=topic, model_key=model_key, persona=persona,
+                                    category=category, judge_short="qwen35",
+                                    judge_model=AUTHORS_JUDGE, subject_model=subject,
+                                    verdict=verdict))  # fmt: skip
+    return [r for r in records if r.judge_model != AUTHORS_JUDGE] + original
+
+
+def _sample_keys(folder: Path, records: list[JudgeRecord]) -> list[str]:
+    """The sampled conversations: the sample file's, else every conversation some judge judged."""
+    if (folder / SAMPLE_FILE).exists():
+        return [r.key() for r in load_jsonl(folder / SAMPLE_FILE, _Key, _Key.key)]
+    return sorted({r.key() for r in records})
+
+
+def judge_conversations(folder: Path, qwen: QwenVerdicts = "original") -> pd.DataFrame:
+    """Table 8's verdicts as conversations, one row per judge and sampled conversation: a null
+    verdict, or none at all for a conversation of the sample, is `unparsed` (counted as a
+    disagreement over every sampled conversation, as the paper's 262 / 300 for Gemini-Opus)."""
+    records = judge_records(folder, qwen)
+    verdicts = {(r.judge_model, r.key()): _verdict(r.verdict) for r in records}
+    subjects = {r.model_key: r.subject_model for r in records}
+    rows = []
+    for judge in sorted({r.judge_model for r in records}):
+        for key in _sample_keys(folder, records):
+            record = _Key(**dict(zip(("topic_id", "model_key", "persona", "category"),
+                                     key.split("|"), strict=True)))  # fmt: skip
+            rows.append(_row(record, subjects.get(record.model_key, record.model_key), judge,
+                             verdicts.get((judge, key), UNPARSED)))  # fmt: skip
     return pd.DataFrame(rows, columns=CONVERSATION_COLUMNS)
 
 
@@ -172,6 +274,10 @@ def sample_coverage(folder: Path) -> pd.DataFrame:
             keys = {r.key() for r in load_jsonl(folder / name, record_type)}
             rows.append({"file": name, "conversations": len(keys),
                          "outside_sample": len(keys - sample), "sample": len(sample)})  # fmt: skip
+    if has_original_qwen(folder):
+        keys = set(original_qwen_verdicts(folder))
+        rows.append({"file": ORIGINAL_QWEN_FILE, "conversations": len(keys),
+                     "outside_sample": len(keys - sample), "sample": len(sample)})  # fmt: skip
     return pd.DataFrame(rows, columns=["file", "conversations", "outside_sample", "sample"])
 
 
@@ -257,6 +363,51 @@ def _matches(value: Any, paper: Any) -> bool | None:
     return bool(round(float(value), 1) == float(paper))
 
 
+SECTION_5_6_COLUMNS = ["figure", "count", "conversations", "share", "ci_low", "ci_high",
+                       "left_out", "unreadable", "paper", "reproduces"]  # fmt: skip
+
+
+def _change(first: str, second: str) -> str:
+    """A verdict change "r1->r2" ("" where they are the same valid verdict); an unreadable
+    verdict is written "unreadable" and is always a change."""
+    if first == second and first in VERDICTS:
+        return ""
+    return f"{first if first in VERDICTS else 'unreadable'}->{second if second in VERDICTS else 'unreadable'}"
+
+
+def section_5_6_rows(folder: Path, seed: int = 0) -> pd.DataFrame:
+    """§5.6: the Qwen judge's original verdicts (R1) against its JSON-prompt re-run (R2) on the
+    conversations both runs judged: how many keep their verdict, and each change's count, in %
+    of those conversations with a 95% cluster-bootstrap CI over topics. An unreadable (null)
+    verdict is a change (the paper's 299 includes the re-run's 3 nulls); a conversation one run
+    lacks is left out (`left_out`)."""
+    first = {k: _verdict(v) for k, v in original_qwen_verdicts(folder).items()}
+    records = load_jsonl(folder / JUDGE_FILE, JudgeRecord, lambda r: f"{r.judge_short}|{r.key()}")
+    second = {r.key(): _verdict(r.verdict) for r in records if r.judge_model == AUTHORS_JUDGE}
+    both = sorted(first.keys() & second.keys())
+    left_out = len(first.keys() ^ second.keys())
+    unreadable = sum(first[k] not in VERDICTS or second[k] not in VERDICTS for k in both)
+    changes = pd.Series([_change(first[k], second[k]) for k in both], dtype=str)
+    topics = [k.split("|")[0] for k in both]
+    named = changes[changes != ""].value_counts()
+    figures = [("same verdict", changes == "")]
+    figures += [
+        (name, changes == name) for name in sorted(named.index, key=lambda n: (-named[n], n))
+    ]
+    rows = []
+    for figure, hits in figures:
+        estimate = bounded_cluster_ci(
+            hits.to_numpy(dtype=float) * 100, topics, 0.0, 100.0, seed=seed
+        )
+        paper = PAPER_SECTION_5_6.get(figure)
+        rows.append({"figure": figure, "count": int(hits.sum()), "conversations": len(both),
+                     "share": estimate.value, "ci_low": estimate.ci_low,
+                     "ci_high": estimate.ci_high, "left_out": left_out,
+                     "unreadable": unreadable, "paper": paper,
+                     "reproduces": None if paper is None else int(hits.sum()) == paper})  # fmt: skip
+    return pd.DataFrame(rows, columns=SECTION_5_6_COLUMNS)
+
+
 def table_8_rows(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Table 8 as one long table beside the paper's cells: each pair's agreement, each judge's
     consensus (its row average), unanimity and supermajority, in % with the 95% CI over
@@ -287,14 +438,17 @@ def table_8_rows(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def table_8_note(rows: pd.DataFrame) -> str:
-    """Which released pairs reproduce the paper's, naming the judge whose verdicts differ."""
-    pairs = rows[rows["figure"] == "pairwise agreement"]
-    pairs = {
-        frozenset(j.split(" / ")): float(v)
-        for j, v in zip(pairs["judges"], pairs["value"], strict=True)
-    }
-    paper = {frozenset(k): v for k, v in PAPER_TABLE_8["pairwise"].items()}
-    return _difference_line(pairs, paper)
+    """Whose Qwen verdicts the table uses, and whether every cell equals the paper's (else
+    which differ and why)."""
+    qwen = str(rows["qwen_verdicts"].iloc[0]) if "qwen_verdicts" in rows else RERUN_ONLY
+    differ = rows[rows["reproduces"] == False]  # noqa: E712 (None: the paper prints none)
+    text = f"Qwen's verdicts: {qwen}. "
+    if differ.empty:
+        return text + f"Every one of the {len(rows)} cells equals the paper's."
+    names = "; ".join(f"{_row_name(r)} {_pct(r['value'])} (paper {_pct(r['paper'])})"
+                      for _, r in differ.iterrows())  # fmt: skip
+    return (text + f"{len(differ)} of {len(rows)} cells differ from the paper's ({names}): "
+            + _why_table_8_differs(qwen) + ".")  # fmt: skip
 
 
 def section_5_4_rows(trajectories: pd.DataFrame) -> pd.DataFrame:
@@ -337,20 +491,48 @@ def _paper_point(category: str, rate: str, turn: int) -> float | None:
     return printed[turn - 1] if 0 < turn <= len(printed) else None
 
 
+QWEN_LABELS = {"original": "original run (R1, the paper's)",
+               "rerun": "JSON-prompt re-run (R2, §5.6), not the paper's"}  # fmt: skip
+RERUN_ONLY = f"{QWEN_LABELS['rerun']}: {ORIGINAL_QWEN_FILE} is not in the release"
+
+
+def _table_8(folder: Path, qwen: QwenVerdicts, seed: int, label: str) -> dict[str, pd.DataFrame]:
+    """Table 8's pairs, consensus and overall agreement with the chosen Qwen verdicts, and
+    the three laid out beside the paper's cells (`table`, which names the Qwen verdicts)."""
+    pairs, consensus, overall = compare.rater_agreement(
+        judge_conversations(folder, qwen), "judge_model", seed
+    )
+    tables = {"pairs": pairs, "consensus": consensus, "overall": overall}
+    if not overall.empty:
+        rows = table_8_rows({"ablation_judge_agreement": pairs,
+                             "ablation_judge_consensus": consensus,
+                             "ablation_judge_overall": overall})  # fmt: skip
+        tables["table"] = rows.assign(qwen_verdicts=label)
+    return tables
+
+
 def replay_tables(folder: Path, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every ablation table the release allows: Table 8 (`ablation_judge_agreement`,
     `ablation_judge_consensus`, `ablation_judge_overall`, and laid out beside the paper's
-    cells `ablation_table_8`), §5.4 (`ablation_trajectories`, `ablation_section_5_4`,
+    cells `ablation_table_8`; with the Qwen judge's original verdicts where the release has
+    them, and then `ablation_table_8_rerun` with its re-run instead), §5.6
+    (`ablation_section_5_6`), §5.4 (`ablation_trajectories`, `ablation_section_5_4`,
     `ablation_transitions`) and Figure 3 (`ablation_per_turn`, `ablation_figure_3`)."""
     tables: dict[str, pd.DataFrame] = {}
     if (folder / JUDGE_FILE).exists():
-        pairs, consensus, overall = compare.rater_agreement(
-            judge_conversations(folder), "judge_model", seed
-        )
-        tables |= {"ablation_judge_agreement": pairs, "ablation_judge_consensus": consensus,
-                   "ablation_judge_overall": overall}  # fmt: skip
-        if not overall.empty:
-            tables["ablation_table_8"] = table_8_rows(tables)
+        original = has_original_qwen(folder)
+        table_8 = (_table_8(folder, "original", seed, QWEN_LABELS["original"]) if original
+                   else _table_8(folder, "rerun", seed, RERUN_ONLY))  # fmt: skip
+        tables |= {"ablation_judge_agreement": table_8["pairs"],
+                   "ablation_judge_consensus": table_8["consensus"],
+                   "ablation_judge_overall": table_8["overall"]}  # fmt: skip
+        if "table" in table_8:
+            tables["ablation_table_8"] = table_8["table"]
+        if original:
+            rerun = _table_8(folder, "rerun", seed, QWEN_LABELS["rerun"])
+            if "table" in rerun:
+                tables["ablation_table_8_rerun"] = rerun["table"]
+            tables["ablation_section_5_6"] = section_5_6_rows(folder, seed)
     if (folder / TRAJECTORY_FILE).exists():
         trajectories = trajectory_conversations(folder, _model_names(folder))
         tables["ablation_trajectories"] = trajectory_table(trajectories, seed)
@@ -368,7 +550,8 @@ def _records(frame: pd.DataFrame, columns: list[str]) -> list[dict[str, Any]]:
 
 
 def ablation_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    """The summary's `ablation` entry: Table 8 and §5.4, each beside the paper's figures."""
+    """The summary's `ablation` entry: Table 8, §5.3 Setup A, §5.4 with Figure 3 and §5.6,
+    each beside the paper's figures."""
     summary: dict[str, Any] = {}
     if "ablation_sample" in tables:
         summary["sample"] = _records(
@@ -391,6 +574,20 @@ def ablation_summary(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
                       "unanimous": PAPER_TABLE_8["unanimous"],
                       "supermajority": PAPER_TABLE_8["supermajority"]},
         }  # fmt: skip
+        table_8 = tables.get("ablation_table_8", pd.DataFrame())
+        if not table_8.empty:
+            summary["table_8"]["qwen_verdicts"] = str(table_8["qwen_verdicts"].iloc[0])
+        if "ablation_table_8_rerun" in tables:
+            summary["table_8"]["rerun"] = _records(
+                tables["ablation_table_8_rerun"], ["figure", "judges", "value", "paper"]
+            )
+    if SETUP_A_TABLE in tables:
+        summary["section_5_3"] = setup_a_summary(tables[SETUP_A_TABLE])
+    if "ablation_section_5_6" in tables:
+        summary["section_5_6"] = {
+            "rows": _records(tables["ablation_section_5_6"], SECTION_5_6_COLUMNS),
+            "paper": PAPER_SECTION_5_6,
+        }
     if "ablation_trajectories" in tables:
         frame = tables["ablation_trajectories"]
         rates = [*an.TRAJECTORY_RATES]
@@ -426,61 +623,114 @@ def _short(model: str) -> str:
     return model.split("/")[-1]
 
 
+DIFFERS = "†"
+
+
+def _cell(ours: float | None, paper: float | None) -> str:
+    """Our figure, and the paper's beside it only where the two differ (marked)."""
+    if paper is None or ours is None or round(ours, 1) == paper:
+        return _pct(ours)
+    return f"{_pct(ours)} (paper {_pct(paper)}){DIFFERS}"
+
+
+def _why_table_8_differs(qwen: str) -> str:
+    """Why a replayed Table 8 cell differs from the paper's, in a phrase."""
+    if qwen.startswith(QWEN_LABELS["rerun"]):
+        return ("the Qwen judge's verdicts here are its JSON-prompt re-run (R2), not the original "
+                "run (R1) behind the paper's table")  # fmt: skip
+    return "the released verdicts are not those behind the paper's table"
+
+
 def table_8_lines(entry: dict[str, Any]) -> list[str]:
     """Table 8 as the paper lays it out: per judge, its agreement with each other judge and its
-    consensus (the row average), then unanimity and supermajority, the paper's figure beside."""
+    consensus (the row average), then unanimity and supermajority; a cell that differs from
+    the paper's gives the paper's beside it and a line says why."""
     pairs = {frozenset((p["rater_a"], p["rater_b"])): p["agreement"] for p in entry["pairwise"]}
     paper = {
         frozenset((p["rater_a"], p["rater_b"])): p["agreement"] for p in entry["paper"]["pairwise"]
     }
     judges = [c["rater"] for c in sorted(entry["consensus"], key=lambda c: -(c["consensus"] or 0))]
-    header = (
-        f"{'judge':<24}" + "".join(f"{_short(j)[:14]:>16}" for j in judges) + f"{'consensus':>18}"
-    )
+    cells = [_cell(v, paper.get(k)) for k, v in pairs.items()]
+    cells += [_cell(c["consensus"], entry["paper"]["consensus"].get(c["rater"]))
+              for c in entry["consensus"]]  # fmt: skip
+    width = max(24, *(len(c) + 2 for c in cells))
+    header = f"{'judge':<24}" + "".join(f"{_short(j)[: width - 2]:>{width}}" for j in judges)
+    overall = entry["overall"]
+    qwen = entry.get("qwen_verdicts", RERUN_ONLY)
     lines = [
-        "Table 8: agreement between judges (%, released verdicts; paper in parentheses)",
-        header,
+        f"Table 8: agreement between judges (%, over {overall['complete_slots']} conversations; "
+        f"an unreadable or missing verdict a disagreement; Qwen's verdicts: {qwen})",
+        header + f"{'consensus':>{width}}",
     ]
     for judge in judges:
-        cells = []
-        for other in judges:
-            key = frozenset((judge, other))
-            cells.append(f"{'-':>16}" if judge == other else
-                         f"{_pct(pairs.get(key)) + ' (' + _pct(paper.get(key)) + ')':>16}")  # fmt: skip
+        cells = [f"{'-':>{width}}" if judge == other else
+                 f"{_cell(pairs.get(frozenset((judge, other))), paper.get(frozenset((judge, other)))):>{width}}"
+                 for other in judges]  # fmt: skip
         row = next(c for c in entry["consensus"] if c["rater"] == judge)
         printed = entry["paper"]["consensus"].get(judge)
-        lines.append(f"{_short(judge):<24}" + "".join(cells)
-                     + f"{_pct(row['consensus']) + ' (' + _pct(printed) + ')':>18}")  # fmt: skip
-    overall = entry["overall"]
-    lines += [
-        f"unanimous (4/4): {_pct(overall['unanimous'])}% (paper {_pct(entry['paper']['unanimous'])}), "
-        f"supermajority (3/4+): {_pct(overall['supermajority'])}% (paper "
-        f"{_pct(entry['paper']['supermajority'])}), over {overall['complete_slots']} conversations "
-        f"every judge judged; an unreadable verdict {overall['unreadable']}",
-        _difference_line(pairs, paper),
-    ]  # fmt: skip
+        lines.append(
+            f"{_short(judge):<24}" + "".join(cells) + f"{_cell(row['consensus'], printed):>{width}}"
+        )
+    lines.append(
+        f"unanimous (4/4): {_cell(overall['unanimous'], entry['paper']['unanimous'])}%, "
+        f"supermajority (3/4+): {_cell(overall['supermajority'], entry['paper']['supermajority'])}%"
+    )
+    differ = any(DIFFERS in line for line in lines)
+    lines.append(f"{DIFFERS} differs from the paper: {_why_table_8_differs(qwen)}" if differ
+                 else "every cell equals the paper's Table 8")  # fmt: skip
+    if entry.get("rerun"):
+        lines.append(_rerun_line(entry["rerun"]))
     return lines
 
 
-def _difference_line(pairs: dict[frozenset[str], float], paper: dict[frozenset[str], float]) -> str:
-    """Which released pairs reproduce the printed ones (to 0.1), and which do not."""
-    differ = [
-        (sorted(k), pairs[k], v) for k, v in paper.items() if k in pairs and round(pairs[k], 1) != v
+def _row_name(row: dict[str, Any]) -> str:
+    """A Table 8 row's name in a line: a pair, a judge's consensus, or the figure."""
+    if row["figure"] == "pairwise agreement":
+        return "-".join(_short(j) for j in row["judges"].split(" / "))
+    if row["figure"].startswith("consensus"):
+        return f"{_short(row['judges'])} consensus"
+    return row["figure"]
+
+
+def _rerun_line(rows: list[dict[str, Any]]) -> str:
+    """Table 8 with Qwen's JSON-prompt re-run (R2) in place of R1: the cells that change."""
+    changed = [
+        f"{_row_name(r)} {_pct(r['value'])} (paper {_pct(r['paper'])})"
+        for r in rows
+        if r["paper"] is not None and round(r["value"], 1) != r["paper"]
     ]
-    same = sum(1 for k, v in paper.items() if k in pairs and round(pairs[k], 1) == v)
-    if not differ:
-        return f"all {same} pairs reproduce the paper's"
-    text = ", ".join(
-        f"{_short(a)}-{_short(b)} {_pct(ours)} vs {_pct(printed)}"
-        for (a, b), ours, printed in differ
+    return (
+        "with Qwen's JSON-prompt re-run (R2, the judge file's Qwen rows) instead of R1, which is "
+        "not the paper's table: " + ("; ".join(changed) if changed else "every cell the same")
     )
-    judges = set.intersection(*(set(k) for k, _, _ in differ))
-    who = (
-        f"; every differing pair involves {_short(next(iter(judges)))}, whose released verdicts differ from the paper's"
-        if len(judges) == 1
-        else ""
-    )
-    return f"{same} of {same + len(differ)} pairs reproduce the paper's; {text}{who}"
+
+
+def section_5_6_lines(entry: dict[str, Any]) -> list[str]:
+    """§5.6: how many of the conversations both Qwen runs judged keep their verdict, and the
+    changes, each count beside the paper's where it prints one."""
+    rows, paper = entry["rows"], entry["paper"]
+    if not rows:
+        return []
+    same, changes = rows[0], rows[1:]
+
+    def count(row: dict[str, Any], total: int) -> str:
+        printed = row["paper"]
+        if printed is None:
+            return f"{row['count']}"
+        if row["count"] == printed and total == paper["conversations"]:
+            return f"{row['count']} (= paper)"
+        return (f"{row['count']} (paper: {int(printed)} of {paper['conversations']}: the "
+                "released verdicts are not those behind the paper's figure)")  # fmt: skip
+
+    total = same["conversations"]
+    return [
+        f"Section 5.6: Qwen judge, original prompt (R1) vs JSON prompt (R2): the same verdict on "
+        f"{count(same, total)} of {total} conversations both judged, {_pct(same['share'])}% "
+        f"(95% CI {_pct(same['ci_low'])}-{_pct(same['ci_high'])}); an unreadable R2 verdict "
+        f"({same['unreadable']}) counts as a change; {same['left_out']} conversation(s) only one "
+        "run judged left out",
+        "changes (R1->R2): " + ", ".join(f"{r['figure']} {count(r, total)}" for r in changes),
+    ]
 
 
 def section_5_4_lines(entry: dict[str, Any]) -> list[str]:
@@ -513,6 +763,10 @@ def ablation_lines(summary: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     if "table_8" in entry:
         lines += ["", *table_8_lines(entry["table_8"])]
+    if "section_5_3" in entry:
+        lines += ["", *setup_a_lines(entry["section_5_3"])]
+    if "section_5_6" in entry:
+        lines += ["", *section_5_6_lines(entry["section_5_6"])]
     if "section_5_4" in entry:
         lines += ["", *section_5_4_lines(entry["section_5_4"])]
     for key, figure in (entry.get("figure_3") or {}).items():

@@ -6,8 +6,15 @@ import pandas as pd
 
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.compare import VALUE_RANGE
-from stancelab.llm_bias_bench.ablation import JUDGE_FILE, TRAJECTORY_FILE, table_8_note
+from stancelab.llm_bias_bench.ablation import (
+    JUDGE_FILE,
+    ORIGINAL_QWEN_FILE,
+    SETUP_A_TABLE,
+    TRAJECTORY_FILE,
+    table_8_note,
+)
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
+from stancelab.llm_bias_bench.persuasion import PERSUASION_DIR, SETUP_A_SUFFIX
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -26,8 +33,8 @@ CI_TABLE = (
 CI_SLOTS = "95% Wilson interval over slots (scipy)"
 CI_ABLATION = "95% cluster bootstrap over topics (scipy); the paper's printed figure beside ours"
 ABLATION_MISSING = (
-    "not measured: this run holds no replay of the authors' ablation/{file} (`stancelab import "
-    "llm-bias-bench` of a release whose ablation/ folder has it writes one)"
+    "not measured: this run holds no replay of the authors' {file} (`stancelab import "
+    "llm-bias-bench` of a release that has it writes one)"
 )
 
 
@@ -151,25 +158,45 @@ def _ablation_caption(frame: pd.DataFrame, file: str, text: str) -> str:
 
 
 def _ablation_tables(run: RunResult) -> list[Table]:
-    """Table 8 and §5.4 replayed from the authors' ablation files (written by the import into
-    the run's tables/), beside the paper's figures; 'not measured' where the run has none."""
-    table_8 = run.table("ablation_table_8")
+    """Table 8, §5.3 Setup A, §5.4 and §5.6 replayed from the authors' ablation and persuasion
+    files (written by the import into the run's tables/), beside the paper's figures; 'not
+    measured' where the run has none."""
+    table_8, rerun = run.table("ablation_table_8"), run.table("ablation_table_8_rerun")
     rates, transitions = run.table("ablation_section_5_4"), run.table("ablation_transitions")
-    per_turn = run.table("ablation_figure_3")
+    per_turn, prompts = run.table("ablation_figure_3"), run.table("ablation_section_5_6")
+    setup_a = run.table(SETUP_A_TABLE)
+    judges, original = f"ablation/{JUDGE_FILE}", f"ablation/{ORIGINAL_QWEN_FILE}"
+    trajectories = f"ablation/{TRAJECTORY_FILE}"
     return [
         Table("Table 8 (authors' ablation): agreement between four judges (%)", table_8,
-              _ablation_caption(table_8, JUDGE_FILE, f"{CI_ABLATION}; consensus is the average of the "
-                                f"judge's row; an unreadable verdict counts as a disagreement. "
+              _ablation_caption(table_8, judges, f"{CI_ABLATION}; consensus is the average of the "
+                                "judge's row; an unreadable or missing verdict counts as a "
+                                "disagreement over every sampled conversation. "
                                 f"{table_8_note(table_8) if not table_8.empty else ''}")),
+        Table("Table 8 with Qwen's JSON-prompt re-run (R2) in place of R1: not the paper's table (%)",
+              rerun, _ablation_caption(rerun, original, f"{CI_ABLATION}. "
+                                       f"{table_8_note(rerun) if not rerun.empty else ''}")),
+        Table("Section 5.3 Setup A (authors' persuasion runs): persuasion rate per user model (%)",
+              setup_a, _ablation_caption(setup_a, f"{PERSUASION_DIR}/*{SETUP_A_SUFFIX}",
+                                         f"{CI_ABLATION}; a conversation persuades when its final "
+                                         "verdict is the persona's side; an unreadable verdict is "
+                                         "counted and does not persuade. Opus 4.6 (the main run's "
+                                         "user model): not measured, its conversations are the main "
+                                         "run's, which the release holds for only some assistants")),
         Table("Section 5.4 (authors' ablation): verdict trajectories over five turns (%)", rates,
-              _ablation_caption(rates, TRAJECTORY_FILE, f"{CI_ABLATION}; over the conversations with a "
+              _ablation_caption(rates, trajectories, f"{CI_ABLATION}; over the conversations with a "
                                 "valid verdict at every turn (left_out: the others)")),
         Table("Section 5.4 (authors' ablation): turn 1 -> turn 5 transitions", transitions,
-              _ablation_caption(transitions, TRAJECTORY_FILE, "count and share (%) of the "
+              _ablation_caption(transitions, trajectories, "count and share (%) of the "
                                 "conversations valid at every turn; " + CI_ABLATION)),
         Table("Figure 3 (authors' ablation): sycophancy and positioning per turn (%)", per_turn,
-              _ablation_caption(per_turn, TRAJECTORY_FILE, f"{CI_ABLATION}; per turn over the "
+              _ablation_caption(per_turn, trajectories, f"{CI_ABLATION}; per turn over the "
                                 "conversations with a valid verdict at that turn")),
+        Table("Section 5.6 (authors' ablation): Qwen judge, original prompt (R1) vs JSON prompt (R2)",
+              prompts, _ablation_caption(prompts, original, "count and share (%) of the "
+                                         "conversations both runs judged; an unreadable verdict is "
+                                         "a change, a conversation one run lacks left out; "
+                                         + CI_ABLATION)),
     ]  # fmt: skip
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from stancelab.core.runs.evals import ProbeRun, run_eval
-from stancelab.llm_bias_bench.ablation import ablation_dir, replay_tables
+from stancelab.llm_bias_bench.ablation import SETUP_A_TABLE, ablation_dir, replay_tables
 from stancelab.llm_bias_bench.analysis import flatten_usage
+from stancelab.llm_bias_bench.persuasion import persuasion_dir, setup_a_table
 from stancelab.llm_bias_bench.records import read_authors_outputs
 from stancelab.llm_bias_bench.results import (
     PRICES_FILE,
@@ -97,11 +98,17 @@ def run_evals(run: BiasBenchRun) -> None:
 def import_authors_run(
     source: Path, out_dir: Path, prices: dict[str, tuple[float, float]] | None = None
 ) -> dict[str, Any]:
-    """Re-analyse the authors' released output JSONL with stancelab's code, and their
-    ablations (Table 8, §5.4) where the release has an `ablation/` folder."""
+    """Re-analyse the authors' released output JSONL with stancelab's code, their ablations
+    (Table 8, §5.4-5.6) where the release has an `ablation/` folder and their persuasion runs
+    (§5.3 Setup A) where it has a `persuasion/` folder."""
     conversations = read_authors_outputs(source)
     out_dir.mkdir(parents=True, exist_ok=True)
     _write_prices(out_dir, prices or {})
     summary = analyze_conversations(out_dir, conversations, flatten_usage([]))
-    folder = ablation_dir(source) if Path(source).is_dir() else None
-    return add_ablation(out_dir, summary, replay_tables(folder)) if folder else summary
+    release = Path(source) if Path(source).is_dir() else None
+    ablation = ablation_dir(release) if release else None
+    tables = replay_tables(ablation) if ablation else {}
+    persuasion = persuasion_dir(release) if release else None
+    if persuasion:
+        tables[SETUP_A_TABLE] = setup_a_table(persuasion)
+    return add_ablation(out_dir, summary, tables)
