@@ -133,7 +133,7 @@ def read_log_conversations(logs: str | Path) -> LoggedConversations:
             "shared_topic": _metadata_column(frame, "shared_topic"),
             "orientation": _metadata_column(frame, "orientation"),
             "method": _methods(frame),
-            "verdict_as_written": [_written(j.get("verdict_as_written")) for j in judged],
+            "verdict_as_written": [_written(_decoded(j.get("verdict_as_written"))) for j in judged],
         }
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
@@ -153,6 +153,11 @@ def _methods(frame: pd.DataFrame) -> list[str]:
 
     return [method_key(method_of({name: argument(name, index) for name in columns}))
             for index in frame.index]  # fmt: skip
+
+
+def _decoded(recorded: Any) -> Any:
+    """A verdict as written, from the JSON text the scorer records (None where not recorded)."""
+    return json.loads(recorded) if isinstance(recorded, str) else None
 
 
 def _written(value: Any) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,7 +144,8 @@ def judge_verdict(
         )
         metadata: dict[str, Any] = {
             "verdict": final.verdict,
-            "verdict_as_written": final.as_written,
+            # as JSON text: a log's sample summaries strip plain strings ("neutral " -> "neutral")
+            "verdict_as_written": json.dumps(final.as_written, ensure_ascii=False),
             "evidence": final.evidence,
             "rationale": final.rationale,
             "judge_samples": sample_verdicts,
