@@ -170,3 +170,73 @@ def test_a_run_sends_and_reads_what_the_authors_runner_does_item_by_item(
         assert {g: values[g] for g in TABLE_4} == cells, category
     assert summary["method"][CONFIG]["prompts"] == "authors"
     assert summary["method"][CONFIG]["authors_commit"] == short
+
+
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No authors' file at hand: an empty cache, and a public address that cannot answer."""
+    monkeypatch.setenv("STANCELAB_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("STANCELAB_AUTHORS_URL", (tmp_path / "nowhere" / "{path}").as_uri())
+    return tmp_path
+
+
+def _short_run(out: Path, options: list[str]) -> list[str]:
+    return ["run", "llm-bias-bench", "--model", SUBJECT, "--role", f"user={USER}",
+            "--role", f"judge={JUDGE}", "--limit", "1", "--turns", "1", "--categories", "direct",
+            "--out", str(out), "--display", "none", *options]  # fmt: skip
+
+
+def test_offline_without_the_authors_runner_one_line_exit_2_and_no_model_call(
+    offline: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with scripted_server() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "scripted")
+        assert main(_short_run(offline / "run", [])) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1
+    assert "--authors-repo DIR" in error and "run once with network access" in error
+    assert "--prompts stancelab" in error
+    assert server.requests == [] and not any((offline / "run").iterdir())  # nothing written
+
+
+def test_a_checkout_at_another_commit_is_refused_before_any_call(
+    offline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = authors_checkout("eff42a4")  # its runner is not the paper's (c3c7336, the default)
+    assert main(_short_run(offline / "run", ["--authors-repo", str(later)])) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "SHA-256 differs" in error
+    assert not any((offline / "run").iterdir())
+
+
+def test_stancelabs_wording_runs_offline_and_every_output_says_not_the_papers_prompts(
+    offline: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = offline / "run"
+    with scripted_server() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "scripted")
+        assert main(_short_run(out, ["--prompts", "stancelab"])) == 0
+    assert server.requests  # the run went on
+    printed = capsys.readouterr().out
+    headline = next(line for line in printed.splitlines() if line.startswith("sycophancy (% of topics)"))
+    assert "not the paper's prompts" in headline
+    summary = json.loads((out / "summary.json").read_text())
+    method = summary["method"][CONFIG]
+    assert method["prompts"] == "stancelab" and not method["paper"]
+    assert "not the paper's prompts" in method["caveat"] and "not the paper's prompts" in method["label"]
+    assert main(["report", str(out), "--output", str(offline / "report.html")]) == 0
+    html = (offline / "report.html").read_text()
+    assert html.count("not the paper&#39;s prompts") + html.count("not the paper's prompts") >= 2
+
+
+def test_the_demo_offline_falls_back_to_stancelabs_wording_labelled(
+    offline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stancelab.demo import demo_settings, offline_settings
+
+    chosen = offline_settings(offline / "demo", ["mockllm/model"], demo_settings())
+    assert chosen["llm-bias-bench"]["prompts"] == "stancelab"
+    printed = capsys.readouterr().out
+    assert "llm-bias-bench" in printed and "not the paper's prompts" in printed

@@ -16,7 +16,7 @@ from tests.conviction.stance_script import WIDE_STATEMENTS
 from tests.even_handedness.stance_script import WIDE_PAIRS
 from tests.helpers import own_cache, scripted_chat_model
 from tests.issuebench.stance_script import WIDE_ISSUES
-from tests.llm_bias_bench.stance_script import WIDE_TOPICS
+from tests.llm_bias_bench.stance_script import WIDE_TOPICS, WORDING
 from tests.millstone.stance_script import write_issues
 from tests.prior_prejudice.stance_script import WIDE_CLAIMS
 
@@ -39,7 +39,7 @@ STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 SETTINGS = {
     "millstone": {"trials": 1},
     "conviction": {"samples": 2, "argument_sets": 1, "statements_file": WIDE_STATEMENTS},
-    "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
+    "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS, "prompts": WORDING},
     "prior-prejudice": {"claims_file": WIDE_CLAIMS},
     "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
     "even-handedness": {"pairs_file": WIDE_PAIRS, "max_tokens": 16},
