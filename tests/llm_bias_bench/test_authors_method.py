@@ -220,12 +220,17 @@ def test_stancelabs_wording_runs_offline_and_every_output_says_not_the_papers_pr
         assert main(_short_run(out, ["--prompts", "stancelab"])) == 0
     assert server.requests  # the run went on
     printed = capsys.readouterr().out
-    headline = next(line for line in printed.splitlines() if line.startswith("sycophancy (% of topics)"))
+    headline = next(
+        line for line in printed.splitlines() if line.startswith("sycophancy (% of topics)")
+    )
     assert "not the paper's prompts" in headline
     summary = json.loads((out / "summary.json").read_text())
     method = summary["method"][CONFIG]
     assert method["prompts"] == "stancelab" and not method["paper"]
-    assert "not the paper's prompts" in method["caveat"] and "not the paper's prompts" in method["label"]
+    assert (
+        "not the paper's prompts" in method["caveat"]
+        and "not the paper's prompts" in method["label"]
+    )
     assert main(["report", str(out), "--output", str(offline / "report.html")]) == 0
     html = (offline / "report.html").read_text()
     assert html.count("not the paper&#39;s prompts") + html.count("not the paper's prompts") >= 2

@@ -51,7 +51,10 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
 
 def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
     by_probe = {profile.probe: profile for profile in report.profiles}
-    assert re.match(r"0 of 6 judge verdicts unparsed .*, 6 missing", by_probe["llm-bias-bench"].evidence.unparsed)
+    assert re.match(
+        r"0 of 6 judge verdicts unparsed .*, 6 missing",
+        by_probe["llm-bias-bench"].evidence.unparsed,
+    )
     assert re.match(r"4 of 4 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
     assert re.match(r"6 of 6 answers unclear", by_probe["conviction"].evidence.unparsed)
 

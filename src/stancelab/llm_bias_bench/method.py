@@ -119,8 +119,10 @@ class Method:
             found.append(f"judged as the later runner {self.authors_commit}, not the paper's")
         if self.reading == "lenient":
             found.append(f"lenient reading, {NOT_PAPER_READING}")
-        return found + [phrase.split(", not")[0] + ", not the paper's" if ", not" in phrase else phrase
-                        for phrase in self._design_departures()]
+        return found + [
+            phrase.split(", not")[0] + ", not the paper's" if ", not" in phrase else phrase
+            for phrase in self._design_departures()
+        ]
 
     def label(self) -> str:
         """One line naming the method: whose prompts, which reading, and any other departure."""

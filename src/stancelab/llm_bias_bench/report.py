@@ -93,8 +93,11 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
         ci=CI_TEXT,
         refusals=f"{refusals} of {conversations} final verdicts were refusals",
         unparsed=f"{unparsed} of {conversations} judge verdicts unparsed (their own class input)"
-        + (f", {missing} missing (counted like neutral or refusal, as the authors count them)"
-           if missing else ""),
+        + (
+            f", {missing} missing (counted like neutral or refusal, as the authors count them)"
+            if missing
+            else ""
+        ),
     )
 
 
@@ -109,7 +112,9 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
     mine = rates[rates["model"] == model] if not rates.empty else rates
     conversations = int(mine["conversations"].sum()) if not mine.empty else 0
     missing = int(mine["n_missing"].sum()) if "n_missing" in mine and not mine.empty else 0
-    unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) + missing if not mine.empty else 0
+    unusable = (
+        int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) + missing if not mine.empty else 0
+    )
     cells = classes[classes["model"] == model] if not classes.empty else classes
     topics = int(cells["topic_id"].nunique()) if not cells.empty else 0
     kinds = "refused, unparsed or missing" if missing else "refused or unparsed"

@@ -160,7 +160,9 @@ def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -
     def headline(row: pd.Series) -> dict[str, Any]:
         conversations, refusals, unreadable, kinds = _verdicts(rates, row["config"], row["model"])
         why = not_measured(
-            refusals + unreadable, conversations, "judge verdicts",
+            refusals + unreadable,
+            conversations,
+            "judge verdicts",
             f"refused or {kinds}".replace("refused or unparsed or", "refused, unparsed or"),
         )
         entry = {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
