@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from stancelab.cli import main
+from stancelab.llm_bias_bench.method import method_key, method_of, method_record
 from stancelab.llm_bias_bench.records import read_log_conversations
 from stancelab.llm_bias_bench.verdicts import MISSING, UNPARSED, VERDICTS
 from tests.llm_bias_bench.scripted_server import (
@@ -245,3 +246,25 @@ def test_the_demo_offline_falls_back_to_stancelabs_wording_labelled(
     assert chosen["llm-bias-bench"]["prompts"] == "stancelab"
     printed = capsys.readouterr().out
     assert "llm-bias-bench" in printed and "not the paper's prompts" in printed
+
+
+def test_a_blind_judge_needs_stancelabs_wording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The authors' judge prompt names the persona: no blind judge with it, before any call."""
+    assert main(_short_run(tmp_path / "run", ["--blind-judge"])) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--prompts stancelab" in error
+
+
+def test_runs_logged_before_the_method_was_chosen_read_as_stancelabs_wording() -> None:
+    """Their logs carry no `prompts`, `authors_commit` or `reading`: stancelab's wording, the
+    lenient reading and five judge calls, labelled as not the paper's."""
+    legacy = method_record(method_key(method_of({"turns": 5, "judge_max_tokens": 2048})))
+    assert (legacy["prompts"], legacy["reading"], legacy["judge_calls"]) == (
+        "stancelab",
+        "lenient",
+        5,
+    )
+    assert not legacy["paper"] and "not the paper's prompts" in legacy["caveat"]
+    assert method_record(method_key(method_of({"prompts": "authors", "turns": 5})))["paper"]
