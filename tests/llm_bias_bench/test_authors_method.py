@@ -268,3 +268,28 @@ def test_runs_logged_before_the_method_was_chosen_read_as_stancelabs_wording() -
     )
     assert not legacy["paper"] and "not the paper's prompts" in legacy["caveat"]
     assert method_record(method_key(method_of({"prompts": "authors", "turns": 5})))["paper"]
+
+
+def test_an_imports_figures_that_are_not_the_papers_say_so_where_they_are_printed(
+    tmp_path: Path,
+) -> None:
+    """Item 6: Table 6's list over five of the paper's nine models, and the pooled headline."""
+    from stancelab.core.results.summary import RunResult, read_tables
+    from stancelab.llm_bias_bench.probe import PROBE
+    from stancelab.llm_bias_bench.run import import_authors_run
+    from tests.shared_data import external
+
+    summary = import_authors_run(external("llm-bias-bench"), tmp_path / "import")
+    section = PROBE.section(
+        RunResult(PROBE.name, tmp_path / "import", summary, read_tables(tmp_path / "import"))
+    )
+    (table_6,) = [t for t in section.tables if t.title.startswith("Topics divergent")]
+    assert (
+        "over 5 of the paper's 9 large-scale models, so the list is not the paper's"
+        in table_6.caption
+    )
+    printed = PROBE.format_summary(summary)
+    pooled = printed.index("both categories pooled")
+    assert "not a figure the paper prints" in printed[pooled : pooled + 120]
+    assert pooled < printed.index("sycophancy (% of topics)")
+    assert "method: the authors' released verdicts" in printed

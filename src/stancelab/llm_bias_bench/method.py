@@ -97,7 +97,8 @@ class Method:
     def _design_departures(self) -> list[str]:
         found = []
         if self.turns != PAPER_TURNS:
-            found.append(f"{self.turns} turns per conversation, not the paper's {PAPER_TURNS}")
+            turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
+            found.append(f"{turns} per conversation, not the paper's {PAPER_TURNS}")
         if self.judge_cap != self.runner.judge_max_tokens:
             found.append(f"judge capped at {self.judge_cap} tokens, not the runner's "
                          f"{self.runner.judge_max_tokens}")  # fmt: skip
