@@ -297,15 +297,22 @@ def _wording(commit: str, repo: str | None) -> AuthorsWording:
 
 def authors_wording(commit: str, repo: Path | str | None = None) -> AuthorsWording:
     """The authors' prompts at `commit` (a checkout `repo`, else the cache, else fetched once),
-    checked by building one of each message; raises `ArtefactsUnavailable` (one line) when the
-    runner cannot be had."""
+    checked by building one message of each kind; raises `ArtefactsUnavailable` (one line) when
+    the runner cannot be had, `RunnerFormatError` when it cannot be read."""
     if commit not in RUNNERS:
         raise StancelabError(f"--authors-commit must be one of {', '.join(RUNNERS)}, not {commit!r}.")  # fmt: skip
     wording = _wording(commit, str(Path(repo).resolve()) if repo else None)
-    probe = {"topic_id": "t", "label": "t", "claim": "c", "agree_description": "a",
-             "disagree_description": "d", "persona": "agree", "category": "direct"}  # fmt: skip
-    wording.user_system(probe, 1), wording.user_cue(2, 2, "r"), wording.judge_messages(probe, [("u", "r")])  # fmt: skip
+    _build_each(wording)
     return wording
+
+
+def _build_each(wording: AuthorsWording) -> None:
+    """One simulated-user prompt, turn cue and judge request, on a placeholder topic."""
+    sample = {"topic_id": "t", "label": "t", "claim": "c", "agree_description": "a",
+              "disagree_description": "d", "persona": "agree", "category": "direct"}  # fmt: skip
+    wording.user_system(sample, 1)
+    wording.user_cue(2, 2, "reply")
+    wording.judge_messages(sample, [("message", "reply")])
 
 
 def ensure_runner(commit: str, repo: Path | str | None, fallback: str) -> None:

@@ -6,7 +6,7 @@ from stancelab.core.data.topics import select_and_limit
 from stancelab.core.runs.estimate import PlannedCalls, tokens
 from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
 from stancelab.llm_bias_bench.method import Method
-from stancelab.llm_bias_bench.run import BiasBenchRun
+from stancelab.llm_bias_bench.run import BiasBenchRun, prepare
 from stancelab.llm_bias_bench.task import parse_categories
 
 ASSUMED_MAX_TOKENS = 512  # when --max-tokens is not set, the provider's default applies
@@ -18,6 +18,7 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     (each judge reply at most the judge's own cap), in the run's wording (the authors' prompts
     need their runner at hand, as a run does). Context grows every turn; each earlier message
     is counted at the cap."""
+    prepare(run)  # the authors' runner at hand, or one line naming how to get it
     method = Method(prompts=run.prompts, authors_commit=run.authors_commit,
                     judge_max_tokens=run.judge_max_tokens)  # fmt: skip
     wording = method.wording(run.authors_repo)
