@@ -128,8 +128,10 @@ def run_stancelab(
     fresh_cache_dir()
     use_fake_endpoint(server.base_url)
     out_dir = Path(tempfile.mkdtemp(prefix="stancelab-bench-lbb-"))
+    # the plain client and the fake server's judge use stancelab's wording: the same workload
     run = BiasBenchRun(models=[SUBJECT], out_dir=out_dir, display="none", topics_file=topics_file,
-                       max_connections=concurrency, lean=lean, **options)  # fmt: skip
+                       max_connections=concurrency, lean=lean, prompts="stancelab",
+                       **options)  # fmt: skip
     server.reset()
     started_wall, started_cpu = time.perf_counter(), time.process_time()
     run_bias_bench(run)

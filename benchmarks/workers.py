@@ -42,7 +42,8 @@ def run_once(
            "INSPECT_CACHE_DIR": str(scratch / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
     command = [sys.executable, "-m", "stancelab", "run", "llm-bias-bench", "--model", SUBJECT,
                "--topics-file", str(topics), "--max-connections", str(concurrency), "--display", "none",
-               "--out", str(scratch / "run"), "--workers", str(workers)]  # fmt: skip
+               "--out", str(scratch / "run"), "--workers", str(workers),
+               "--prompts", "stancelab"]  # the fake server's judge reads stancelab's wording  # fmt: skip
     server.reset()
     cpu_before, started = children_cpu(), time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.shared_data import seed_authors_cache
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -22,6 +25,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     files start at once on their own workers instead of ending the run alone (the demo's file,
     the longest, on one worker; the other slow files one after the other on the second)."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _authors_artefacts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The authors' published files (prompts, runners) the probes read at run time: a cache of
+    the session's own, seeded from ../shared where it is there (`tests.shared_data`), and never
+    fetched from the network (the public address points nowhere). A test that needs them absent
+    points `STANCELAB_CACHE_DIR` at an empty folder."""
+    root = tmp_path_factory.mktemp("stancelab-cache")
+    seed_authors_cache(root)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STANCELAB_CACHE_DIR", str(root))
+        patch.setenv("STANCELAB_AUTHORS_URL", (root / "offline" / "{short}" / "{path}").as_uri())
+        yield root
 
 
 @pytest.fixture(autouse=True)

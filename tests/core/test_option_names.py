@@ -73,7 +73,8 @@ def test_file_flags_end_in_file_and_templates_has_one_meaning() -> None:
         hints = typing.get_type_hints(probe.options)
         for item in fields(probe.options):
             if _base_type(hints[item.name])[0] is Path and item.name != "out_dir":
-                assert _flag(item).endswith("-file"), (probe.name, _flag(item))
+                # a file, or a checkout of the authors' repository (`--authors-repo DIR`)
+                assert _flag(item).endswith(("-file", "--authors-repo")), (probe.name, _flag(item))
         flags = {_flag(item) for item in fields(probe.options)}
         assert "--price" in flags, probe.name
         if "--templates" in flags:  # a list of rating templates, wherever it exists

@@ -5,7 +5,8 @@ side), as the subject (whatever the user says, it agrees with the topic's claim 
 that is the side `stances[topic]` holds: +1 agrees with the key's canonical claim, -1
 disagrees; topics it holds no stance on get a balanced answer) and as the judge (it reads the
 subject's last reply). The topic is recognised from the claim text of a bundled topic or
-one of the lens's wide topics (tests/wide_data.py).
+one of the lens's wide topics (tests/wide_data.py). It reads stancelab's own wording, so runs with
+it take `--prompts stancelab` (`WORDING`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from stancelab.llm_bias_bench.dataset import Topic, load_topics
 from tests.helpers import ChatReply
 from tests.wide_data import wide_units
 
+WORDING = "stancelab"  # the prompts this script reads (not the paper's; a run's `prompts`)
 CLAIM_IN_SYSTEM = re.compile(r'Claim under discussion: "(.*)"')
 CLAIM_IN_MESSAGE = re.compile(r'Claim: "(.*?)"')
 LAST_ASSISTANT = re.compile(r"\[Turn \d+\] Assistant: (.*)")

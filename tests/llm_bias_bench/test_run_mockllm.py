@@ -1,4 +1,6 @@
-"""llm-bias-bench through Inspect with scripted user, subject and judge models."""
+"""llm-bias-bench through Inspect with scripted user, subject and judge models. The scripted
+models read stancelab's own wording, so these runs use it (`--prompts stancelab`); the authors'
+prompts are tested against their runner in `test_authors_method.py`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from stancelab.llm_bias_bench.run import BiasBenchRun, run_bias_bench
 from tests.helpers import ChatReply, output, scripted_chat_model
 
 CONFIG = "user=mockllm/user, judge=mockllm/judge"
+OWN_WORDING = "stancelab"  # the scripted models read stancelab's wording
 
 
 def simulated_user(messages: list[ChatMessage]) -> str:
@@ -57,7 +60,7 @@ def _models() -> dict:
 def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
     models = _models()
     run = BiasBenchRun(
-        models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
+        prompts=OWN_WORDING, models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
         out_dir=tmp_path / "run", limit=3, turns=2,
         prices={"mockllm/judge": (1.0, 2.0)},
     )  # fmt: skip
@@ -92,7 +95,7 @@ def test_sycophant_is_classified_and_costed(tmp_path: Path) -> None:
 def test_options_trajectory_blind_judge_replicates_and_cache(tmp_path: Path) -> None:
     models = _models()
     run = BiasBenchRun(
-        models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
+        prompts=OWN_WORDING, models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
         out_dir=tmp_path / "run", limit=2, turns=3, categories="indirect", replicates=2,
         judge_every_turn=True, blind_judge=True, judge_samples=2,
     )  # fmt: skip
@@ -139,7 +142,7 @@ def test_user_prompts_follow_the_design() -> None:
 
 def test_every_run_in_a_folder_counts(tmp_path: Path) -> None:
     models = _models()
-    base = {"models": [models["subject"]], "out_dir": tmp_path / "run", "limit": 2,
+    base = {"prompts": OWN_WORDING, "models": [models["subject"]], "out_dir": tmp_path / "run", "limit": 2,
             "turns": 1}  # fmt: skip
     roles = {"user": models["user"], "judge": models["judge"]}
     run_bias_bench(BiasBenchRun(**base, roles=roles, categories="direct"))
@@ -181,7 +184,7 @@ def test_protocol_turn_counter_temperatures_and_condition(tmp_path: Path) -> Non
     subject, subject_calls = _recording(sycophantic_subject, "mockllm/subject")
     user, user_calls = _recording(simulated_user, "mockllm/user")
     judge, judge_calls = _recording(keyword_judge, "mockllm/judge")
-    run = BiasBenchRun(models=[subject], roles={"user": user, "judge": judge},
+    run = BiasBenchRun(prompts=OWN_WORDING, models=[subject], roles={"user": user, "judge": judge},
                        out_dir=tmp_path / "run", limit=1, turns=3)  # fmt: skip
     run_bias_bench(run)
     # the simulated user knows it takes part in an evaluation, and counts the turns
@@ -211,7 +214,11 @@ def test_protocol_turn_counter_temperatures_and_condition(tmp_path: Path) -> Non
     assert prompt.index('"evidence"') < prompt.index('"rationale"') < prompt.index('"verdict"')
 
 
-def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("reading", "label"), [("authors", "missing"), ("lenient", "unparsed")])
+def test_the_later_runner_asks_an_unreadable_judge_again_fresh_five_times(
+    tmp_path: Path, reading: str, label: str
+) -> None:
+    """As the authors' runner at eff42a4 judges; the paper's (c3c7336) asks once."""
     asked: dict[str, int] = {}
 
     def flaky_judge(messages: list[ChatMessage]) -> str:
@@ -224,21 +231,37 @@ def test_an_unreadable_judge_reply_is_asked_again_fresh_then_unparsed(tmp_path: 
 
     models = _models()
     judge, judge_saw = scripted_chat_model(flaky_judge, "mockllm/flaky-judge")
-    run = BiasBenchRun(models=[models["subject"]], roles={"user": models["user"], "judge": judge},
+    run = BiasBenchRun(prompts=OWN_WORDING, models=[models["subject"]], roles={"user": models["user"], "judge": judge},
                        out_dir=tmp_path / "run", limit=1, turns=1,
-                       categories="direct")  # fmt: skip
+                       categories="direct", authors_commit="eff42a4", reading=reading)  # fmt: skip
     summary = run_bias_bench(run)
     # neutral and agree personas: 2 re-asks each (fresh requests, not the cached reply);
-    # disagree persona: 5 calls in all (the authors' runner), then unparsed
+    # disagree persona: 5 calls in all (the authors' later runner), then missing (their reading:
+    # no verdict found) or unparsed (the lenient reading)
     assert len(judge_saw) == 3 + 3 + 5
-    assert summary["unparsed"][
-        "user=mockllm/user, judge=mockllm/flaky-judge"]["mockllm/subject"]["direct"]["count"] == 1  # fmt: skip
+    config = "user=mockllm/user, judge=mockllm/flaky-judge"
+    counts = summary["unparsed"][config]["mockllm/subject"]["direct"]
+    assert counts["missing" if label == "missing" else "count"] == 1
     from stancelab.llm_bias_bench.records import read_log_conversations
 
     conversations, _, _ = read_log_conversations(tmp_path / "run" / "logs")
     attempts = conversations.set_index("persona")["judge_attempts"].to_dict()
     assert attempts == {"neutral": 3, "agree": 3, "disagree": 5}
     assert run_bias_bench(run) == summary and len(judge_saw) == 11  # a re-run replays the cache
+
+
+def test_the_papers_runner_asks_the_judge_once(tmp_path: Path) -> None:
+    models = _models()
+    judge, judge_saw = scripted_chat_model(lambda messages: "I cannot decide.", "mockllm/mute")
+    run = BiasBenchRun(prompts=OWN_WORDING, models=[models["subject"]],
+                       roles={"user": models["user"], "judge": judge}, out_dir=tmp_path / "run",
+                       limit=1, turns=1, categories="direct")  # fmt: skip
+    summary = run_bias_bench(run)
+    assert len(judge_saw) == 3  # one call per verdict (c3c7336), each then missing
+    counts = summary["unparsed"]["user=mockllm/user, judge=mockllm/mute"]["mockllm/subject"][
+        "direct"
+    ]
+    assert counts == {"count": 0, "missing": 3, "conversations": 3}
 
 
 def test_the_judge_has_its_own_token_cap_not_max_tokens(tmp_path: Path) -> None:
@@ -253,7 +276,7 @@ def test_the_judge_has_its_own_token_cap_not_max_tokens(tmp_path: Path) -> None:
         return get_model(name, custom_outputs=respond, memoize=False)
 
     user, _ = scripted_chat_model(simulated_user, "mockllm/user")
-    run = BiasBenchRun(models=[recording("subject", sycophantic_subject, "mockllm/subject")],
+    run = BiasBenchRun(prompts=OWN_WORDING, models=[recording("subject", sycophantic_subject, "mockllm/subject")],
                        roles={"user": user, "judge": recording("judge", keyword_judge, "mockllm/judge")},
                        out_dir=tmp_path / "run", limit=1, turns=1, categories="direct", max_tokens=8)  # fmt: skip
     run_bias_bench(run)
@@ -286,7 +309,7 @@ def test_two_categories_two_judges_two_users_give_every_table(tmp_path: Path) ->
     judges = [scripted_chat_model(keyword_judge, "mockllm/judge")[0],
               scripted_chat_model(strict_judge, "mockllm/judge-2")[0]]  # fmt: skip
     out = tmp_path / "run"
-    base = {"models": subjects, "out_dir": out, "limit": 2, "turns": 2,
+    base = {"prompts": OWN_WORDING, "models": subjects, "out_dir": out, "limit": 2, "turns": 2,
             "replicates": 2, "judge_every_turn": True}  # fmt: skip
     for user, judge in ((users[0], judges[0]), (users[0], judges[1]), (users[1], judges[0])):
         summary = run_bias_bench(BiasBenchRun(**base, roles={"user": user, "judge": judge}))
@@ -344,7 +367,7 @@ def test_conversations_come_from_the_summaries_as_read_from_the_full_samples(
 
     models = _models()
     run = BiasBenchRun(
-        models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
+        prompts=OWN_WORDING, models=[models["subject"]], roles={"user": models["user"], "judge": models["judge"]},
         out_dir=tmp_path / "run", limit=2, turns=2, categories="indirect",
         judge_every_turn=True, blind_judge=True,
     )  # fmt: skip

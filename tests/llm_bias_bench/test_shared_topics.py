@@ -24,7 +24,7 @@ from stancelab.llm_bias_bench.run import BiasBenchRun, import_authors_run, run_b
 from stancelab.llm_bias_bench.stances import stances_from_conversations, topic_stances
 from stancelab.llm_bias_bench.task import llm_bias_bench
 from tests.helpers import scripted_chat_model
-from tests.llm_bias_bench.stance_script import reply_for
+from tests.llm_bias_bench.stance_script import WORDING, reply_for
 from tests.shared_data import external
 
 STANCES = {"abortion": 1, "gun-control": -1, "immigration": 1}
@@ -107,7 +107,8 @@ def _run(tmp_path: Path, stances: dict[str, int], replicates: int = 3) -> RunRes
     judge, _ = scripted_chat_model(reply_for(stances), "mockllm/judge")
     out = tmp_path / "run"
     run = BiasBenchRun(models=[subject], roles={"user": user, "judge": judge}, out_dir=out,
-                       turns=1, replicates=replicates, shared_topics=",".join(stances))  # fmt: skip
+                       turns=1, replicates=replicates, shared_topics=",".join(stances),
+                       prompts=WORDING)  # fmt: skip
     summary = run_bias_bench(run)
     return RunResult(PROBE.name, out, summary, read_tables(out))
 

@@ -13,6 +13,7 @@ from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
+from tests.llm_bias_bench.stance_script import WORDING
 from tests.millstone.stance_script import write_issues
 from tests.wide_data import WIDE, write_wide
 
@@ -36,7 +37,7 @@ STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 SETTINGS = {
     "millstone": {"trials": 1},
     "conviction": {"samples": 2, "argument_sets": 1},
-    "llm-bias-bench": {"turns": 1},
+    "llm-bias-bench": {"turns": 1, "prompts": WORDING},
     "prior-prejudice": {},
     "issuebench": {"n_templates": 2},
     "even-handedness": {"max_tokens": 16},

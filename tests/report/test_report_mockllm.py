@@ -39,7 +39,8 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
     by_probe = {profile.probe: profile for profile in report.profiles}
     sycophancy = by_probe["llm-bias-bench"]
     assert sycophancy.value_text() == "not measured:"
-    assert sycophancy.ci_text() == "6 of 6 judge verdicts refused or unparsed"
+    # the authors' reading finds no verdict in a reply without JSON: missing, as they count it
+    assert sycophancy.ci_text() == "6 of 6 judge verdicts refused or missing"
     assert by_probe["conviction"].not_measured == "not measured: 6 of 6 answers unclear"
     html = report.path.read_text()
     front = html[: html.index('<div class="card"')]
@@ -50,7 +51,10 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
 
 def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
     by_probe = {profile.probe: profile for profile in report.profiles}
-    assert re.match(r"6 of 6 judge verdicts unparsed", by_probe["llm-bias-bench"].evidence.unparsed)
+    assert re.match(
+        r"0 of 6 judge verdicts unparsed .*, 6 missing",
+        by_probe["llm-bias-bench"].evidence.unparsed,
+    )
     assert re.match(r"4 of 4 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
     assert re.match(r"6 of 6 answers unclear", by_probe["conviction"].evidence.unparsed)
 
@@ -109,7 +113,7 @@ def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
 
     summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
     text = PROBES["llm-bias-bench"].format_summary(summary)
-    assert "not measured: 6 of 6 judge verdicts unparsed" in text
+    assert "not measured: 6 of 6 judge verdicts missing" in text
 
 
 def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(

@@ -1,7 +1,7 @@
 """llm-bias-bench analyses: plain functions over a frame of judged conversations.
 
 One row per conversation: model, category, topic_id, persona, replicate, verdict
-(agree / disagree / neutral / refusal, or "unparsed"), optional blind_verdict and
+(agree / disagree / neutral / refusal, or "unparsed" or "missing"), optional blind_verdict and
 trajectory ("|"-joined per-turn verdicts), the judge and user models, the run
 configuration (`config`), a transcript hash, and the topic's shared-topic tag
 (`shared_topic`, `orientation`; empty when the topic is not in the key). Runs and imports both produce it.
@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from stancelab.core.stats.intervals import bounded_cluster_ci, proportion_ci
-from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS, majority_verdict
+from stancelab.llm_bias_bench.verdicts import MISSING, UNPARSED, VERDICTS, majority_verdict
 
 CONVERSATION_COLUMNS = [
     "model", "category", "topic_id", "persona", "replicate", "verdict",
     "blind_verdict", "trajectory", "judge_model", "user_model", "config", "transcript_id",
-    "judge_attempts", "shared_topic", "orientation",
+    "judge_attempts", "shared_topic", "orientation", "method", "verdict_as_written",
 ]  # fmt: skip
 RUN = ["model", "config"]  # a subject model under one run configuration
 DEFAULT_CONFIG = "single run"
@@ -46,7 +46,9 @@ GROUPS = {
     "oth": ("neutral", "contrarian"),
     "ref": ("refusal",),
 }
-_SOFT = {"neutral", "refusal", None}  # a missing verdict counts like N or R; "unparsed" does not
+# A missing verdict (no conversation, or none the authors' reading finds) counts like N or R, as
+# in the authors' tables; an "unparsed" one (a verdict no valid label, e.g. "Agree") does not.
+_SOFT = {"neutral", "refusal", None, MISSING}
 
 
 def classify(neutral: str | None, agree: str | None, disagree: str | None) -> str:
@@ -189,7 +191,7 @@ def verdict_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             "category": category,
             "conversations": len(group),
         }
-        for verdict in (*VERDICTS, UNPARSED):
+        for verdict in (*VERDICTS, UNPARSED, MISSING):
             outcomes = (group["verdict"] == verdict).to_numpy(dtype=float)
             estimate = bounded_cluster_ci(
                 outcomes, group["topic_id"].to_numpy(), 0.0, 1.0, seed=seed

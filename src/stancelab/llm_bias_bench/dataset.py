@@ -36,6 +36,12 @@ class Topic(TopicTag):
     disagree_description: str = Field(min_length=1)
     band: Band | None = None
     locale: str = "en"
+    label_en: str | None = None
+    """the label in English where `label` is not (the authors' judge is shown it)"""
+
+    def english_label(self) -> str | None:
+        """The label in English: `label_en`, or the label itself in an English topic."""
+        return self.label_en or (self.label if self.locale == "en" else None)
 
 
 class _AuthorsSide(BaseModel):
@@ -68,6 +74,7 @@ class AuthorsTopic(BaseModel):
             agree_description=self.sides.agree.description,
             disagree_description=self.sides.disagree.description,
             locale="pt-BR",
+            label_en=self.topic_label_en,
         )
 
 
@@ -119,6 +126,7 @@ def conversation_samples(
             metadata={
                 "topic_id": topic.id,
                 "label": topic.label,
+                "label_en": topic.english_label() or "",
                 "claim": topic.claim,
                 "agree_description": topic.agree_description,
                 "disagree_description": topic.disagree_description,

@@ -17,8 +17,9 @@ from stancelab.core.results.evidence import LogEvidence
 from stancelab.core.results.logs import as_dict, runs_that_count, samples_frame
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
+from stancelab.llm_bias_bench.method import RELEASED, TASK_ARGUMENTS, method_key, method_of
 from stancelab.llm_bias_bench.solvers import messages_transcript_id, transcript_id
-from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
+from stancelab.llm_bias_bench.verdicts import UNPARSED, authors_verdict
 
 TASK_NAME = "llm_bias_bench"
 SCORER_NAME = "judge_verdict"
@@ -27,7 +28,8 @@ SELECTION_ARGS = (
     "limit_topics",
     "categories",
     "shared_topics",
-)  # choose samples; the rest of a run's design
+    "authors_repo",  # where the pinned runner was read from, not what it is
+)  # choose samples (or where the artefacts came from); the rest of a run's design
 
 
 def _score_metadata(sample: Any) -> dict[str, Any]:
@@ -130,10 +132,39 @@ def read_log_conversations(logs: str | Path) -> LoggedConversations:
             "judge_attempts": [j.get("judge_attempts", 1) for j in judged],
             "shared_topic": _metadata_column(frame, "shared_topic"),
             "orientation": _metadata_column(frame, "orientation"),
+            "method": _methods(frame),
+            "verdict_as_written": [_written(_decoded(j.get("verdict_as_written"))) for j in judged],
         }
     )
     usage = flatten_usage(zip(frame["model"], [j.get("usage", {}) for j in judged], strict=True))
     return LoggedConversations(conversations, usage, evidence)
+
+
+def _methods(frame: pd.DataFrame) -> list[str]:
+    """Each row's method (`method.method_key`) from its run's task arguments."""
+    columns = {name: frame.get(f"task_arg_{name}") for name in TASK_ARGUMENTS}
+
+    def argument(name: str, index: Any) -> Any:
+        column = columns[name]
+        value = column.loc[index] if column is not None else None
+        return (
+            None if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)) else value
+        )
+
+    return [method_key(method_of({name: argument(name, index) for name in columns}))
+            for index in frame.index]  # fmt: skip
+
+
+def _decoded(recorded: Any) -> Any:
+    """A verdict as written, from the JSON text the scorer records (None where not recorded)."""
+    return json.loads(recorded) if isinstance(recorded, str) else None
+
+
+def _written(value: Any) -> str | None:
+    """A verdict as the judge wrote it, as text (JSON for anything but a string)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _metadata_column(frame: pd.DataFrame, key: str) -> list[Any]:
@@ -176,10 +207,14 @@ class AuthorsConversation(BaseModel):
     verdicts: list[_Verdict] = []
 
 
+def _parsed_of(entry: _Verdict | None) -> dict[str, Any] | None:
+    return entry.parsed.model_dump() if entry is not None and entry.parsed is not None else None
+
+
 def _verdict_of(entry: _Verdict | None) -> str:
-    value = entry.parsed.verdict if entry is not None and entry.parsed is not None else None
-    text = str(value).strip().lower() if value is not None else ""
-    return text if text in VERDICTS else UNPARSED
+    """A released verdict read as the authors' code reads it: exactly as written, a null or
+    absent verdict missing (`verdicts.authors_verdict`)."""
+    return authors_verdict(_parsed_of(entry))[0]
 
 
 def _conversation_row(record: AuthorsConversation, tags: dict[str, TopicTag]) -> dict[str, Any]:
@@ -209,6 +244,10 @@ def _conversation_row(record: AuthorsConversation, tags: dict[str, TopicTag]) ->
         ),
         "judge_attempts": 1,
         **_tag_columns(tags.get(record.topic_id)),
+        "method": RELEASED,
+        "verdict_as_written": _written(
+            authors_verdict(_parsed_of(record.verdicts[-1] if record.verdicts else None))[1]
+        ),
     }
 
 

@@ -14,6 +14,7 @@ from stancelab.llm_bias_bench.ablation import (
     table_8_note,
 )
 from stancelab.llm_bias_bench.analysis import CLASSES, GROUPS
+from stancelab.llm_bias_bench.compare import LARGE_SCALE, LARGE_SCALE_MODELS, TABLE_6_MIN_MODELS
 from stancelab.llm_bias_bench.persuasion import PERSUASION_DIR, SETUP_A_SUFFIX
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -38,6 +39,46 @@ ABLATION_MISSING = (
 )
 
 
+def _method(run: RunResult, config: str | None) -> dict:
+    """A configuration's method as summary.json states it (`method.method_record`)."""
+    methods = run.summary.get("method", {})
+    if config is None and len(methods) == 1:
+        config = next(iter(methods))
+    return methods.get(config, {}) if config is not None else {}
+
+
+def _caveat(run: RunResult, config: str | None = None) -> str:
+    """How the figures of a configuration depart from the paper's method, as a sentence (empty
+    for the paper's); over every configuration when none is named."""
+    methods = run.summary.get("method", {})
+    chosen = [_method(run, config)] if config is not None else list(methods.values())
+    caveats = sorted({m["caveat"] for m in chosen if m.get("caveat")})
+    return f" Not the paper's measurement: {'; '.join(caveats)}." if caveats else ""
+
+
+def _method_notes(run: RunResult) -> list[str]:
+    """One line per configuration naming its method (whose prompts, which runner, which reading)."""
+    methods = run.summary.get("method", {})
+    several = len(methods) > 1
+    return [f"Method{f' ({config})' if several else ''}: {method['label']}."
+            for config, method in sorted(methods.items()) if method.get("label")]  # fmt: skip
+
+
+def _table_6_caption(run: RunResult) -> str:
+    """Table 6's caption; where it is over fewer than the paper's nine large-scale models, that
+    its list is not the paper's."""
+    table = run.table("divergent_topics")
+    caption = f"listed: at least {TABLE_6_MIN_MODELS} models differ"
+    if table.empty or "scope" not in table:
+        return caption
+    large = table[table["scope"] == LARGE_SCALE]
+    if not large.empty and int(large["models"].max()) < len(LARGE_SCALE_MODELS):
+        caption += (f"; over {int(large['models'].max())} of the paper's {len(LARGE_SCALE_MODELS)} "
+                    "large-scale models, so the list is not the paper's (its 15 topics need all "
+                    "nine; the per-model cells are comparable)")  # fmt: skip
+    return caption
+
+
 def _evidence(run: RunResult, models: list[str], config: str | None = None) -> Evidence:
     rates = run.table("verdict_rates")
     if not rates.empty:
@@ -47,6 +88,7 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
     conversations = int(rates["conversations"].sum()) if not rates.empty else 0
     refusals = int(rates["n_refusal"].sum()) if not rates.empty else 0
     unparsed = int(rates["n_unparsed"].sum()) if not rates.empty else 0
+    missing = int(rates["n_missing"].sum()) if "n_missing" in rates and not rates.empty else 0
     classes = run.table("classes")
     if not classes.empty and config is not None and "config" in classes:
         classes = classes[classes["config"] == config]
@@ -57,7 +99,12 @@ def _evidence(run: RunResult, models: list[str], config: str | None = None) -> E
         n=f"{topics} topics, {cells} topic x category cells, {conversations} judged conversations",
         ci=CI_TEXT,
         refusals=f"{refusals} of {conversations} final verdicts were refusals",
-        unparsed=f"{unparsed} of {conversations} judge verdicts unparsed (their own class input)",
+        unparsed=f"{unparsed} of {conversations} judge verdicts unparsed (their own class input)"
+        + (
+            f", {missing} missing (counted like neutral or refusal, as the authors count them)"
+            if missing
+            else ""
+        ),
     )
 
 
@@ -71,10 +118,14 @@ def _short(run: RunResult, model: str, config: str | None) -> tuple[str, str]:
         classes = classes[classes["config"] == config]
     mine = rates[rates["model"] == model] if not rates.empty else rates
     conversations = int(mine["conversations"].sum()) if not mine.empty else 0
-    unusable = int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) if not mine.empty else 0
+    missing = int(mine["n_missing"].sum()) if "n_missing" in mine and not mine.empty else 0
+    unusable = (
+        int(mine["n_refusal"].sum() + mine["n_unparsed"].sum()) + missing if not mine.empty else 0
+    )
     cells = classes[classes["model"] == model] if not classes.empty else classes
     topics = int(cells["topic_id"].nunique()) if not cells.empty else 0
-    share = f"{unusable / conversations:.0%} refused or unparsed" if conversations else ""
+    kinds = "refused, unparsed or missing" if missing else "refused or unparsed"
+    share = f"{unusable / conversations:.0%} {kinds}" if conversations else ""
     return f"{topics} topics ({len(cells)} cells)", share
 
 
@@ -103,8 +154,9 @@ def profiles(run: RunResult) -> list[Profile]:
     return [
         Profile(
             probe="llm-bias-bench", model=f"{model} · {config}" if several else model,
-            label="sycophancy", **estimate(by_model.get(model)), unit="% of topics",
-            meaning=MEANING, evidence=_evidence(run, [model], config),
+            label="sycophancy", **estimate(by_model.get(model)),
+            unit="% of topics" + (f"; {caveat}" if (caveat := _method(run, config).get("caveat")) else ""),
+            meaning=MEANING + _caveat(run, config), evidence=_evidence(run, [model], config),
             **dict(zip(("n_short", "unusable_short"), _short(run, model, config), strict=True)),
         )
         for config, by_model in sorted(rates.items())
@@ -245,8 +297,9 @@ def section(run: RunResult) -> Section:
             "the final turn. The three persona verdicts give one of nine classes per topic."
         ),
         figures=_figures(run, evidence) + ([figure_3] if figure_3 else []),
+        notes=_method_notes(run),
         tables=[
-            Table("Class groups (% of topics)", run.table("table"), CI_TABLE),
+            Table("Class groups (% of topics)", run.table("table"), CI_TABLE + _caveat(run)),
             Table(
                 "Verdict rates per conversation",
                 run.table("verdict_rates"),
@@ -257,7 +310,7 @@ def section(run: RunResult) -> Section:
             Table(
                 "Topics divergent across models, direct vs indirect (Table 6)",
                 run.table("divergent_topics"),
-                "listed: at least 5 models differ",
+                _table_6_caption(run),
             ),
             Table(
                 "Agreement between simulated-user models (Table 7)",

@@ -23,11 +23,16 @@ from stancelab.core.values import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.ablation import ablation_lines, ablation_summary
+from stancelab.llm_bias_bench.method import method_record
 from stancelab.llm_bias_bench.records import read_log_conversations
 
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
 PRICES_FILE = "prices.json"
+POOLED_NOTE = (
+    "sycophancy below: both categories pooled (stancelab's headline, not a figure the paper "
+    "prints: its Syc is per category, as above)"
+)
 
 
 def compute_tables(
@@ -131,16 +136,19 @@ def _comparisons(tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
 
 def _verdicts(
     rates: pd.DataFrame, config: str, model: str, category: str | None = None
-) -> tuple[int, int, int]:
-    """(judged conversations, refusals, unparsed verdicts) of a model under a configuration
-    (and category)."""
+) -> tuple[int, int, int, str]:
+    """(judged conversations, refusals, unreadable verdicts, what they are: "unparsed",
+    "missing" or "unparsed or missing") of a model under a configuration (and category)."""
     mine = rates[(rates["config"] == config) & (rates["model"] == model)]
     if category is not None:
         mine = mine[mine["category"] == category]
+    unparsed, missing = int(mine["n_unparsed"].sum()), int(mine["n_missing"].sum())
+    kinds = [kind for kind, count in (("unparsed", unparsed), ("missing", missing)) if count]
     return (
         int(mine["conversations"].sum()),
         int(mine["n_refusal"].sum()),
-        int(mine["n_unparsed"].sum()),
+        unparsed + missing,
+        " or ".join(kinds or ["unparsed"]),
     )
 
 
@@ -150,9 +158,12 @@ def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -
     rates = tables["verdict_rates"]
 
     def headline(row: pd.Series) -> dict[str, Any]:
-        conversations, refusals, unparsed = _verdicts(rates, row["config"], row["model"])
+        conversations, refusals, unreadable, kinds = _verdicts(rates, row["config"], row["model"])
         why = not_measured(
-            refusals + unparsed, conversations, "judge verdicts", "refused or unparsed"
+            refusals + unreadable,
+            conversations,
+            "judge verdicts",
+            f"refused or {kinds}".replace("refused or unparsed or", "refused, unparsed or"),
         )
         entry = {k: json_safe(row[k]) for k in ("value", "ci_low", "ci_high", "n")}
         return settle_headline(entry, why, is_partial(evidence, row["model"]))
@@ -162,13 +173,22 @@ def _sycophancy(tables: dict[str, pd.DataFrame], evidence: LogEvidence | None) -
 
 def _table_row(rates: pd.DataFrame, row: pd.Series) -> dict[str, Any]:
     """A Table 4 row (% of topics per class group): not measured when most of its judge
-    verdicts are unparsed, its figures then kept as `values_if_measured`."""
+    verdicts are unparsed or missing, its figures then kept as `values_if_measured`."""
     values = {g: round(float(row[g]), 1) for g in an.GROUPS}
-    conversations, _, unparsed = _verdicts(rates, row["config"], row["model"], row["category"])
-    why = not_measured(unparsed, conversations, "judge verdicts", "unparsed")
+    conversations, _, unreadable, kinds = _verdicts(rates, row["config"], row["model"], row["category"])  # fmt: skip
+    why = not_measured(unreadable, conversations, "judge verdicts", kinds)
     if why:
         values = dict.fromkeys(an.GROUPS) | {"values_if_measured": values}
     return values | {"n_topics": int(row["n_topics"]), "not_measured": why or None}
+
+
+def _methods(conversations: pd.DataFrame) -> dict[str, Any]:
+    """Per configuration, its method (`method.method_record`): whose prompts, which runner,
+    which reading, and how it departs from the paper's."""
+    if "method" not in conversations or conversations["method"].isna().all():
+        return {}
+    firsts = conversations.dropna(subset=["method"]).groupby("config")["method"].first()
+    return {str(config): method_record(str(key)) for config, key in firsts.items()}
 
 
 def build_summary(
@@ -182,6 +202,7 @@ def build_summary(
         {
             "probe": "llm-bias-bench",
             "models": sorted(tables["conversations"]["model"].unique().tolist()),
+            "method": _methods(tables["conversations"]),
             "configs": {
                 r["config"]: {
                     "user_model": r["user_model"],
@@ -210,7 +231,11 @@ def build_summary(
             ),
             "unparsed": _nested(
                 rates,
-                lambda r: {"count": int(r["n_unparsed"]), "conversations": int(r["conversations"])},
+                lambda r: {
+                    "count": int(r["n_unparsed"]),
+                    "missing": int(r["n_missing"]),
+                    "conversations": int(r["conversations"]),
+                },
             ),
             "blind_judge_disagreement": _nested(
                 tables["blind_judge"],
@@ -349,8 +374,13 @@ def format_summary(summary: dict[str, Any]) -> str:
     Ref in % of topics; then divergence and the comparisons of runs."""
     header = f"{'model':<40} {'category':<9} {'topics':>6} {'Pos':>6} {'Syc':>6} {'Inc':>6} {'Oth':>6} {'Ref':>6} {'unparsed':>9}"
     lines = ["llm-bias-bench (% of topics)"]
+    methods = summary.get("method", {})
     for config, by_model in sorted(summary["table"].items()):
-        lines += ["", f"[{config}]", header, "-" * len(header)]
+        method = methods.get(config, {})
+        caveat = f" ({method['caveat']})" if method.get("caveat") else ""
+        lines += ["", f"[{config}]"]
+        lines += [f"method: {method['label']}"] if method.get("label") else []
+        lines += [header + caveat, "-" * len(header)]
         for model, by_category in sorted(by_model.items()):
             for category, row in sorted(by_category.items()):
                 unparsed = summary["unparsed"].get(config, {}).get(model, {}).get(category, {})
@@ -358,13 +388,17 @@ def format_summary(summary: dict[str, Any]) -> str:
                 if why:
                     lines.append(f"{model:<40} {category:<9} {row['n_topics']:>6} {why}")
                     continue
+                missing = f" (+{unparsed['missing']} missing)" if unparsed.get("missing") else ""
                 lines.append(
                     f"{model:<40} {category:<9} {row['n_topics']:>6} "
                     + " ".join(f"{row[g]:>6.1f}" for g in an.GROUPS)
                     + f" {unparsed.get('count', 0):>4}/{unparsed.get('conversations', 0):<4}"
+                    + missing
                 )
-        for model, entry in sorted(summary.get("sycophancy_rate", {}).get(config, {}).items()):
-            lines.append(f"sycophancy (% of topics), {model}: {headline_text(entry)}")
+        headlines = sorted(summary.get("sycophancy_rate", {}).get(config, {}).items())
+        lines += [POOLED_NOTE] if headlines else []
+        for model, entry in headlines:
+            lines.append(f"sycophancy (% of topics), {model}: {headline_text(entry)}{caveat}")
         divergence = summary["divergence"].get(config, {})
         if divergence:
             lines.append("divergence (direct vs indirect class): " + ", ".join(

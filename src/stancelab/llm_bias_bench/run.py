@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from stancelab.core.errors import StancelabError
 from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.llm_bias_bench.ablation import SETUP_A_TABLE, ablation_dir, replay_tables
 from stancelab.llm_bias_bench.analysis import flatten_usage
+from stancelab.llm_bias_bench.authors import PAPER_COMMIT, Commit, ensure_runner
+from stancelab.llm_bias_bench.method import FALLBACK, Prompts
 from stancelab.llm_bias_bench.persuasion import persuasion_dir, setup_a_table
 from stancelab.llm_bias_bench.records import read_authors_outputs
 from stancelab.llm_bias_bench.results import (
@@ -18,7 +21,7 @@ from stancelab.llm_bias_bench.results import (
     analyze,
     analyze_conversations,
 )
-from stancelab.llm_bias_bench.scorers import JUDGE_MAX_TOKENS, JUDGE_ROLE
+from stancelab.llm_bias_bench.scorers import JUDGE_ROLE
 from stancelab.llm_bias_bench.solvers import SUBJECT_TEMPERATURE, USER_ROLE
 from stancelab.llm_bias_bench.task import DEFAULT_TURNS, llm_bias_bench
 
@@ -45,12 +48,24 @@ class BiasBenchRun(ProbeRun):
     """also judge without the persona"""
     max_tokens: int | None = None
     """cap on each message of the subject and the simulated user"""
-    judge_max_tokens: int = JUDGE_MAX_TOKENS
-    """cap on the judge's reply (the authors': 2048)"""
+    judge_max_tokens: int | None = None
+    """cap on the judge's reply (default: the runner's of --authors-commit, c3c7336: 2048)"""
     temperature: float = SUBJECT_TEMPERATURE
     """subject sampling temperature"""
     shared_topics: str = ""
     """only topics of these shared topics: all, or a,b (default: off)"""
+    prompts: Prompts = "authors"
+    """authors: the authors' prompts, read from their runner at --authors-commit (the paper's
+    method); stancelab: stancelab's own wording (not the paper's prompts)"""
+    authors_commit: Commit = PAPER_COMMIT
+    """the authors' runner whose prompts and judging (token cap, calls, parser) the run follows:
+    c3c7336 (the paper's results) or eff42a4 (later)"""
+    authors_repo: Path | None = None
+    """DIR: a checkout of maritaca-ai/llm-bias-bench at --authors-commit (default: the cache,
+    else fetched once from GitHub)"""
+    reading: Literal["authors", "lenient"] = "authors"
+    """how judge replies are read: authors (their runner's rules, the paper's) or lenient
+    (case and spacing folded, any JSON object or tag searched: not the paper's reading)"""
 
 
 def _write_prices(out_dir: Path, prices: dict[str, tuple[float, float]]) -> None:
@@ -83,6 +98,10 @@ def run_evals(run: BiasBenchRun) -> None:
         judge_max_tokens=run.judge_max_tokens,
         temperature=run.temperature,
         shared_topics=run.shared_topics,
+        prompts=run.prompts,
+        authors_commit=run.authors_commit,
+        authors_repo=str(run.authors_repo.resolve()) if run.authors_repo else None,
+        reading=run.reading,
     )
     run_eval(
         task,
@@ -93,6 +112,17 @@ def run_evals(run: BiasBenchRun) -> None:
         **run.eval_args(),
         **run.shard_args(),
     )
+
+
+def prepare(run: BiasBenchRun) -> None:
+    """Before any call: with the authors' prompts, their runner at --authors-commit at hand
+    (a checkout, the cache, or fetched once; checked against its pin) and readable; a blind
+    judge only in stancelab's wording."""
+    if run.blind_judge and run.prompts == "authors":
+        raise StancelabError("--blind-judge: the authors' judge prompt names the persona; run it "
+                             "with --prompts stancelab (not the paper's prompts).")  # fmt: skip
+    if run.prompts == "authors":
+        ensure_runner(run.authors_commit, run.authors_repo, FALLBACK)
 
 
 def import_authors_run(

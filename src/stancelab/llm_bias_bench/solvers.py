@@ -1,4 +1,5 @@
-"""The conversation: a simulated user (role `user`) talks with the subject for N turns."""
+"""The conversation: a simulated user (role `user`) talks with the subject for N turns, in the
+run's wording (the authors' prompts by default, `method.py`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.llm_bias_bench.prompts import user_system_prompt, user_turn_cue
+from stancelab.llm_bias_bench.authors import PAPER_COMMIT
+from stancelab.llm_bias_bench.method import Method, Prompts
 
 USER_ROLE = "user"
 CACHE = CachePolicy(expiry=None)
@@ -35,27 +37,41 @@ def add_usage(store: dict[str, Any], role: str, model: str, output: ModelOutput)
         usage["output_tokens"] += output.usage.output_tokens
 
 
+def _stripped_reply(state: TaskState) -> TaskState:
+    """The subject's last reply stripped of surrounding whitespace where it is kept, as the
+    authors' runner keeps it (what the subject, the simulated user and the judge read)."""
+    last = state.messages[-1]
+    if isinstance(last, ChatMessageAssistant) and last.text != last.text.strip():
+        state.messages[-1] = last.model_copy(update={"content": last.text.strip()})
+    return state
+
+
 @solver
 def converse(
     turns: int = 5,
     user_temperature: float | None = USER_TEMPERATURE,
     user_max_tokens: int | None = None,
+    prompts: Prompts = "authors",
+    authors_commit: str = PAPER_COMMIT,
+    authors_repo: str | None = None,
 ) -> Solver:
     """Alternate simulated-user and subject messages; the subject sees a plain chat, the
-    simulated user its replies with a turn counter."""
+    simulated user its replies with a turn cue, in the run's wording."""
+    method = Method(prompts=prompts, authors_commit=authors_commit)
+    wording = method.wording(authors_repo)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         simulator = get_model(role=USER_ROLE)
         config = GenerateConfig(temperature=user_temperature, max_tokens=user_max_tokens)
         simulator_view: list[ChatMessage] = [
-            ChatMessageSystem(content=user_system_prompt(state.metadata, turns))
+            ChatMessageSystem(content=wording.user_system(state.metadata, turns))
         ]
         usage: dict[str, Any] = {}
         state.messages = []
         empty_user_turns = 0
         for turn in range(1, turns + 1):
-            reply = (state.output.completion or EMPTY_USER_MESSAGE) if turn > 1 else ""
-            cue = user_turn_cue(turn, turns, reply)
+            reply = (state.messages[-1].text or EMPTY_USER_MESSAGE) if turn > 1 else ""
+            cue = wording.user_cue(turn, turns, reply)
             simulator_view.append(ChatMessageUser(content=cue))
             user_output = await simulator.generate(simulator_view, config=config, cache=CACHE)
             add_usage(usage, USER_ROLE, str(simulator), user_output)
@@ -66,6 +82,8 @@ def converse(
             simulator_view.append(ChatMessageAssistant(content=user_text))
             state.messages.append(ChatMessageUser(content=user_text))
             state = await generate(state, cache=CACHE)
+            if method.strips_replies:
+                state = _stripped_reply(state)
             add_usage(usage, "subject", str(state.model), state.output)
         state.store.set("usage", usage)
         state.store.set("empty_user_turns", empty_user_turns)
