@@ -22,6 +22,7 @@ from stancelab.millstone.topic_stance import topic_stances
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
 from tests.matrix.test_scripted_stances import SETTINGS as SCRIPTED_SETTINGS
+from tests.wide_data import WIDE, write_wide
 
 MODEL = "mockllm/always-a"
 TOPIC = "minimum-wage"  # its bundled issue has orientation +1: "A" reads as agreement 4 times of 6
@@ -51,6 +52,8 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     issues = copies_of_the_topic_issue(folder / "issues.jsonl")
     settings = {lens: setting | {"models": [model]} for lens, setting in SETTINGS.items()}
     settings["millstone"]["issues_file"] = issues
+    for lens, wide in WIDE.items():  # the other lenses' units on the topic, as the matrix test's
+        settings[lens][wide.option] = write_wide(lens, folder)
     with own_cache(folder / "cache"):
         options = RunAll(models=[MODEL], out_dir=folder / "all", shared_topics=TOPIC, display="none",
                          probes=LENSES)  # fmt: skip

@@ -42,6 +42,8 @@ def topic_stances(run: RunResult) -> pd.DataFrame:
     if not pairs.empty and "grader" in pairs:
         pairs = primary(pairs)
     tagged = tagged_rows(pairs)
+    if tagged.empty:  # a run whose shared topics no pair covers graded nothing
+        return stance_frame([])
     rows = [
         _cell(str(model), str(topic), group)
         for (model, topic), group in tagged.groupby(["model", "shared_topic"])
