@@ -44,10 +44,14 @@ def interrupted_copy(
     return path
 
 
+# stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+OWN = {"prompts": "stancelab"}
+
+
 def _run(out: Path, issues: Path, **options: object) -> dict:
     model, _ = scripted_model(follower)
     return run_millstone(
-        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **options)
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **OWN, **options)
     )
 
 
@@ -128,7 +132,8 @@ def test_one_shard_of_four_is_partial_in_summary_cli_and_report(
     model, _ = scripted_model(follower)
     probe = get_probe("millstone")
     run_pipeline(
-        probe, MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4")
+        probe,
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4", **OWN),
     )
     summary, printed = _analyze(out, capsys)
     assert summary["evidence"]["partial"] is True

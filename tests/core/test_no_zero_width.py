@@ -31,7 +31,8 @@ MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1}
 TOPICS = "abortion,minimum-wage,gun-control"
 SETTINGS: dict[str, dict[str, Any]] = {
-    "millstone": {"trials": 1},
+    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+    "millstone": {"trials": 1, "prompts": "stancelab"},
     "conviction": {"samples": 2, "argument_sets": 1},
     "llm-bias-bench": {"turns": 1, "replicates": 2},
     "prior-prejudice": {},

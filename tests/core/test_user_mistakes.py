@@ -108,7 +108,8 @@ def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model, _ = scripted_model(lambda prompt: "I choose position A.")
-    task = millstone(issues_file=str(_issues_file(tmp_path / "issues.jsonl")), limit=1, trials=1)
+    issues = str(_issues_file(tmp_path / "issues.jsonl"))
+    task = millstone(issues_file=issues, limit=1, trials=1, prompts="stancelab")
     inspect_eval(task, model=model, limit=2, log_dir=str(tmp_path / "run" / "logs"), display="none")
     err = _one_line_error(capsys, ["analyze", str(tmp_path / "run")])
     assert "ran only some of their task's samples (Inspect's --limit or --sample-id" in err

@@ -18,7 +18,8 @@ from stancelab.cli import main
 from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
 
 COMMAND = ["run", "millstone", "--model", "openai-api/fake/sampled", "--limit", "1", "--trials", "1",
-           "--max-tokens", "16", "--display", "none", "--max-connections", "2"]  # fmt: skip
+           "--max-tokens", "16", "--display", "none", "--max-connections", "2",
+           "--prompts", "stancelab"]  # fmt: skip
 
 
 def _logged_samples(path: Path) -> int:

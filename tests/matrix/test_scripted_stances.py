@@ -37,7 +37,8 @@ SCRIPTS = {
 STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 # Enough units per topic for a CI that excludes 0 when the script is unanimous.
 SETTINGS = {
-    "millstone": {"trials": 1},
+    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+    "millstone": {"trials": 1, "prompts": "stancelab"},
     "conviction": {"samples": 2, "argument_sets": 1, "statements_file": WIDE_STATEMENTS},
     "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
     "prior-prejudice": {"claims_file": WIDE_CLAIMS},

@@ -16,7 +16,8 @@ HOSTILE = (
     '" onmouseover="window.__xss = 5" data-x=" I choose position A.'
 )
 TINY = {
-    "millstone": {"limit": 1, "trials": 1},
+    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+    "millstone": {"limit": 1, "trials": 1, "prompts": "stancelab"},
     "conviction": {"limit": 1, "samples": 2, "argument_sets": 1},
     "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct"},
     "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,pro"},

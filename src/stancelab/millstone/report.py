@@ -176,6 +176,7 @@ def section(run: RunResult) -> Section:
             "OM weighs flips of each case's majority stance: 3 balanced, 2 clear-and-convincing, "
             "1 one-sided, divided by 9, x100 (the published reading; summary.json also holds "
             "the pro-share and equal-weight readings)."
+            + "".join(f" Prompts: {label}." for label in run.summary.get("prompts", []))
         ),
         figures=_figures(run),
         tables=[

@@ -354,7 +354,9 @@ def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysi
     if trials.empty:
         raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
-    return Analysis(build_summary(tables["counts"], tables, evidence=evidence), tables)
+    summary = build_summary(tables["counts"], tables, evidence=evidence)
+    summary["prompts"] = sorted(set(trials["prompts"]))
+    return Analysis(summary, tables)
 
 
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
@@ -512,6 +514,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     figures the paper's text quotes."""
     lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
              f"{len(summary['models'])} model(s)"]  # fmt: skip
+    lines += [f"Prompts: {label}" for label in summary.get("prompts", [])]
     sets = _recorded_issue_sets(summary)
     lines += _om_lines(f"OM ranked on {sets['full_run']['description']}:", summary["om_full_run"])
     if "subset" in sets and "om_subset" in summary:
