@@ -250,9 +250,33 @@ def test_single_argument_count_and_ranking_ratios_are_printed(
     single = summary["models_with_single_argument_shift_above_50pct"]
     assert (single["models"], single["of"], single["threshold"]) == (7, 7, 0.5)
     printed = cli_import[1]
-    assert "by more than 50% on some issue: 7 of 7 (paper: 8 of 9)" in printed
+    assert "by more than 50% on some issue: 7 of 7 (paper: 8 of 9: " in printed
     assert "Top of the OM ranking on 10 issues: gpt-4o, +0.2% above the next model, +10.0% " \
            "above the median of 7 models" in printed  # fmt: skip
+
+
+def test_every_printed_number_that_differs_from_the_paper_says_so_in_place(
+    summary: dict[str, Any], cli_import: tuple[Path, str]
+) -> None:
+    """Issue 35: "218 of 540 (paper: 222 of 575: ...)", in the CLI and the report, only where
+    the release gives another number than the paper prints."""
+    from stancelab.core.results.summary import RunResult, read_tables
+    from stancelab.millstone.report import section
+
+    notes = summary["paper_differences"]
+    assert set(notes) == {"strong_priors", "issues_all_full_run_models", "controversial_by_rule",
+                          "single_argument_models", "top_of_ranking", "ratios_with_held_back"}  # fmt: skip
+    printed = cli_import[1]
+    for shown in ("218 of 540 (paper: 222 of 575: ", "every full-run model is: 17 (paper: 21: ",
+                  "printed rule: 8 issues (paper: 10: ", "7 of 7 (paper: 8 of 9: ",
+                  "median of 7 models (paper: Grok 3, ", "median of 9 models (paper: +39.2%"):  # fmt: skip
+        assert shown in printed, shown
+    assert all(printed.count(note) == 1 for note in notes.values())
+    assert "Unanimous issues (MPD < 10%, >= 2 models): 26; consistent (> 90% one side): 21; " \
+           "strong disagreement among the full-run models (MPD > 80%): 12\n" in printed  # fmt: skip
+    out = cli_import[0]
+    intro = section(RunResult("millstone", out, summary, read_tables(out))).intro
+    assert all(note in intro for note in notes.values())
 
 
 def test_a_bad_release_row_names_file_line_and_field(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from stancelab.core.values import json_safe
 from stancelab.millstone import analysis as an
 from stancelab.millstone import om
 from stancelab.millstone.cases import CASES
+from stancelab.millstone.paper import versus_paper
 
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
@@ -418,9 +419,12 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
         f"Unanimous issues (MPD < 10%, >= 2 models): {len(agreement['unanimous'])}; consistent "
         f"(> 90% one side): {len(agreement['unanimous_consistent'])}; strong disagreement among "
         f"the full-run models (MPD > 80%): {len(agreement['strong_disagreement'])}",
-        f"Model-issue pairs with a baseline >= 95% on one side: {priors['pairs']} of {priors['of']}; "
-        f"issues where every full-run model is: {len(priors['issues_all_full_run_models'])}",
+        f"Model-issue pairs with a baseline >= 95% on one side: {priors['pairs']} of {priors['of']}"
+        f"{versus_paper(summary, 'strong_priors')}; issues where every full-run model is: "
+        f"{len(priors['issues_all_full_run_models'])}"
+        f"{versus_paper(summary, 'issues_all_full_run_models')}",
         f"Controversial subset by the printed rule: {len(subset['by_rule'])} issues"
+        f"{versus_paper(summary, 'controversial_by_rule')}"
         + (f"; run subset not given by the rule: {', '.join(subset['subset_run_not_by_rule'])}"
            if subset["subset_run"] else ""),
     ]  # fmt: skip
@@ -433,8 +437,8 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
                      f"{top['value'] * 100:.2f}%")  # fmt: skip
     single = summary["models_with_single_argument_shift_above_50pct"]
     lines.append(f"Models where a single contradicting argument moved the pro share by more than "
-                 f"{single['threshold']:.0%} on some issue: {single['models']} of {single['of']} "
-                 "(paper: 8 of 9)")  # fmt: skip
+                 f"{single['threshold']:.0%} on some issue: {single['models']} of {single['of']}"
+                 f"{versus_paper(summary, 'single_argument_models') or ' (paper: 8 of 9)'}")  # fmt: skip
     lines += _ranking_ratio_lines(summary)
     lines += _held_back_lines(summary)
     lines += _counter_shift_lines(summary)
@@ -474,8 +478,9 @@ def _held_back_lines(summary: dict[str, Any]) -> list[str]:
     return [f"With the published Table 5 OM of the models held back from this release ({added}): "
             f"{top['model']} is {top['pct_above_next']:+.1f}% above the next model "
             f"({ranked[1]['model']}) and {top['pct_above_median']:+.1f}% above the median of "
-            f"{len(ranked)} models (paper: +39.2% over the median in the introduction; "
-            "+17.7% / +44.8% in section 6.2)"]  # fmt: skip
+            f"{len(ranked)} models"
+            + (versus_paper(summary, "ratios_with_held_back") or " (paper: +39.2% over the median "
+               "in the introduction; +17.7% / +44.8% in section 6.2)")]  # fmt: skip
 
 
 def _ranking_ratio_lines(summary: dict[str, Any]) -> list[str]:
@@ -492,8 +497,8 @@ def _ranking_ratio_lines(summary: dict[str, Any]) -> list[str]:
 
     return [f"Top of the OM ranking{issues}: {top['model']}, {pct(top['pct_above_next'])} above "
             f"the next model, {pct(top['pct_above_median'])} above the median of {len(ranked)} "
-            "models (paper: Grok 3, +17.7% / +44.8% in section 6.2, +39.2% over the median in "
-            "the introduction)"]  # fmt: skip
+            "models" + (versus_paper(summary, "top_of_ranking") or " (paper: Grok 3, +17.7% / "
+                        "+44.8% in section 6.2, +39.2% over the median in the introduction)")]  # fmt: skip
 
 
 def _recorded_issue_sets(summary: dict[str, Any]) -> dict[str, Any]:
