@@ -44,7 +44,8 @@ def interrupted_copy(
     return path
 
 
-# stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+# stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+# IssueBench's files in the cache
 OWN = {"prompts": "stancelab"}
 
 
@@ -153,7 +154,7 @@ def test_issuebench_reads_an_interrupted_run_alone_as_partial(
     classifier, _ = scripted_chat_model(lambda messages: "1", "mockllm/classifier")
     out = tmp_path / "run"
     complete = run_issuebench(IssueBenchRun(models=[writer], roles={"classifier": classifier}, out_dir=out,
-                                            limit=2, n_templates=2))  # fmt: skip
+                                            limit=2, n_templates=2, **OWN))  # fmt: skip
     assert complete["responses"]["mockllm/writer"]["total"] == 12
     [log] = list((out / "logs").glob("*.eval"))
     first = {str(sample.id) for sample in (read_eval_log(str(log)).samples or [])[:5]}

@@ -147,7 +147,8 @@ def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
         env = os.environ | {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local", "HF_HUB_OFFLINE": "1",
                             "INSPECT_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
         command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
-                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
+                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--prompts", "stancelab",
+                   "--out", str(tmp_path / "run")]  # fmt: skip
         process = subprocess.Popen(stancelab_command(*command), env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.time() + 120

@@ -20,7 +20,7 @@ from stancelab.testing.fake_openai import FakeOpenAIServer
 MAX_CONNECTIONS = 10
 COMMAND = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2",
            "--n-templates", "20", "--max-tokens", "16", "--display", "none",
-           "--max-connections", str(MAX_CONNECTIONS)]  # fmt: skip
+           "--max-connections", str(MAX_CONNECTIONS), "--prompts", "stancelab"]  # fmt: skip
 
 
 def _start(out: Path, env: dict[str, str]) -> subprocess.Popen:

@@ -37,12 +37,13 @@ SCRIPTS = {
 STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 # Enough units per topic for a CI that excludes 0 when the script is unanimous.
 SETTINGS = {
-    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+    # stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+    # IssueBench's files in the cache
     "millstone": {"trials": 1, "prompts": "stancelab"},
     "conviction": {"samples": 2, "argument_sets": 1, "statements_file": WIDE_STATEMENTS},
     "llm-bias-bench": {"turns": 1, "topics_file": WIDE_TOPICS},
     "prior-prejudice": {"claims_file": WIDE_CLAIMS},
-    "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES},
+    "issuebench": {"n_templates": 2, "issues_file": WIDE_ISSUES, "prompts": "stancelab"},
     "even-handedness": {"pairs_file": WIDE_PAIRS, "max_tokens": 16},
 }
 

@@ -23,7 +23,9 @@ from stancelab.issuebench.descriptives import (
     TaggerLoader,
     describe_released,
 )
+from stancelab.issuebench.paper import table_12_differences
 from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, load_stance_templates
+from stancelab.issuebench.release import DEFAULT_COMMIT, check_available
 from stancelab.issuebench.results import (
     TABLES_DIR,
     TASK_NAME,
@@ -71,9 +73,9 @@ class IssueBenchRun(ProbeRun):
     """Options of one `stancelab run issuebench`; unset options take the protocol's values."""
 
     issues_file: Path | None = None
-    """issues (JSONL, or the authors' CSV; default: bundled)"""
+    """issues (JSONL, or the authors' CSV; default: per --prompts)"""
     templates_file: Path | None = None
-    """templates (JSONL, or the authors' CSV; default: bundled)"""
+    """templates (JSONL, or the authors' CSV; default: per --prompts)"""
     n_templates: int | None = None
     """sample N templates (default all)"""
     framings: str | None = None
@@ -98,6 +100,14 @@ class IssueBenchRun(ProbeRun):
     """iSideWith-format voter shares"""
     shared_topics: str = ""
     """only issues of these shared topics: all, or a,b (default: off)"""
+    prompts: Literal["authors", "stancelab"] = "authors"
+    """authors: the authors' issues.csv and the paper's 1,000 templates, read from
+    paul-rottger/issuebench at run time; stancelab: the bundled set (not the paper's prompts)"""
+    authors_commit: str = DEFAULT_COMMIT
+    """pinned commit of paul-rottger/issuebench (default: 730aa08)"""
+    authors_repo: Path | None = None
+    """a checkout of paul-rottger/issuebench to read the files from (default: the cache, else
+    fetched once)"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -125,6 +135,9 @@ class IssueBenchRun(ProbeRun):
             "max_tokens": self.max_tokens,
             "batch": self.batch,
             "shared_topics": self.shared_topics,
+            "prompts": self.prompts,
+            "authors_commit": self.authors_commit,
+            "authors_repo": str(self.authors_repo) if self.authors_repo else None,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -134,6 +147,7 @@ class IssueBenchRun(ProbeRun):
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
             self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
+            self.prompts, self.authors_commit, str(self.authors_repo) if self.authors_repo else None,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:
@@ -145,6 +159,13 @@ class IssueBenchRun(ProbeRun):
         defaults included, as Inspect records them)."""
         args = _task_defaults() | self.task_args(0)
         return {_model_name(m): run_key(args, self.roles_of(m)) for m in self.models}
+
+
+def prepare(run: IssueBenchRun) -> None:
+    """Before a run: the authors' files it reads at hand (checked, from the checkout or the
+    cache, or fetched once); one line and no call otherwise."""
+    check_available(run.prompts, run.authors_commit, run.authors_repo, run.issues_file,
+                    run.templates_file)  # fmt: skip
 
 
 def _task_defaults() -> dict[str, Any]:
@@ -217,6 +238,18 @@ def run_evals(run: IssueBenchRun) -> None:
         )
 
 
+def with_paper_differences(tables: dict[str, Any], summary: dict[str, Any]) -> None:
+    """Where a released table's number printed here is not the paper's, say so: in the summary
+    (`paper_differences`, for the CLI) and in the partisan table (`paper`, for the report)."""
+    if "partisan" not in summary:
+        return
+    notes = table_12_differences(summary["partisan"])
+    summary["paper_differences"] = {"table_12": notes}
+    tables["partisan"] = tables["partisan"].assign(paper=[
+        "; ".join(f"{group}: {note}" for group, note in notes.get(model, {}).items())
+        for model in tables["partisan"]["model"]])  # fmt: skip
+
+
 def import_released_tables(
     source: Path,
     out_dir: Path,
@@ -233,6 +266,7 @@ def import_released_tables(
     voters = load_voters(voters_path) if voters_path else None
     tables = compute_tables(dists, voters)
     summary = build_summary(tables)
+    with_paper_differences(tables, summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     _add_descriptives(source, out_dir, tables, summary, load_embedder, load_tagger)
     write_results(out_dir, tables, summary)
