@@ -108,7 +108,7 @@ def test_run_with_shards_resume_and_unparsed(tmp_path: Path) -> None:
         "topic_id,total_pro,total_con,dem_pro,dem_con,rep_pro,rep_con\nnuclear-energy,0.6,0.4,0.5,0.5,0.8,0.2\n"
     )
     run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
+                  limit=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
     summary = run_issuebench(run)
     assert len(written) == 2 * 3 * 4 and len(asked) == 24
     assert len(list((tmp_path / "run" / "logs").glob("*.eval"))) == 3  # 24 prompts in shards of 10
@@ -193,7 +193,7 @@ def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> N
     labels = iter(["1", "2", "1", "1", "3"] * 100)
     classifier, asked = scripted_chat_model(lambda m: next(labels), "mockllm/classifier")
     run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
+                  limit=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
     assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
     assert own_run(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
     greedy = own_run(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
@@ -220,7 +220,7 @@ def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: P
     classifier = get_model("mockllm/classifier", custom_outputs=respond, memoize=False)
     subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
     run_issuebench(own_run(models=[subject], roles={"classifier": classifier},
-                                 out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
+                           out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
     assert len(seen) == 3
     prompt, config = seen[0]
     assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith(

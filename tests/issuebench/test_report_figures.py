@@ -67,7 +67,7 @@ def test_a_run_shows_every_new_figure(tmp_path: Path) -> None:
     wary, _ = scripted_chat_model(_writer("wary"), "mockllm/wary")
     classifier, _ = scripted_chat_model(_classifier, "mockllm/classifier")
     run_issuebench(own_run(models=[keen, wary], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                                 limit=2, n_templates=4, calls=2))  # fmt: skip
+                           limit=2, n_templates=4, calls=2))  # fmt: skip
     titles, notes, _ = _titles(tmp_path / "run")
     for figure in ("Figure 5", "Figure 6", "Figure 7", "Figure 12", "Figure 9", "Figure 10"):
         assert sum(figure in title for title in titles) == 1, (figure, titles)

@@ -117,7 +117,7 @@ def _run(tmp_path: Path, stances: dict[str, int]) -> RunResult:
     classifier, _ = scripted_chat_model(reply_for(stances), "mockllm/classifier")
     out = tmp_path / "run"
     run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=out,
-                        n_templates=5, shared_topics=",".join(stances))  # fmt: skip
+                  n_templates=5, shared_topics=",".join(stances))  # fmt: skip
     summary = run_issuebench(run)
     return RunResult(PROBE.name, out, summary, read_tables(out))
 
