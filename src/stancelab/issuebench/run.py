@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -105,7 +105,7 @@ class IssueBenchRun(ProbeRun):
     paul-rottger/issuebench at run time; stancelab: the bundled set (not the paper's prompts)"""
     authors_commit: str = DEFAULT_COMMIT
     """pinned commit of paul-rottger/issuebench (default: 730aa08)"""
-    authors_repo: Path | None = None
+    authors_repo: str | None = field(default=None, metadata={"metavar": "DIR"})
     """a checkout of paul-rottger/issuebench to read the files from (default: the cache, else
     fetched once)"""
 
@@ -137,7 +137,7 @@ class IssueBenchRun(ProbeRun):
             "shared_topics": self.shared_topics,
             "prompts": self.prompts,
             "authors_commit": self.authors_commit,
-            "authors_repo": str(self.authors_repo) if self.authors_repo else None,
+            "authors_repo": self.authors_repo,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -147,7 +147,7 @@ class IssueBenchRun(ProbeRun):
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
             self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
-            self.prompts, self.authors_commit, str(self.authors_repo) if self.authors_repo else None,
+            self.prompts, self.authors_commit, self.authors_repo,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:

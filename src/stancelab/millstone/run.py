@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,7 +53,7 @@ class MillstoneRun(ProbeRun):
     time; stancelab: stancelab's own wording (not the paper's prompts)"""
     authors_commit: str = DEFAULT_COMMIT
     """pinned commit of the authors' prompt builder (default: b3f0296, the paper's results)"""
-    authors_repo: Path | None = None
+    authors_repo: str | None = field(default=None, metadata={"metavar": "DIR"})
     """a checkout of htried/millstone to read the prompt builder from (default: the cache, else
     fetched once)"""
 
@@ -125,7 +125,7 @@ def task_args(run: MillstoneRun) -> dict[str, Any]:
         "choices_per_request": run.choices_per_request, "layout": run.layout,
         "shared_topics": run.shared_topics, "prompts": run.prompts,
         "authors_commit": run.authors_commit,
-        "authors_repo": str(run.authors_repo) if run.authors_repo else None,
+        "authors_repo": run.authors_repo,
     }  # fmt: skip
 
 
