@@ -32,7 +32,8 @@ TARGET = ("--limit", "6", "--n-templates", "40")  # 720 prompts, 1,440 calls
 
 def run(out: Path, env: dict[str, str], concurrency: int, *args: str) -> None:
     command = [sys.executable, "-m", "stancelab", "run", "issuebench", "--model", SUBJECT,
-               "--max-connections", str(concurrency), "--display", "none", "--out", str(out), *args]  # fmt: skip
+               "--max-connections", str(concurrency), "--display", "none", "--out", str(out),
+               "--prompts", "stancelab", *args]  # the bundled set, offline  # fmt: skip
     fresh = {**env, "INSPECT_CACHE_DIR": str(out.parent / f"cache-{out.name}")}  # no answer reused
     done = subprocess.run(command, env=fresh, capture_output=True, text=True)
     if done.returncode != 0:

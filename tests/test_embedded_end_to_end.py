@@ -66,8 +66,9 @@ def test_cli_run_then_rerun_costs_nothing(
     tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
+    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
     args = ("run", "millstone", "--limit", "1", "--trials", "1", "--max-tokens", "4",
-            "--out", str(out), "--display", "none")  # fmt: skip
+            "--prompts", "stancelab", "--out", str(out), "--display", "none")  # fmt: skip
     first = _stancelab(*args, env=env)
     assert first.returncode == 0, first.stderr
     assert "embedded/smollm2-135m-instruct" in first.stdout and "OM" in first.stdout
@@ -99,7 +100,7 @@ def test_inspect_eval_runs_the_registered_task(tmp_path: Path, env: dict[str, st
     """Inspect finds the task by its registered name (the package's entry point) and runs it;
     its samples are the command line's (above), so their answers come from the cache."""
     (log,) = inspect_eval(
-        "stancelab/millstone", model=EMBEDDED_MODEL, task_args={"limit": 1, "trials": 1, "max_tokens": 4},
+        "stancelab/millstone", model=EMBEDDED_MODEL, task_args={"limit": 1, "trials": 1, "max_tokens": 4, "prompts": "stancelab"},
         limit=6, log_dir=str(tmp_path / "logs"), display="none",
     )  # fmt: skip
     assert log.status == "success"

@@ -49,7 +49,8 @@ def server() -> Iterator[str]:
 def _run(model: str, out: Path, capsys: pytest.CaptureFixture[str]) -> dict:
     """`stancelab run issuebench` in this process (its embedded model loaded once per worker)."""
     args = ["run", "issuebench", "--model", model, "--limit", "1", "--n-templates", "2",
-            "--framings", "neutral", "--max-tokens", "8", "--out", str(out), "--display", "none"]  # fmt: skip
+            "--framings", "neutral", "--max-tokens", "8", "--prompts", "stancelab", "--out", str(out),
+            "--display", "none"]  # fmt: skip
     assert main(args) == 0, capsys.readouterr().err[-3000:]
     return json.loads((out / "summary.json").read_text())
 

@@ -51,7 +51,8 @@ def test_cli_reports_user_errors_without_a_traceback(
     assert "No stancelab probe logs" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x"}\n')
-    assert main(["run", "millstone", "--issues-file", str(bad), "--out", str(tmp_path / "o")]) == 2
+    argv = ["run", "millstone", "--issues-file", str(bad), "--prompts", "stancelab"]
+    assert main([*argv, "--out", str(tmp_path / "o")]) == 2
     assert "bad.jsonl, line 1, field 'topic'" in capsys.readouterr().err
 
 
@@ -62,7 +63,7 @@ def test_a_start_up_error_is_printed_on_stderr_in_every_display(
     env = {key: value for key, value in os.environ.items() if not key.startswith("NOKEY_")}
     run = subprocess.run(
         [sys.executable, "-m", "stancelab", "run", "millstone", "--model", "openai-api/nokey/m",
-         "--limit", "1", "--display", display, "--out", str(tmp_path / "out")],
+         "--limit", "1", "--prompts", "stancelab", "--display", display, "--out", str(tmp_path / "out")],
         capture_output=True, text=True, env=env | {"HF_HUB_OFFLINE": "1"}, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode != 0

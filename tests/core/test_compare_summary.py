@@ -36,7 +36,7 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("compare")
     models = [scripted_model(follower, MODELS[0])[0], scripted_model(_half, MODELS[1])[0],
               scripted_model(lambda prompt: "I pick position A.", MODELS[2])[0]]  # fmt: skip
-    options = MillstoneRun(models=models, out_dir=out / "run", trials=1,
+    options = MillstoneRun(models=models, out_dir=out / "run", trials=1, prompts="stancelab",
                            issues_file=_issues_file(out / "issues.jsonl"), display="none")  # fmt: skip
     return out / "run", run_probe(PROBES["millstone"], options)
 

@@ -44,10 +44,15 @@ def interrupted_copy(
     return path
 
 
+# stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+# IssueBench's files in the cache
+OWN = {"prompts": "stancelab"}
+
+
 def _run(out: Path, issues: Path, **options: object) -> dict:
     model, _ = scripted_model(follower)
     return run_millstone(
-        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **options)
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, **OWN, **options)
     )
 
 
@@ -128,7 +133,8 @@ def test_one_shard_of_four_is_partial_in_summary_cli_and_report(
     model, _ = scripted_model(follower)
     probe = get_probe("millstone")
     run_pipeline(
-        probe, MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4")
+        probe,
+        MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues, shard="1/4", **OWN),
     )
     summary, printed = _analyze(out, capsys)
     assert summary["evidence"]["partial"] is True
@@ -148,7 +154,7 @@ def test_issuebench_reads_an_interrupted_run_alone_as_partial(
     classifier, _ = scripted_chat_model(lambda messages: "1", "mockllm/classifier")
     out = tmp_path / "run"
     complete = run_issuebench(IssueBenchRun(models=[writer], roles={"classifier": classifier}, out_dir=out,
-                                            limit=2, n_templates=2))  # fmt: skip
+                                            limit=2, n_templates=2, **OWN))  # fmt: skip
     assert complete["responses"]["mockllm/writer"]["total"] == 12
     [log] = list((out / "logs").glob("*.eval"))
     first = {str(sample.id) for sample in (read_eval_log(str(log)).samples or [])[:5]}

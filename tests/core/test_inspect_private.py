@@ -187,7 +187,7 @@ def test_task_create_makes_a_registered_task_from_its_name_and_arguments() -> No
     import stancelab._registry  # noqa: F401  (registers the tasks as Inspect's entry point does)
 
     assert _parameters(inspect_private.task_create)[:1] == ["name"]
-    made = inspect_private.task_create("stancelab/millstone", trials=2)
+    made = inspect_private.task_create("stancelab/millstone", trials=2, prompts="stancelab")
     assert isinstance(made, Task) and made.name == "stancelab/millstone"
     assert resolve_task_args(made)["trials"] == 2
 

@@ -30,11 +30,13 @@ MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1}
 TOPICS = "abortion,minimum-wage,gun-control"
 SETTINGS: dict[str, dict[str, Any]] = {
-    "millstone": {"trials": 1},
+    # stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+    # IssueBench's files in the cache
+    "millstone": {"trials": 1, "prompts": "stancelab"},
     "conviction": {"samples": 2, "argument_sets": 1},
     "llm-bias-bench": {"turns": 1, "replicates": 2},
     "prior-prejudice": {},
-    "issuebench": {"n_templates": 3},
+    "issuebench": {"n_templates": 3, "prompts": "stancelab"},
     "even-handedness": {"limit": 3, "max_tokens": 16},
 }
 RELEASED = {

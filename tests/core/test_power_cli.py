@@ -52,6 +52,7 @@ def pilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INSPECT_CACHE_DIR", str(folder / "cache"))
         run_millstone(MillstoneRun(models=[swayed, steady], out_dir=folder / "run", trials=1, display="none",
+                                   prompts="stancelab",
                                    issues_file=_issues_file(folder / "issues.jsonl")))  # fmt: skip
     return folder / "run"
 

@@ -138,7 +138,8 @@ def test_a_run_writes_run_toml_and_inspect_gets_its_options(tmp_path: Path) -> N
     model, _ = scripted_model(follower)
     options = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, limit=1,
                            issues_file=_issues_file(tmp_path / "issues.jsonl"),
-                           max_connections=3, max_samples=2, display="none")  # fmt: skip
+                           max_connections=3, max_samples=2, display="none",
+                           prompts="stancelab")  # fmt: skip
     run_pipeline(PROBES["millstone"], options)
     written = tomllib.loads((tmp_path / "run" / "run.toml").read_text())["options"]
     assert (written["trials"], written["limit"], written["max_samples"]) == (1, 1, 2)
@@ -156,7 +157,8 @@ def test_two_models_get_paired_differences_in_summary_json(tmp_path: Path) -> No
     follows, _ = scripted_model(follower, "mockllm/follows")
     stubborn, _ = scripted_model(lambda prompt: "I pick position A.", "mockllm/stubborn")
     options = MillstoneRun(models=[follows, stubborn], out_dir=tmp_path / "run", trials=1,
-                           issues_file=_issues_file(tmp_path / "issues.jsonl"), display="none")  # fmt: skip
+                           issues_file=_issues_file(tmp_path / "issues.jsonl"), display="none",
+                           prompts="stancelab")  # fmt: skip
     text = run_probe(PROBES["millstone"], options)
     written = json.loads((tmp_path / "run" / "summary.json").read_text())
     (pair,) = written["headline_differences"]

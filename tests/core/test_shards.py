@@ -194,7 +194,7 @@ def test_sigterm_of_the_command_stops_every_worker(tmp_path: Path) -> None:
 
 
 ISSUEBENCH = ["run", "issuebench", "--model", MODEL, "--limit", "2", "--n-templates", "20",
-              "--shard-size", "40", "--max-tokens", "16", "--display", "none"]  # fmt: skip
+              "--shard-size", "40", "--max-tokens", "16", "--display", "none", "--prompts", "stancelab"]  # fmt: skip
 
 
 def test_a_shard_killed_midway_resumes_from_the_cache_and_the_shards_add_up(tmp_path: Path) -> None:

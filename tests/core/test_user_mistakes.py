@@ -107,7 +107,8 @@ def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model, _ = scripted_model(lambda prompt: "I choose position A.")
-    task = millstone(issues_file=str(_issues_file(tmp_path / "issues.jsonl")), limit=1, trials=1)
+    issues = str(_issues_file(tmp_path / "issues.jsonl"))
+    task = millstone(issues_file=issues, limit=1, trials=1, prompts="stancelab")
     inspect_eval(task, model=model, limit=2, log_dir=str(tmp_path / "run" / "logs"), display="none")
     err = _one_line_error(capsys, ["analyze", str(tmp_path / "run")])
     assert "ran only some of their task's samples (Inspect's --limit or --sample-id" in err
@@ -144,7 +145,8 @@ def test_ctrl_c_of_a_real_run_stops_it_with_one_line(tmp_path: Path) -> None:
     with FakeOpenAIServer(latency=0.2) as server:
         env = fake_server_env(server, tmp_path / "cache")
         command = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2", "--n-templates", "20",
-                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--out", str(tmp_path / "run")]  # fmt: skip
+                   "--max-tokens", "16", "--display", "none", "--max-connections", "4", "--prompts", "stancelab",
+                   "--out", str(tmp_path / "run")]  # fmt: skip
         process = subprocess.Popen(stancelab_command(*command), env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         err = stop_after_calls(process, server, paid=10, poll=0.02)

@@ -17,7 +17,8 @@ from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
 from tests.fake_runs import fake_server_env, wait_while_running
 
 COMMAND = ["run", "millstone", "--model", "openai-api/fake/sampled", "--limit", "1", "--trials", "1",
-           "--max-tokens", "16", "--display", "none", "--max-connections", "2"]  # fmt: skip
+           "--max-tokens", "16", "--display", "none", "--max-connections", "2",
+           "--prompts", "stancelab"]  # fmt: skip
 
 
 def _logged_samples(path: Path) -> int:

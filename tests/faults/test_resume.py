@@ -19,7 +19,7 @@ from tests.fake_runs import fake_server_env, stop_after_calls, wait_until_settle
 MAX_CONNECTIONS = 10
 COMMAND = ["run", "issuebench", "--model", "openai-api/fake/fake-model", "--limit", "2",
            "--n-templates", "20", "--max-tokens", "16", "--display", "none",
-           "--max-connections", str(MAX_CONNECTIONS)]  # fmt: skip
+           "--max-connections", str(MAX_CONNECTIONS), "--prompts", "stancelab"]  # fmt: skip
 
 
 def _start(out: Path, env: dict[str, str]) -> subprocess.Popen:

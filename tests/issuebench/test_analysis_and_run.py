@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,11 @@ from stancelab.issuebench import analysis as an
 from stancelab.issuebench.results import analyze
 from stancelab.issuebench.run import IssueBenchRun, run_issuebench, validate_classifier
 from tests.helpers import scripted_chat_model
+
+# stancelab's bundled issues and templates (`--prompts stancelab`): these tests are about the
+# run, not the prompts; test_authors_prompts.py runs the authors' published files.
+own_run = partial(IssueBenchRun, prompts="stancelab")
+
 
 LABELS = ["1", "2", "3", "4", "5", "refusal"]
 
@@ -101,8 +107,8 @@ def test_run_with_shards_resume_and_unparsed(tmp_path: Path) -> None:
     voters.write_text(
         "topic_id,total_pro,total_con,dem_pro,dem_con,rep_pro,rep_con\nnuclear-energy,0.6,0.4,0.5,0.5,0.8,0.2\n"
     )
-    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
+    run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                  limit=2, n_templates=4, shard_size=10, voters_file=voters)  # fmt: skip
     summary = run_issuebench(run)
     assert len(written) == 2 * 3 * 4 and len(asked) == 24
     assert len(list((tmp_path / "run" / "logs").glob("*.eval"))) == 3  # 24 prompts in shards of 10
@@ -139,12 +145,12 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
     first, first_asked = scripted_chat_model(_labeller("1"), "mockllm/classifier-a")
     second, second_asked = scripted_chat_model(_labeller("5"), "mockllm/classifier-b")
     options = {"models": [subject], "out_dir": tmp_path / "run", "limit": 1, "n_templates": 2}
-    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    summary = run_issuebench(own_run(roles={"classifier": first}, **options))
     assert (
         len(first_asked) == 6 and summary["majority_counts"]["mockllm/writer"]["neutral"]["1"] == 1
     )
 
-    summary = run_issuebench(IssueBenchRun(roles={"classifier": second}, **options))
+    summary = run_issuebench(own_run(roles={"classifier": second}, **options))
     assert len(second_asked) == 6  # the old labels came from another classifier
     assert len(written) == 6  # the subject's answers come from the cache
     assert summary["responses"]["mockllm/writer"]["5"] == 6
@@ -160,7 +166,7 @@ def test_another_classifier_into_the_same_folder_labels_afresh(tmp_path: Path) -
         by_classifier["mockllm/classifier-b"]["5"],
     ) == (6, 6)
 
-    summary = run_issuebench(IssueBenchRun(roles={"classifier": first}, **options))
+    summary = run_issuebench(own_run(roles={"classifier": first}, **options))
     assert len(first_asked) == 6  # that run's shards are finished: nothing is called again
     assert summary["responses"]["mockllm/writer"]["1"] == 6
 
@@ -173,8 +179,8 @@ def test_analysis_reads_only_the_current_selection(tmp_path: Path) -> None:
         "roles": {"classifier": classifier},
         "out_dir": tmp_path / "run",
     }
-    run_issuebench(IssueBenchRun(limit=2, n_templates=3, **options))
-    summary = run_issuebench(IssueBenchRun(limit=1, n_templates=2, **options))
+    run_issuebench(own_run(limit=2, n_templates=3, **options))
+    summary = run_issuebench(own_run(limit=1, n_templates=2, **options))
     assert summary["responses"]["mockllm/writer"]["total"] == 1 * 3 * 2
     assert summary["issues"] == 1
     # the folder's analysis pools runs that differ only in their selection, each prompt once
@@ -186,11 +192,11 @@ def test_paper_protocol_pools_five_calls_at_temperature_one(tmp_path: Path) -> N
     subject, written = scripted_chat_model(_pro_writer, "mockllm/writer")
     labels = iter(["1", "2", "1", "1", "3"] * 100)
     classifier, asked = scripted_chat_model(lambda m: next(labels), "mockllm/classifier")
-    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                        limit=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
+    run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                  limit=1, n_templates=2, framings="neutral", protocol="paper")  # fmt: skip
     assert run.task_args(0)["temperature"] == 1.0 and run.task_args(0)["calls"] == 5
-    assert IssueBenchRun(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
-    greedy = IssueBenchRun(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
+    assert own_run(models=[subject], out_dir=tmp_path).task_args(0)["calls"] == 1
+    greedy = own_run(models=[subject], out_dir=tmp_path, protocol="paper", temperature=0.0)
     assert greedy.task_args(0)["temperature"] == 0.0  # an explicit option wins over the protocol
     summary = run_issuebench(run)
     assert len(written) == 2 * 5 and len(asked) == 2 * 5  # 2 prompts x 5 calls
@@ -213,8 +219,8 @@ def test_classifier_gets_template_5_at_temperature_one_and_64_tokens(tmp_path: P
 
     classifier = get_model("mockllm/classifier", custom_outputs=respond, memoize=False)
     subject, _ = scripted_chat_model(_pro_writer, "mockllm/writer")
-    run_issuebench(IssueBenchRun(models=[subject], roles={"classifier": classifier},
-                                 out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
+    run_issuebench(own_run(models=[subject], roles={"classifier": classifier},
+                           out_dir=tmp_path / "run", limit=1, n_templates=1))  # fmt: skip
     assert len(seen) == 3
     prompt, config = seen[0]
     assert prompt.startswith('### TEXT:\n"An enthusiastic text in favour') and prompt.endswith(
@@ -287,7 +293,7 @@ def test_estimate_counts_every_call_of_the_paper_protocol(tmp_path: Path) -> Non
     from stancelab.issuebench.estimate import plan
 
     options = {"models": ["mockllm/model"], "out_dir": tmp_path, "limit": 2, "n_templates": 4}
-    one, five = plan(IssueBenchRun(**options)), plan(IssueBenchRun(calls=5, **options))
+    one, five = plan(own_run(**options)), plan(own_run(calls=5, **options))
     assert [p.calls_min for p in one] == [24, 24] and [p.calls_min for p in five] == [120, 120]
     assert five[0].input_tokens == 5 * one[0].input_tokens
-    assert [p.calls_min for p in plan(IssueBenchRun(protocol="paper", **options))] == [120, 120]
+    assert [p.calls_min for p in plan(own_run(protocol="paper", **options))] == [120, 120]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from inspect_ai.model import ChatMessage
@@ -14,6 +15,10 @@ from stancelab.report.build import build_report
 from stancelab.report.runs import load_run
 from tests.helpers import scripted_chat_model
 from tests.shared_data import external
+
+# stancelab's bundled issues and templates (`--prompts stancelab`): these tests are about the
+# run, not the prompts; test_authors_prompts.py runs the authors' published files.
+own_run = partial(IssueBenchRun, prompts="stancelab")
 
 
 def _titles(folder: Path) -> tuple[list[str], list[str], dict[str, int]]:
@@ -61,8 +66,8 @@ def test_a_run_shows_every_new_figure(tmp_path: Path) -> None:
     keen, _ = scripted_chat_model(_writer("keen"), "mockllm/keen")
     wary, _ = scripted_chat_model(_writer("wary"), "mockllm/wary")
     classifier, _ = scripted_chat_model(_classifier, "mockllm/classifier")
-    run_issuebench(IssueBenchRun(models=[keen, wary], roles={"classifier": classifier}, out_dir=tmp_path / "run",
-                                 limit=2, n_templates=4, calls=2))  # fmt: skip
+    run_issuebench(own_run(models=[keen, wary], roles={"classifier": classifier}, out_dir=tmp_path / "run",
+                           limit=2, n_templates=4, calls=2))  # fmt: skip
     titles, notes, _ = _titles(tmp_path / "run")
     for figure in ("Figure 5", "Figure 6", "Figure 7", "Figure 12", "Figure 9", "Figure 10"):
         assert sum(figure in title for title in titles) == 1, (figure, titles)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -31,6 +32,11 @@ from stancelab.issuebench.task import issuebench
 from tests.helpers import scripted_chat_model
 from tests.issuebench.stance_script import reply_for
 from tests.shared_data import external
+
+# stancelab's bundled issues and templates (`--prompts stancelab`): these tests are about the
+# run, not the prompts; test_authors_prompts.py runs the authors' published files.
+own_run = partial(IssueBenchRun, prompts="stancelab")
+
 
 STANCES = {"abortion": 1, "gun-control": -1, "free-trade": 1}
 MATCHED = {"68": "abortion", "37": "drug-legalisation", "358": "universal-healthcare", "85": "immigration",
@@ -65,13 +71,15 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert len(select_shared(issues, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="school-choice"):
         select_shared(issues, "abortion,tabs-vs-spaces")
-    task = issuebench(shared_topics="abortion,minimum-wage", limit=1, n_templates=2)
+    task = issuebench(
+        shared_topics="abortion,minimum-wage", limit=1, n_templates=2, prompts="stancelab"
+    )
     samples = list(task.dataset)
     assert len(samples) == 2 * 3 * 2  # the limit counts per selected topic
     assert {(s.metadata["issue_id"], s.metadata["shared_topic"], s.metadata["orientation"])
             for s in samples} == {("minimum-wage", "minimum-wage", 1),
                                   ("abortion-restrictions", "abortion", -1)}  # fmt: skip
-    run = IssueBenchRun(
+    run = own_run(
         models=["m"], out_dir=Path("run"), limit=1, n_templates=2, shared_topics="abortion"
     )
     assert run.selection()[2] == 6 and run.task_args(0)["shared_topics"] == "abortion"
@@ -108,8 +116,8 @@ def _run(tmp_path: Path, stances: dict[str, int]) -> RunResult:
     subject, _ = scripted_chat_model(reply_for(stances), f"mockllm/writer-{names}")
     classifier, _ = scripted_chat_model(reply_for(stances), "mockllm/classifier")
     out = tmp_path / "run"
-    run = IssueBenchRun(models=[subject], roles={"classifier": classifier}, out_dir=out,
-                        n_templates=5, shared_topics=",".join(stances))  # fmt: skip
+    run = own_run(models=[subject], roles={"classifier": classifier}, out_dir=out,
+                  n_templates=5, shared_topics=",".join(stances))  # fmt: skip
     summary = run_issuebench(run)
     return RunResult(PROBE.name, out, summary, read_tables(out))
 

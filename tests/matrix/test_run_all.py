@@ -21,6 +21,7 @@ from stancelab.matrix.run import (
 )
 from stancelab.probes import PROBES, get_probe
 from tests.helpers import own_cache, scripted_chat_model
+from tests.issuebench.authors_files import serve_authors_files
 from tests.report.conftest import TINY
 
 TOPICS = "abortion,minimum-wage"
@@ -130,7 +131,10 @@ def test_analyze_of_a_run_all_folder_rewrites_the_matrix(
     assert '<section id="matrix">' in report.read_text()
 
 
-def test_estimate_all_plans_each_probe_as_run_all_would(capsys: pytest.CaptureFixture) -> None:
+def test_estimate_all_plans_each_probe_as_run_all_would(
+    capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serve_authors_files(tmp_path, monkeypatch)  # IssueBench's published files, from ../shared
     assert main(["estimate", "all", "--model", "mockllm/a", "--shared-topics", "abortion", "--limit", "1",
                  "--probes", "millstone,issuebench"]) == 0  # fmt: skip
     printed = capsys.readouterr().out

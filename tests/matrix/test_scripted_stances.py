@@ -35,11 +35,13 @@ STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
 # Enough units per topic for a CI that excludes 0 when the script is unanimous: each lens but
 # MillStone runs its wide file (tests/wide_data.py), written by the fixture.
 SETTINGS = {
-    "millstone": {"trials": 1},
+    # stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+    # IssueBench's files in the cache
+    "millstone": {"trials": 1, "prompts": "stancelab"},
     "conviction": {"samples": 2, "argument_sets": 1},
     "llm-bias-bench": {"turns": 1, "prompts": WORDING},
     "prior-prejudice": {},
-    "issuebench": {"n_templates": 2},
+    "issuebench": {"n_templates": 2, "prompts": "stancelab"},
     "even-handedness": {"max_tokens": 16},
 }
 

@@ -10,6 +10,7 @@ import pytest
 from stancelab.core.errors import DataFileError
 from stancelab.millstone.corpus import load_authors_corpus, load_issues, orientation_conflicts
 from stancelab.millstone.dataset import authors_samples
+from stancelab.millstone.wording import STANCELAB_WORDING
 from tests.shared_data import external
 
 POSITIONS = ("Keep the thing", "Drop the thing")
@@ -77,7 +78,7 @@ def test_wrong_orientation_labels_are_overruled_by_the_template(tmp_path: Path) 
 def test_samples_use_the_paraphrases_and_keep_citations(tmp_path: Path) -> None:
     _write_issue(tmp_path, "thing")
     (issue,) = load_issues(tmp_path)
-    samples = authors_samples(issue, trials=1, seed=0)
+    samples = authors_samples(issue, trials=1, seed=0, words=STANCELAB_WORDING)
     five = next(
         s for s in samples if s.metadata["template"] == 5 and s.metadata["case"] == "neither"
     )
@@ -127,16 +128,21 @@ def test_the_authors_sample_loads_with_orientation_by_template() -> None:
 
 
 def test_a_run_on_the_authors_sample(tmp_path: Path) -> None:
+    """On stancelab's wording (`--prompts stancelab`): CI has no copy of the authors' prompt
+    builder; the wording is not what this test is about."""
     from stancelab.millstone.run import MillstoneRun, run_millstone
     from tests.helpers import scripted_model
 
     model, seen = scripted_model(lambda prompt: "position <<A>>")
     summary = run_millstone(MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
-                                         issues_file=external("millstone", "data"), limit=1))  # fmt: skip
+                                         issues_file=external("millstone", "data"), limit=1,
+                                         prompts="stancelab"))  # fmt: skip
     assert len(seen) == 66 and summary["issues"] == 1
-    assert sum("Only answer with" in prompt for prompt in seen) == 6  # the baseline prompts
-    assert sum("Only return either" in prompt for prompt in seen) == 60
-    assert sum("Citations:\n[" in prompt for prompt in seen) > 0
+    own = STANCELAB_WORDING
+    assert sum(str(own.baseline[1]) in prompt for prompt in seen) == 6  # the baseline's words
+    instructions = {str(parts[1]) for parts in own.with_arguments}
+    assert sum(any(words in prompt for words in instructions) for prompt in seen) == 60
+    assert sum(STANCELAB_WORDING.citations_header + "[" in prompt for prompt in seen) > 0
     # "A" is pro in paraphrases 1-4 and con in 5-6, whatever the file's labels say
     assert summary["trials"]["mockllm/model"] == {"pro": 44, "con": 22, "other": 0, "error": 0,
                                                   "total": 66}  # fmt: skip

@@ -19,6 +19,12 @@ from stancelab.millstone.dataset import (
 )
 from stancelab.millstone.prompts import template
 from stancelab.millstone.task import millstone
+from stancelab.millstone.wording import STANCELAB_WORDING, Wording
+
+# The authors' layout in stancelab's wording: CI has no copy of the authors' prompt builder (an
+# unlicensed repository); their words are tested in test_wording.py and, against a checkout,
+# test_authors_differential.py.
+OWN = STANCELAB_WORDING
 
 EXPECTED_COUNTS = {
     "baseline": (0, 0),
@@ -157,7 +163,7 @@ def _case_of(sample: object) -> str:
 
 def test_authors_layout_sizes_per_issue_and_case() -> None:
     issue = MillstoneIssue.model_validate(_issue(n_args=5))
-    samples = authors_samples(issue, trials=3, seed=0)
+    samples = authors_samples(issue, trials=3, seed=0, words=OWN)
     # 6 templates x 3 trials x (baseline + 5 cases x 2 wordings) = 66 x trials
     assert len(samples) == 66 * 3 and len({s.id for s in samples}) == len(samples)
     per_case = {case: sum(_case_of(s) == case for s in samples)
@@ -188,52 +194,56 @@ def test_case_arguments_follow_the_authors_rules() -> None:
 
 def test_every_trial_draws_and_orders_afresh_and_reruns_repeat() -> None:
     issue = MillstoneIssue.model_validate(_issue(n_args=8))
-    samples = authors_samples(issue, trials=15, seed=4)
+    samples = authors_samples(issue, trials=15, seed=4, words=OWN)
     draws = {s.metadata["argument_ids"] for s in samples if _case_of(s) == "75pro"}
     assert len(draws) > 50  # 180 prompts; with 8 arguments a side nearly all differ
     orders = {s.metadata["argument_ids"] for s in samples if _case_of(s) == "pro"}
     assert len(orders) > 50  # the same eight arguments, shuffled per prompt
-    again = authors_samples(issue, trials=15, seed=4)
+    again = authors_samples(issue, trials=15, seed=4, words=OWN)
     assert [s.input for s in samples] == [s.input for s in again]
-    other_seed = authors_samples(issue, trials=15, seed=5)
+    other_seed = authors_samples(issue, trials=15, seed=5, words=OWN)
     assert [s.input for s in samples] != [s.input for s in other_seed]
 
 
-FORMS = r"'position <<[AB]>>' or 'position <<[AB]>>'"
+def _parts(words: Wording, parts: tuple[object, ...], question: str) -> str:
+    """A pattern of a prompt's parts: its words literally, the question, each naming of the
+    answer forms (either order) and the argument blocks (captured)."""
+    forms = "|".join(re.escape(form) for form in words.answer_forms)
+    slots = {"question": re.escape(question), "forms": f"(?:{forms})", "evidence": "(.*)"}
+    return "".join(
+        re.escape(part) if isinstance(part, str) else slots[part.name]  # type: ignore[attr-defined]
+        for part in parts
+    )
 
 
 def test_authors_layout_prompt_shape() -> None:
-    """The layout of the authors' runs (htried/millstone, scripts/c_generate_dataset.py):
-    instruction, arguments with accumulated citations and a '---' line, closing line."""
+    """The layout of the authors' runs: instruction, arguments with accumulated citations and a
+    separator, closing line; both wordings."""
     issue = MillstoneIssue.model_validate(
         _issue(pro_arguments=[{"text": "Pro one [1].", "citations": ["[1] A source, 2020"]},
                               {"text": "Pro two [2].", "citations": ["[2] B source"]}])
     )  # fmt: skip
-    samples = authors_samples(issue, trials=1, seed=0)
+    samples = authors_samples(issue, trials=1, seed=0, words=OWN)
     baseline = next(s for s in samples if _case_of(s) == "neither" and s.metadata["template"] == 1)
     question = issue.neutral_question(template(1))[0]
-    assert re.fullmatch(re.escape(question) + rf"\n\nAnswer either {FORMS}\. Only answer with {FORMS}\.",
-                        str(baseline.input))  # fmt: skip
-    first = "Pro one [1].\nCitations:\n[1] A source, 2020\n---\n"  # listed first: its own source
-    second = "Pro two [2].\nCitations:\n[1] A source, 2020\n[2] B source\n---\n"  # and the first's
-    shown = {f"{first}\n\n{second}", f"{second}\n\n{first}"}  # in either order
+    assert re.fullmatch(_parts(OWN, OWN.baseline, question), str(baseline.input))
+    header, separator = OWN.citations_header, OWN.separator
+    first = f"Pro one [1].{header}[1] A source, 2020\n{separator}"  # listed first: its own source
+    second = f"Pro two [2].{header}[1] A source, 2020\n[2] B source\n{separator}"  # and the first's
+    shown = {first + OWN.joiner + second, second + OWN.joiner + first}  # in either order
     one_sided = [s for s in samples if _case_of(s) == "pro" and s.metadata["template"] == 1]
-    instructions = (rf"Answer either {FORMS} based on provided information\.",
-                    rf"Carefully weigh all presented evidence and answer either {FORMS}\.")  # fmt: skip
+    assert {s.metadata["wording"] for s in one_sided} == {1, 2}
     for sample in one_sided:
-        text = str(sample.input)
-        head = (
-            re.escape(question) + r"\n\n" + instructions[sample.metadata["wording"] - 1] + r"\n\n"
-        )
-        match = re.fullmatch(head + rf"(.*)\n\nOnly return either {FORMS}\.", text, re.DOTALL)
-        assert match, text
+        parts = OWN.with_arguments[sample.metadata["wording"] - 1]
+        match = re.fullmatch(_parts(OWN, parts, question), str(sample.input), re.DOTALL)
+        assert match, sample.input
         assert match.group(1) in shown
 
 
 def test_both_wordings_of_a_trial_share_its_draw_and_order() -> None:
     """Issue 25: the authors send one trial's argument draw and order in both wordings."""
     issue = MillstoneIssue.model_validate(_issue(n_args=8))
-    samples = authors_samples(issue, trials=5, seed=3)
+    samples = authors_samples(issue, trials=5, seed=3, words=OWN)
     by_trial: dict[tuple[str, int, int], dict[int, object]] = {}
     for sample in samples:
         if _case_of(sample) != "neither":
@@ -256,15 +266,18 @@ def test_answers_are_capped_as_the_authors_capped_each_provider() -> None:
         "together/meta-llama/Llama-3.1-8B-Instruct", "google/gemini-2.0-flash-001", "grok/grok-3",
         "mockllm/model")}  # fmt: skip
     assert list(caps.values()) == [600, 600, 100, 100, None, None, 256]
-    authors = millstone(limit=1, trials=1)
+    authors = millstone(limit=1, trials=1, prompts="stancelab")
     assert authors.config.max_tokens is None  # the solver caps per provider
-    assert millstone(limit=1, trials=1, layout="documents").config.max_tokens == 256
-    assert millstone(limit=1, trials=1, max_tokens=32).config.max_tokens == 32
+    assert (
+        millstone(limit=1, trials=1, layout="documents", prompts="stancelab").config.max_tokens
+        == 256
+    )
+    assert millstone(limit=1, trials=1, max_tokens=32, prompts="stancelab").config.max_tokens == 32
 
 
 def test_template_four_keeps_a_for_the_position_in_favour() -> None:
     issue = MillstoneIssue.model_validate(_issue())
-    four = [s for s in authors_samples(issue, 1) if s.metadata["template"] == 4]
+    four = [s for s in authors_samples(issue, 1, 0, OWN) if s.metadata["template"] == 4]
     assert {s.metadata["a_side"] for s in four} == {"pro"}
     assert "'It is bad' is the position against. 'It is good' is the position in favor" in str(
         four[0].input

@@ -31,7 +31,8 @@ TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
 # every lens (llm-bias-bench's summary once failed on an always-"A" server with replicates)
 LENSES = ",".join(PROBES)
 SETTINGS = dict(SCRIPTED_SETTINGS) | {  # the other lenses' small settings, kept in one place
-    "millstone": {"trials": TRIALS},
+    # stancelab's wording: CI has no copy of the authors' MillStone prompt builder
+    "millstone": {"trials": TRIALS, "prompts": "stancelab"},
     "llm-bias-bench": SCRIPTED_SETTINGS["llm-bias-bench"] | {"replicates": 2},
 }
 

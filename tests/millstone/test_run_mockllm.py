@@ -1,9 +1,14 @@
-"""MillStone through Inspect with scripted mockllm models: task -> log -> analysis -> summary."""
+"""MillStone through Inspect with scripted mockllm models: task -> log -> analysis -> summary.
+
+Every run here is on stancelab's wording (`own_run`): CI has no copy of the authors' prompt
+builder (an unlicensed repository), and the wording is not what these tests are about;
+`test_wording.py` and `test_authors_differential.py` test it."""
 
 from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,8 @@ from stancelab.core.errors import StancelabError
 from stancelab.millstone.results import analyze
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from tests.helpers import scripted_model
+
+own_run = partial(MillstoneRun, prompts="stancelab")
 
 PRO, CON = "Tests should be required", "Tests should be optional"
 
@@ -65,8 +72,8 @@ FOLLOWER_OM = {"published": 1 / 3 * 3 / 9 * 100, "pro_share": 2 / 3 * 3 / 9 * 10
 
 def test_follower_gets_hand_computed_om(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=2,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=2,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
     summary = run_millstone(run)
     assert len(seen) == 2 * 66 * 2
     for variant, expected in FOLLOWER_OM.items():
@@ -91,8 +98,8 @@ def test_om_never_exceeds_100_however_many_draws_flip(tmp_path: Path, layout: st
     # Every case flips 100% pro -> 100% con. Counting each of the ten draws on its own
     # (weights summing to 22 over a divisor of 9) gave 244.
     model, _ = scripted_model(contrarian)
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, layout=layout,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=1, layout=layout,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
     summary = run_millstone(run)
     assert summary["om"]["mockllm/model"]["value"] <= 100
     assert summary["om_variants"]["pro_share"]["mockllm/model"]["value"] == pytest.approx(100.0)
@@ -102,7 +109,7 @@ def test_om_never_exceeds_100_however_many_draws_flip(tmp_path: Path, layout: st
 def test_rerun_is_served_from_cache_and_summary_is_identical(tmp_path: Path) -> None:
     issues = _issues_file(tmp_path / "issues.jsonl")
     model, seen = scripted_model(follower)
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1, issues_file=issues)
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=1, issues_file=issues)
     first = run_millstone(run)
     calls_after_first = len(seen)
     second = run_millstone(run)
@@ -113,8 +120,8 @@ def test_rerun_is_served_from_cache_and_summary_is_identical(tmp_path: Path) -> 
 
 def test_refusals_are_kept_as_other(tmp_path: Path) -> None:
     model, _ = scripted_model(lambda prompt: "I'd rather not pick a side.")
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=1,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=1,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
     summary = run_millstone(run)
     assert summary["trials"]["mockllm/model"] == {
         "pro": 0, "con": 0, "other": 132, "error": 0, "total": 132
@@ -140,8 +147,8 @@ REPHRASED = json.dumps(
 def test_loaded_questions_are_rephrased_by_the_rephraser_role(tmp_path: Path) -> None:
     subject, _ = scripted_model(follower)
     rephraser, asked = scripted_model(lambda prompt: REPHRASED, name="mockllm/rephraser")
-    run = MillstoneRun(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
-                       trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
+    run = own_run(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
+                  trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
     summary = run_millstone(run)
     assert len(asked) == 2 and "Aren't tests obviously essential (1)?" in asked[0]
     rephrased = [json.loads(line) for line in (tmp_path / "run" / "issues_rephrased.jsonl").open()]
@@ -153,8 +160,8 @@ def test_loaded_questions_are_rephrased_by_the_rephraser_role(tmp_path: Path) ->
 def test_unreadable_rephrasing_stops_with_the_issue_named(tmp_path: Path) -> None:
     subject, _ = scripted_model(follower)
     rephraser, _ = scripted_model(lambda prompt: "Sure! Here you go.", name="mockllm/rephraser")
-    run = MillstoneRun(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
-                       trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
+    run = own_run(models=[subject], roles={"rephraser": rephraser}, out_dir=tmp_path / "run",
+                  trials=1, issues_file=_issues_file(tmp_path / "q.jsonl", with_wording=False))  # fmt: skip
     with pytest.raises(StancelabError, match="issue-1, issue-2"):
         run_millstone(run)
     # only the rephrasing log exists: the analysis says so instead of inventing results
@@ -168,8 +175,8 @@ def test_two_models_in_one_run_are_compared(tmp_path: Path) -> None:
         lambda prompt: f"position {letter_for(PRO, _question(prompt))}",
         name="mockllm/stubborn",
     )  # always pro
-    run = MillstoneRun(models=[first, stubborn], out_dir=tmp_path / "run", trials=1,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
+    run = own_run(models=[first, stubborn], out_dir=tmp_path / "run", trials=1,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"))  # fmt: skip
     summary = run_millstone(run)
     assert summary["models"] == ["mockllm/model", "mockllm/stubborn"]
     assert summary["om"]["mockllm/stubborn"]["value"] == 0.0
@@ -188,9 +195,9 @@ def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.Mo
     with FakeOpenAIServer() as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
-        run = MillstoneRun(models=["openai-api/fake/m"], out_dir=tmp_path / "run", trials=3,
-                           issues_file=issues, limit=1, choices_per_request=True,
-                           layout="documents")  # fmt: skip
+        run = own_run(models=["openai-api/fake/m"], out_dir=tmp_path / "run", trials=3,
+                      issues_file=issues, limit=1, choices_per_request=True,
+                      layout="documents")  # fmt: skip
         summary = run_millstone(run)
         assert server.stats.requests == 66 and server.stats.choices == 66 * 3
     counts = summary["trials"]["openai-api/fake/m"]
@@ -200,9 +207,9 @@ def test_trials_as_choices_of_one_request(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)  # mockllm returns one choice per request
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True,
-                       layout="documents")  # fmt: skip
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True,
+                  layout="documents")  # fmt: skip
     summary = run_millstone(run)
     counts = summary["trials"]["mockllm/model"]
     assert len(seen) == 66
@@ -211,8 +218,8 @@ def test_choices_a_provider_does_not_return_count_as_errors(tmp_path: Path) -> N
 
 def test_choices_per_request_needs_the_documents_layout(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)
-    run = MillstoneRun(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
-                       issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
+    run = own_run(models=[model], out_dir=tmp_path / "run", trials=3, limit=1,
+                  issues_file=_issues_file(tmp_path / "issues.jsonl"), choices_per_request=True)  # fmt: skip
     with pytest.raises(StancelabError, match="layout='documents'"):
         run_millstone(run)
     assert seen == []
@@ -222,11 +229,9 @@ def test_an_issue_run_by_one_model_is_not_unanimous(tmp_path: Path) -> None:
     first, _ = scripted_model(follower)
     second, _ = scripted_model(follower, name="mockllm/second")
     issues = _issues_file(tmp_path / "issues.jsonl")
-    run_millstone(
-        MillstoneRun(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues)
-    )
-    summary = run_millstone(MillstoneRun(models=[second], out_dir=tmp_path / "run", trials=1,
-                                         issues_file=issues, limit=1))  # fmt: skip
+    run_millstone(own_run(models=[first], out_dir=tmp_path / "run", trials=1, issues_file=issues))
+    summary = run_millstone(own_run(models=[second], out_dir=tmp_path / "run", trials=1,
+                                    issues_file=issues, limit=1))  # fmt: skip
     assert summary["issues_per_model"] == {"mockllm/model": 2, "mockllm/second": 1}
     # both models agree on issue-1; only one model ran issue-2, which agrees with nobody
     assert summary["baseline_agreement"]["unanimous"] == ["issue-1"]
@@ -236,14 +241,14 @@ def test_runs_into_one_folder_add_up_without_doubling(tmp_path: Path) -> None:
     model, seen = scripted_model(follower)
     issues = _issues_file(tmp_path / "issues.jsonl")
     out = tmp_path / "run"
-    run_millstone(MillstoneRun(models=[model], out_dir=out, trials=1, issues_file=issues,
-                               limit=1))  # fmt: skip
-    summary = run_millstone(MillstoneRun(models=[model], out_dir=out, trials=2, issues_file=issues))
+    run_millstone(own_run(models=[model], out_dir=out, trials=1, issues_file=issues,
+                          limit=1))  # fmt: skip
+    summary = run_millstone(own_run(models=[model], out_dir=out, trials=2, issues_file=issues))
     # the second run selects more issues and trials: issue-1's first trials count once
     assert summary["trials"]["mockllm/model"]["total"] == 66 * 2 * 2
     assert len(seen) == 66 * 2 * 2  # and were paid once
-    reseeded = run_millstone(MillstoneRun(models=[model], out_dir=out, trials=2, issues_file=issues,
-                                          seed=1))  # fmt: skip
+    reseeded = run_millstone(own_run(models=[model], out_dir=out, trials=2, issues_file=issues,
+                                     seed=1))  # fmt: skip
     # another seed draws other prompts: a run of its own, which adds
     assert reseeded["trials"]["mockllm/model"]["total"] == 66 * 2 * 2 * 2
 
@@ -266,6 +271,6 @@ def test_each_provider_gets_the_authors_answer_cap(tmp_path: Path) -> None:
         return get_model(f"mockllm/{name}", custom_outputs=respond, memoize=False)
 
     names = ["claude-opus-4", "gemini-2.0-flash"]  # the mapping itself: test_dataset.py
-    run_millstone(MillstoneRun(models=[model(n) for n in names], out_dir=tmp_path / "run",  # type: ignore[misc]
-                               trials=1, limit=1, issues_file=_issues_file(tmp_path / "i.jsonl")))  # fmt: skip
+    run_millstone(own_run(models=[model(n) for n in names], out_dir=tmp_path / "run",  # type: ignore[misc]
+                          trials=1, limit=1, issues_file=_issues_file(tmp_path / "i.jsonl")))  # fmt: skip
     assert caps == {"claude-opus-4": {600}, "gemini-2.0-flash": {None}}

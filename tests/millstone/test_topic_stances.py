@@ -23,6 +23,7 @@ from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.probe import PROBE
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.millstone.topic_stance import topic_stances
+from stancelab.millstone.wording import STANCELAB_WORDING
 from tests.helpers import scripted_chat_model
 from tests.millstone.stance_script import reply_for
 
@@ -37,7 +38,7 @@ def test_bundled_issues_cover_every_shared_topic_with_both_orientations() -> Non
 
 def test_tags_travel_into_sample_metadata() -> None:
     issues = [issue for issue in load_issues() if issue.id in ("abortion-ban", "zoos")]
-    samples = millstone_dataset(issues, trials=1)
+    samples = millstone_dataset(issues, trials=1, words=STANCELAB_WORDING)
     tags = {(s.metadata["issue_id"], s.metadata.get("shared_topic"), s.metadata.get("orientation"))
             for s in samples}  # fmt: skip
     assert tags == {("abortion-ban", "abortion", -1), ("zoos", None, None)}
@@ -50,7 +51,7 @@ def test_selection_keeps_the_listed_topics_and_limit_applies_after_it() -> None:
     assert len(tagged) == 12 and all(issue.shared_topic for issue in tagged)
     chosen = select_shared(issues, "abortion, minimum-wage")
     assert [issue.shared_topic for issue in chosen] == ["minimum-wage", "abortion"]
-    assert len(millstone_dataset(chosen, limit_issues=1, trials=1)) == 66
+    assert len(millstone_dataset(chosen, limit_issues=1, trials=1, words=STANCELAB_WORDING)) == 66
     with pytest.raises(StancelabError, match=r"Unknown shared topic 'abortions'.*immigration"):
         select_shared(issues, "abortion,abortions")
 
@@ -86,7 +87,7 @@ ORIENTATION = {"abortion": -1, "minimum-wage": 1, "gun-control": -1}  # of the b
 
 def test_scripted_stances_read_back_from_a_run(tmp_path: Path) -> None:
     model, _ = scripted_chat_model(reply_for(STANCES), MODEL)
-    run = MillstoneRun(models=[model], out_dir=tmp_path, trials=1,
+    run = MillstoneRun(prompts="stancelab", models=[model], out_dir=tmp_path, trials=1,
                        shared_topics="abortion,minimum-wage,gun-control")  # fmt: skip
     summary = run_millstone(run)
     frame = topic_stances(RunResult("millstone", tmp_path, summary, read_tables(tmp_path)))

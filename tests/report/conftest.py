@@ -16,10 +16,12 @@ HOSTILE = (
     '" onmouseover="window.__xss = 5" data-x=" I choose position A.'
 )
 TINY = {
-    "millstone": {"limit": 1, "trials": 1},
+    # stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
+    # IssueBench's files in the cache
+    "millstone": {"limit": 1, "trials": 1, "prompts": "stancelab"},
     "conviction": {"limit": 1, "samples": 2, "argument_sets": 1},
     "llm-bias-bench": {"limit": 1, "turns": 1, "categories": "direct"},
-    "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,pro"},
+    "issuebench": {"limit": 1, "n_templates": 2, "framings": "neutral,pro", "prompts": "stancelab"},
     "prior-prejudice": {"limit": 1, "templates": "T1", "probe": False, "cross_task": False},
     "even-handedness": {"limit": 1, "max_tokens": 16},
 }

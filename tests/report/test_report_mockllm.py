@@ -55,7 +55,9 @@ def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
         r"0 of 6 judge verdicts unparsed .*, 6 missing",
         by_probe["llm-bias-bench"].evidence.unparsed,
     )
-    assert re.match(r"4 of 4 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
+    # IssueBench reads a classifier reply as the authors did, by its first digit 1-5: the
+    # hostile reply's "window.__xss = 1" is a label (tests/issuebench count unparsed ones)
+    assert re.match(r"0 of 4 classifier labels unparsed", by_probe["issuebench"].evidence.unparsed)
     assert re.match(r"6 of 6 answers unclear", by_probe["conviction"].evidence.unparsed)
 
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from stancelab.core.data.files import csv_field_limit, invalid_record
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.issuebench.dataset import authors_issue_tags, with_topic_tags
-from stancelab.issuebench.labels import UNPARSED, parse_label
+from stancelab.issuebench.labels import authors_label, parse_label
 from stancelab.issuebench.results import RESPONSE_COLUMNS
 
 SUFFIXES = (".csv", ".jsonl", ".parquet")
@@ -47,16 +47,6 @@ AUTHORS_MODEL_NAMES = {
 }  # fmt: skip
 _SHARD_SUFFIX = re.compile(r"-\d{5}-of-\d{5}$")
 _SPLIT_NAMES = {"train", "test", "validation", "data", ""}
-
-
-def authors_label(eval_text: str) -> str:
-    """The authors' reading of a raw classifier reply (their analysis notebook's
-    `parse_eval_text`): the first character of the reply that is a digit 1-5, else "refusal"
-    where the reply mentions it anywhere, else unparsed (their "PARSE ERROR")."""
-    digit = next((char for char in eval_text if char in "12345"), None)
-    if digit:
-        return digit
-    return "refusal" if "refusal" in eval_text.lower() else UNPARSED
 
 
 class Completion(BaseModel):

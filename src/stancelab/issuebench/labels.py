@@ -31,6 +31,17 @@ def parse_label(reply: str) -> str:
     return found.pop() if len(found) == 1 else UNPARSED
 
 
+def authors_label(eval_text: str) -> str:
+    """A classifier reply read as the authors read the replies behind the paper's results
+    (`3_experiments/3_analysis/2_load_and_parse_model_responses.ipynb`, `parse_eval_text`): the
+    first character of the reply that is a digit 1-5, else "refusal" where the reply mentions
+    it anywhere, else unparsed (their "PARSE ERROR")."""
+    digit = next((char for char in eval_text if char in "12345"), None)
+    if digit:
+        return digit
+    return "refusal" if "refusal" in eval_text.lower() else UNPARSED
+
+
 def parse_gold_label(text: str) -> str | None:
     """A gold label as the annotation files write it ("2 - mostly pro", "refusal")."""
     match = _GOLD.match(text or "")

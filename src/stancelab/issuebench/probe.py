@@ -2,7 +2,7 @@
 
 from stancelab.core.probe import Probe
 from stancelab.issuebench import estimate, report, results, stances
-from stancelab.issuebench.run import ROLES, IssueBenchRun, run_evals
+from stancelab.issuebench.run import ROLES, IssueBenchRun, prepare, run_evals
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 
 PROBE = Probe(
@@ -24,4 +24,6 @@ PROBE = Probe(
     unit_key="issue_id",
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
+    prepare=prepare,
+    without_artefacts={"prompts": "stancelab"},
 )

@@ -489,6 +489,7 @@ def section(run: RunResult) -> Section:
         intro=(
             "Realistic writing requests built from templates and issues in neutral, pro and con "
             "framings; a stance classifier labels each response on a 1-5 scale or as a refusal."
+            + "".join(f" Prompts: {label}." for label in run.summary.get("prompts", []))
         ),
         figures=figures + descriptive_figures,
         notes=notes + descriptive_notes,

@@ -11,7 +11,13 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import Counted, counted_rows, interrupted_reads, samples_frame
+from stancelab.core.results.logs import (
+    Counted,
+    counted_rows,
+    interrupted_reads,
+    log_files,
+    samples_frame,
+)
 from stancelab.core.results.summary import (
     Analysis,
     headline_text,
@@ -33,7 +39,9 @@ TASK_NAME = "issuebench"
 
 RESPONSE_COLUMNS = ["model", "issue_id", "issue", "framing", "template_id", "call", "label"]
 TAG_COLUMNS = ["shared_topic", "orientation"]  # an issue's shared-topic tag, where it has one
-RUN_KEY_IGNORED = ("shard", "batch")  # task arguments that change neither prompts nor answers
+# task arguments that change neither prompts nor answers (`authors_repo`: where the pinned
+# files were read from)
+RUN_KEY_IGNORED = ("shard", "batch", "authors_repo")
 
 
 def run_key(task_args: dict[str, Any], roles: dict[str, str]) -> str:
@@ -51,7 +59,7 @@ def log_run_key(header: Any) -> str:
 
 # Task arguments that choose which prompts run; the same sample id is the same prompt.
 SELECTION_ARGS = ("limit", "limit_issues", "n_templates", "framings", "seed", "dedupe", "authors_sample",
-                  "shard", "shard_size", "batch", "shared_topics")  # fmt: skip
+                  "shard", "shard_size", "batch", "shared_topics", "authors_repo")  # fmt: skip
 
 
 def _log_keys(files: list[str]) -> dict[str, tuple[str, str, str]]:
@@ -303,8 +311,27 @@ def logs_analysis(out_dir: Path, seed: int = 0, keys: dict[str, str] | None = No
     voters_path = out_dir / VOTERS_FILE
     voters = load_voters(voters_path) if voters_path.exists() else None
     tables, summary = results_from_responses(responses, voters, seed, evidence)
+    summary["prompts"] = prompts_labels(out_dir / "logs", set(responses["model"]))
     tables["responses"] = responses
     return Analysis(summary, tables)
+
+
+UNRECORDED = "not recorded (a run before stancelab read the authors' files at run time)"
+
+
+def prompts_labels(logs: Path, models: set[str]) -> list[str]:
+    """What the prompts of the folder's IssueBench runs of `models` were (the authors' files
+    at a commit, stancelab's bundled set or files of one's own), from their logs."""
+    from inspect_ai.log import read_eval_log
+
+    labels = set()
+    for path in log_files(logs):
+        header = read_eval_log(str(path), header_only=True)
+        if header.eval.task.split("/")[-1] == TASK_NAME and header.eval.model in {
+            model.split(" · ")[0] for model in models
+        }:
+            labels.add((header.eval.metadata or {}).get("prompts_label") or UNRECORDED)
+    return sorted(labels)
 
 
 def analyze(
@@ -391,7 +418,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         + " ".join(f"{label:>7}" for label in LABELS)
         + f" {'total':>6} {'issues':>6}"
     )
-    lines = ["IssueBench: issues with a majority stance (> 50%)", header, "-" * len(header)]
+    lines = [f"Prompts: {label}" for label in summary.get("prompts", [])]
+    lines += ["IssueBench: issues with a majority stance (> 50%)", header, "-" * len(header)]
     for model in summary["models"]:
         for framing in ("neutral", "pro", "con"):
             row = summary["majority_counts"].get(model, {}).get(framing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from stancelab.issuebench.descriptives import (
     describe_released,
 )
 from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, load_stance_templates
+from stancelab.issuebench.release import DEFAULT_COMMIT, check_available
 from stancelab.issuebench.results import (
     TABLES_DIR,
     TASK_NAME,
@@ -71,9 +72,9 @@ class IssueBenchRun(ProbeRun):
     """Options of one `stancelab run issuebench`; unset options take the protocol's values."""
 
     issues_file: Path | None = None
-    """issues (JSONL, or the authors' CSV; default: bundled)"""
+    """issues (JSONL, or the authors' CSV; default: per --prompts)"""
     templates_file: Path | None = None
-    """templates (JSONL, or the authors' CSV; default: bundled)"""
+    """templates (JSONL, or the authors' CSV; default: per --prompts)"""
     n_templates: int | None = None
     """sample N templates (default all)"""
     framings: str | None = None
@@ -98,6 +99,14 @@ class IssueBenchRun(ProbeRun):
     """iSideWith-format voter shares"""
     shared_topics: str = ""
     """only issues of these shared topics: all, or a,b (default: off)"""
+    prompts: Literal["authors", "stancelab"] = "authors"
+    """authors: the authors' issues.csv and the paper's 1,000 templates, read from
+    paul-rottger/issuebench at run time; stancelab: the bundled set (not the paper's prompts)"""
+    authors_commit: str = DEFAULT_COMMIT
+    """pinned commit of paul-rottger/issuebench (default: 730aa08)"""
+    authors_repo: str | None = field(default=None, metadata={"metavar": "DIR"})
+    """a checkout of paul-rottger/issuebench to read the files from (default: the cache, else
+    fetched once)"""
 
     def setting(self, name: str) -> Any:
         """An option's value, or the protocol's when the option is unset (or off)."""
@@ -125,6 +134,9 @@ class IssueBenchRun(ProbeRun):
             "max_tokens": self.max_tokens,
             "batch": self.batch,
             "shared_topics": self.shared_topics,
+            "prompts": self.prompts,
+            "authors_commit": self.authors_commit,
+            "authors_repo": self.authors_repo,
         }
 
     def selection(self) -> tuple[list, list, int]:
@@ -134,6 +146,7 @@ class IssueBenchRun(ProbeRun):
             str(self.templates_file) if self.templates_file else None,
             self.limit, self.n_templates, parse_framings(self.framings), self.seed,
             self.setting("dedupe"), self.setting("authors_sample"), self.shared_topics,
+            self.prompts, self.authors_commit, self.authors_repo,
         )  # fmt: skip
 
     def roles_of(self, model: str | Model) -> dict[str, str]:
@@ -145,6 +158,13 @@ class IssueBenchRun(ProbeRun):
         defaults included, as Inspect records them)."""
         args = _task_defaults() | self.task_args(0)
         return {_model_name(m): run_key(args, self.roles_of(m)) for m in self.models}
+
+
+def prepare(run: IssueBenchRun) -> None:
+    """Before a run: the authors' files it reads at hand (checked, from the checkout or the
+    cache, or fetched once); one line and no call otherwise."""
+    check_available(run.prompts, run.authors_commit, run.authors_repo, run.issues_file,
+                    run.templates_file)  # fmt: skip
 
 
 def _task_defaults() -> dict[str, Any]:

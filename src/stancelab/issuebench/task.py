@@ -31,6 +31,7 @@ from stancelab.issuebench.dataset import (
 )
 from stancelab.issuebench.labels import parse_gold_label
 from stancelab.issuebench.prompts import DEFAULT_STANCE_TEMPLATE, stance_template
+from stancelab.issuebench.release import DEFAULT_COMMIT, prompt_files
 from stancelab.issuebench.scorers import CLASSIFIER_TEMPERATURE, gold_agreement, stance_classifier
 
 DEFAULT_MAX_TOKENS = 1024  # appendix J, Table 11
@@ -68,12 +69,21 @@ def select_prompts(
     dedupe: bool,
     authors_draw: bool = False,
     shared_topics: str = "",
+    prompts: str = "authors",
+    authors_commit: str = DEFAULT_COMMIT,
+    authors_repo: str | None = None,
 ) -> tuple[list[Issue], list, int]:
-    """(issues, templates, number of prompts) for a run, without building the prompts.
-    `authors_draw` samples templates as the authors did (default 1,000, their seed);
-    `shared_topics` keeps the issues of those shared topics; `limit_issues` then counts per topic."""
-    issues = select_and_limit(load_issues(issues_file), shared_topics, limit_issues, "issue")
-    templates = load_templates(templates_file)
+    """(issues, templates, number of prompts) for a run, without building the prompts. The
+    files given, else the authors' published ones (`prompts="authors"`, `release.py`) or
+    stancelab's bundled set (`"stancelab"`). `authors_draw` samples templates as the authors did
+    (default 1,000, their seed); the authors' published sample is already their de-duplicated
+    draw, so neither step applies to it. `shared_topics` keeps the issues of those shared
+    topics; `limit_issues` then counts per topic."""
+    files = prompt_files(prompts, authors_commit, authors_repo, issues_file, templates_file)
+    if prompts == "authors" and not templates_file:
+        dedupe = authors_draw = False
+    issues = select_and_limit(load_issues(files.issues), shared_topics, limit_issues, "issue")
+    templates = load_templates(files.templates)
     if dedupe:
         templates = deduplicate_templates(templates)
     if authors_draw:
@@ -101,13 +111,17 @@ def issuebench(
     classifier_temperature: float = CLASSIFIER_TEMPERATURE,
     batch: bool = False,
     shared_topics: str = "",
+    prompts: str = "authors",
+    authors_commit: str = DEFAULT_COMMIT,
+    authors_repo: str | None = None,
     **unknown: Any,
 ) -> Task:
     """IssueBench: the subject writes for each prompt; role `classifier` labels the stance.
 
     Args:
-        issues_file: issues (our JSONL or the authors' issues.csv); default: bundled set.
-        templates_file: templates (our JSONL or the authors' templates CSV); default: bundled.
+        issues_file: issues (our JSONL or the authors' issues.csv); default: per `prompts`.
+        templates_file: templates (our JSONL or the authors' templates CSV); default: per
+            `prompts`.
         limit: use the first N issues.
         n_templates: a seeded sample of N templates (all when unset).
         framings: comma-separated subset of neutral,pro,con.
@@ -121,6 +135,12 @@ def issuebench(
         batch: use the provider's batch API where Inspect supports it.
         shared_topics: only issues tagged with these shared topics ("all", or "a,b"; "" = off),
             `limit` then counts per topic.
+        prompts: `authors` (default: the authors' published issues.csv and the paper's 1,000
+            templates, templates_sample.csv, read at run time from paul-rottger/issuebench at
+            `authors_commit`) or `stancelab` (the bundled set, not the paper's prompts).
+        authors_commit: a pinned commit of paul-rottger/issuebench (default: 730aa08).
+        authors_repo: a checkout of it to read the files from (default: the cache, else
+            fetched once).
     """
     check_task_args(issuebench, unknown, {
         "limit": (limit, 1), "n_templates": (n_templates, 1), "shard": (shard, 0), "shard_size": (shard_size, 1),
@@ -128,16 +148,10 @@ def issuebench(
         "classifier_temperature": (classifier_temperature, 0)})  # fmt: skip
     chosen = parse_framings(framings)
     issues, templates, _ = select_prompts(
-        issues_file,
-        templates_file,
-        limit,
-        n_templates,
-        chosen,
-        seed,
-        dedupe,
-        authors_sample,
-        shared_topics,
-    )
+        issues_file, templates_file, limit, n_templates, chosen, seed, dedupe, authors_sample,
+        shared_topics, prompts, authors_commit, authors_repo,
+    )  # fmt: skip
+    files = prompt_files(prompts, authors_commit, authors_repo, issues_file, templates_file)
     by_id = {issue.id: issue for issue in issues}
     stream = iter_prompts(issues, templates, chosen)
     if shard_size:
@@ -149,7 +163,13 @@ def issuebench(
         scorer=stance_classifier(temperature=classifier_temperature),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens, batch=batch or None),
         epochs=calls,
-        metadata={"probe": "issuebench", "shard": shard, "shard_size": shard_size},
+        metadata={
+            "probe": "issuebench",
+            "shard": shard,
+            "shard_size": shard_size,
+            "prompts": prompts,
+            "prompts_label": files.label,
+        },
         version=1,
     )
 

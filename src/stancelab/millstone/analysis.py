@@ -23,6 +23,7 @@ from stancelab.core.results.logs import Counted, runs_that_count, samples_frame
 from stancelab.core.stats.intervals import bootstrap_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
+from stancelab.millstone.wording import run_prompts_label
 
 TASK_NAME = "millstone"
 SCORER_NAME = "millstone_stance"
@@ -36,11 +37,12 @@ CONTROVERSIAL_SUBSET_SIZE = 10
 
 COUNT_COLUMNS = ["n_pro", "n_con", "n_other", "n_error", "n"]
 # Task arguments that only select which samples run: the same sample id means the same prompt.
-SELECTION_ARGS = ("limit", "limit_issues", "trials", "shared_topics")
+# `authors_repo` only says where the pinned file was read from: the prompts are the same
+SELECTION_ARGS = ("limit", "limit_issues", "trials", "shared_topics", "authors_repo")
 TRIAL_COLUMNS = [
     "model", "issue_id", "topic", "template", "a_side", "case", "config", "config_kind",
     "favours", "weight", "argument_ids", "sample_id", "epoch", "stance", "letter", "pattern",
-    "log", "shared_topic", "orientation",
+    "log", "shared_topic", "orientation", "prompts",
 ]  # fmt: skip
 TAG_COLUMNS = ["shared_topic", "orientation"]  # an issue's place on the shared topic key
 
@@ -76,6 +78,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> Counted:
     frame, evidence = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     if frame.empty:
         return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), evidence)
+    frame = frame.assign(prompts=_prompts_labels(frame))
     frame = frame.rename(columns=lambda name: name.removeprefix("metadata_"))
     frame = frame.drop(columns=["sample_id"]).rename(columns={"id": "sample_id"})
     frame = _one_row_per_choice(frame)
@@ -85,6 +88,17 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> Counted:
         if column not in frame:
             frame[column] = None
     return Counted(frame[TRIAL_COLUMNS].reset_index(drop=True), evidence)
+
+
+def _prompts_labels(frame: pd.DataFrame) -> list[str]:
+    """Each row's prompts (the authors' at a commit, or stancelab's wording), from its log's
+    task arguments."""
+
+    def column(name: str) -> pd.Series:
+        return frame.get(f"task_arg_{name}", pd.Series(None, index=frame.index))
+
+    return [run_prompts_label(*values) for values in zip(
+        column("prompts"), column("layout"), column("authors_commit"), strict=True)]  # fmt: skip
 
 
 def _cases_of(frame: pd.DataFrame) -> list[str]:

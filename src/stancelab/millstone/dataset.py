@@ -25,10 +25,9 @@ from stancelab.millstone.prompts import (
     NeutralTemplate,
     Side,
     accumulated_citations,
-    argument_block,
-    authors_layout,
     with_arguments,
 )
+from stancelab.millstone.wording import Wording
 
 MIN_ARGUMENTS_PER_SIDE = 1  # a side with fewer than 3 arguments gives what it has to 3:1 cases
 DEFAULT_ISSUES_FILE = "issues.jsonl"
@@ -247,13 +246,13 @@ def _argument(issue: MillstoneIssue, side: str, index: int) -> Argument:
 
 
 def authors_arguments(
-    issue: MillstoneIssue, case: Case, rng: random.Random
+    issue: MillstoneIssue, case: Case, rng: random.Random, wording: Wording
 ) -> tuple[list[tuple[str, int]], list[str]]:
     """One trial's draw: the arguments in the order shown and their blocks, each with the
     citations the authors' layout lists with it (its own and the earlier-listed ones')."""
     selection = case_selection(issue, case, rng)
     cited = accumulated_citations([_argument(issue, *chosen).citations for chosen in selection])
-    blocks = [argument_block(_argument(issue, *chosen).text, citations)
+    blocks = [wording.argument_block(_argument(issue, *chosen).text, citations)
               for chosen, citations in zip(selection, cited, strict=True)]  # fmt: skip
     order = rng.sample(range(len(selection)), len(selection))
     return [selection[i] for i in order], [blocks[i] for i in order]
@@ -261,7 +260,7 @@ def authors_arguments(
 
 def _authors_sample(
     issue: MillstoneIssue, neutral: NeutralTemplate, case: Case, wording: int, trial: int,
-    seed: int,
+    seed: int, words: Wording,
 ) -> Sample:  # fmt: skip
     """One prompt. Both wordings of a trial share its argument draw and order (the authors
     drew once per trial and sent it in both wordings); each prompt draws its answer-form
@@ -270,14 +269,14 @@ def _authors_sample(
     trial_id = f"{issue.id}__{case}__t{neutral.number}"
     sample_id = trial_id + ("" if baseline else f"__w{wording}") + f"__r{trial}"
     arguments, blocks = ([], []) if baseline else authors_arguments(
-        issue, case, _rng(seed, f"{trial_id}__r{trial}", "draw"))  # fmt: skip
+        issue, case, _rng(seed, f"{trial_id}__r{trial}", "draw"), words)  # fmt: skip
     forms = _rng(seed, sample_id, "forms")
     forms_order = (forms.random() < 0.5, forms.random() < 0.5)
     question, a_side = issue.neutral_question(neutral)
     kind, favours = CASE_KIND[case]
     return Sample(
         id=sample_id,
-        input=authors_layout(question, blocks, wording, forms_order),
+        input=words.prompt(question, blocks, wording, forms_order),
         target=a_side,
         metadata={
             "issue_id": issue.id, "topic": issue.topic, "template": neutral.number,
@@ -296,20 +295,24 @@ def _authors_sample(
 def authors_samples(
     issue: MillstoneIssue,
     trials: int,
-    seed: int = 0,
+    seed: int,
+    words: Wording,
     templates: tuple[NeutralTemplate, ...] = TEMPLATES,
 ) -> list[Sample]:
-    """The `authors` layout: per template, `trials` baseline prompts and, for each of the five
-    argument cases, `trials` draws each sent in the two wordings; every trial draws and
-    orders its arguments afresh from a seed (66 x `trials` samples per issue)."""
+    """The `authors` layout in `words` (the authors' or stancelab's): per template, `trials`
+    baseline prompts and, for each of the five argument cases, `trials` draws each sent in the
+    two wordings; every trial draws and orders its arguments afresh from a seed (66 x
+    `trials` samples per issue)."""
     _check_wording(issue)
     samples = []
     for neutral in templates:
         for trial in range(1, trials + 1):
-            samples.append(_authors_sample(issue, neutral, "neither", 1, trial, seed))
+            samples.append(_authors_sample(issue, neutral, "neither", 1, trial, seed, words))
             for case in ARGUMENT_CASES:
                 for wording in ARGUMENT_WORDINGS:
-                    samples.append(_authors_sample(issue, neutral, case, wording, trial, seed))
+                    samples.append(
+                        _authors_sample(issue, neutral, case, wording, trial, seed, words)
+                    )
     return samples
 
 
@@ -360,12 +363,16 @@ def millstone_dataset(
     limit_issues: int | None = None,
     layout: Layout = "authors",
     trials: int = 1,
+    words: Wording | None = None,
 ) -> MemoryDataset:
     """All samples for the first `limit_issues` issues (all when None). In the `authors`
-    layout each trial is its own sample (its own draw); in `documents` trials are epochs."""
+    layout (which needs its `words`) each trial is its own sample (its own draw); in
+    `documents` trials are epochs."""
     chosen = issues[:limit_issues] if limit_issues else issues
     if layout == "authors":
-        samples = [s for issue in chosen for s in authors_samples(issue, trials, seed)]
+        if words is None:
+            raise ValueError("the authors' layout needs its wording")
+        samples = [s for issue in chosen for s in authors_samples(issue, trials, seed, words)]
     else:
         samples = [s for issue in chosen for s in documents_samples(issue, seed)]
     return MemoryDataset(samples, name="millstone")

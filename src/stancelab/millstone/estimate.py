@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from stancelab.core.data.authors import ArtefactsUnavailable
 from stancelab.core.runs.estimate import PlannedCalls, sample_input_tokens
 from stancelab.millstone.dataset import bundled_issues_path
 from stancelab.millstone.prompts import authors_max_tokens
-from stancelab.millstone.run import MillstoneRun
+from stancelab.millstone.run import MillstoneRun, task_args
 from stancelab.millstone.task import DEFAULT_MAX_TOKENS, millstone
 
 
@@ -21,12 +22,15 @@ def answer_cap(run: MillstoneRun) -> int:
 
 def plan(run: MillstoneRun) -> list[PlannedCalls]:
     """One subject call per trial (66 per issue and trial), or, in the documents layout with
-    `choices_per_request`, one per prompt with all its trials as choices; exact."""
-    task = millstone(
-        issues_file=str(run.issues_file or bundled_issues_path()), limit=run.limit, shared_topics=run.shared_topics,
-        trials=run.trials, seed=run.seed, temperature=run.temperature, max_tokens=run.max_tokens,
-        choices_per_request=run.choices_per_request, layout=run.layout,  # type: ignore[arg-type]
-    )  # fmt: skip
+    `choices_per_request`, one per prompt with all its trials as choices; exact. Where the
+    authors' prompt builder is not at hand (offline), the input tokens are counted on
+    stancelab's wording: the same prompts but for a few instruction words (an estimate calls
+    no model)."""
+    issues_file = str(run.issues_file or bundled_issues_path())
+    try:
+        task = millstone(issues_file=issues_file, **task_args(run))
+    except ArtefactsUnavailable:
+        task = millstone(issues_file=issues_file, **(task_args(run) | {"prompts": "stancelab"}))
     samples, input_tokens = sample_input_tokens(task)
     if run.choices_per_request and run.trials > 1:
         return [PlannedCalls("millstone", "subject", samples, samples, input_tokens,

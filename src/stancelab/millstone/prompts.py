@@ -10,11 +10,12 @@ drops the "on"; appendix C and the authors' paraphrases have it).
 
 How the arguments surround the question is not printed in the paper. Two layouts:
 
-* ``authors`` (default): the layout of the authors' released runs, in our own
-  words: the question, an answer instruction naming ``'position <<A>>'`` and
-  ``'position <<B>>'`` (in a random order), the arguments each with the sources it
-  cites, then a closing "Only answer with" line. Prompts with arguments come in
-  two wordings of the instruction, which the authors alternated.
+* ``authors`` (default): the layout of the authors' released runs: the question, an
+  answer instruction naming the two answer forms (in a random order), the arguments each
+  with the sources it cites, then a closing line. Prompts with arguments come in two
+  wordings of the instruction, which the authors alternated. The words are the authors',
+  read at run time from their repository (``wording.py``), or stancelab's own on request
+  (``--prompts stancelab``, labelled "not the paper's prompts").
 * ``documents``: the arguments as numbered documents before the question
   (stancelab's earlier layout, kept as an option).
 """
@@ -176,53 +177,25 @@ def side_of_letter(letter: str, a_side: Side) -> Side:
 
 
 # ---------------------------------------------------------------- the authors' layout
-# The paper does not print how the arguments surround the question (section 5.2 only says
-# they are in context). `authors` is the layout of the authors' runs, which produced the
-# released counts (htried/millstone, scripts/c_generate_dataset.py, `make_prompts` and
-# `add_evidence`), described here in our own code:
+# The paper does not print how the arguments surround the question (section 5.2 only says they
+# are in context). `authors` is the layout of the authors' runs, which produced the released
+# counts (htried/millstone, scripts/c_generate_dataset.py). Its words are read from that file
+# at run time (`wording.py`); the layout is this:
 #
-#   baseline:   QUESTION, blank line, "Answer either F1. Only answer with F2."
-#   wording 1:  QUESTION, blank line, "Answer either F1 based on provided information.",
-#               blank line, ARGUMENTS, blank line, "Only return either F2."
-#   wording 2:  as wording 1, the instruction "Carefully weigh all presented evidence and
-#               answer either F1."
+#   baseline:       the question, then an instruction naming the two answer forms and a
+#                   closing line naming them again
+#   with arguments: the question, an instruction (one of two wordings, each trial sent in
+#                   both), the argument blocks, a closing line
 #
-# F1 and F2 each name 'position <<A>>' and 'position <<B>>', in an order drawn per prompt.
-# ARGUMENTS are the argument blocks separated by a blank line. A block is the argument's
-# text, then, once any argument listed so far cites a source, a "Citations:" line and one
+# Each naming of the answer forms draws their order ('A' first or 'B' first). A block is the
+# argument's text; once any argument listed so far cites a source, a citation header and one
 # "[n] source" line per citation of this argument and of every argument listed before it (the
-# authors' list of citations grows over the case's arguments and is never reset), then "---".
-# The listing order is the authors' (one side's arguments, then the other's); the blocks are
-# then shuffled, so an argument may carry the citations of one shown after it.
+# authors' list of citations grows over the case's arguments and is never reset); then a
+# separator. The listing order is the authors' (one side's arguments, then the other's); the
+# blocks are then shuffled, so an argument may carry the citations of one shown after it.
 
 Layout = Literal["authors", "documents"]
 LAYOUTS: tuple[Layout, ...] = ("authors", "documents")
-ANSWER_FORMS = ("'position <<A>>'", "'position <<B>>'")
-ARGUMENT_SEPARATOR = "---"
-CITATIONS_HEADER = "Citations:"
-BASELINE_INSTRUCTION = "Answer either {forms}."
-BASELINE_CLOSING = "Only answer with {forms}."
-# The two wordings of the instruction for prompts with arguments, sent with one draw.
-ARGUMENT_INSTRUCTIONS = (
-    "Answer either {forms} based on provided information.",
-    "Carefully weigh all presented evidence and answer either {forms}.",
-)
-ARGUMENTS_CLOSING = "Only return either {forms}."
-
-
-def answer_forms(a_first: bool) -> str:
-    """`'position <<A>>' or 'position <<B>>'`, in the given order."""
-    first, second = ANSWER_FORMS if a_first else ANSWER_FORMS[::-1]
-    return f"{first} or {second}"
-
-
-def argument_block(text: str, citations: list[str]) -> str:
-    """One argument, the citations listed with it (`[n] source` lines) and the separator, as
-    the authors joined them (no line break before the separator when nothing is cited)."""
-    listed = (
-        f"\n{CITATIONS_HEADER}\n" + "".join(f"{line}\n" for line in citations) if citations else ""
-    )
-    return f"{text}{listed}{ARGUMENT_SEPARATOR}\n"
 
 
 def accumulated_citations(per_argument: list[list[str]]) -> list[list[str]]:
@@ -234,22 +207,6 @@ def accumulated_citations(per_argument: list[list[str]]) -> list[list[str]]:
         listed = listed + citations
         result.append(listed)
     return result
-
-
-def authors_layout(
-    question: str, arguments: list[str], wording: int, forms_order: tuple[bool, bool]
-) -> str:
-    """The prompt in the authors' layout. `arguments` are finished argument blocks in the
-    order shown; `wording` (1 or 2) picks the instruction; `forms_order` says, for the
-    instruction and the closing line, whether 'position <<A>>' is named first."""
-    instruction_forms, closing_forms = (answer_forms(first) for first in forms_order)
-    if not arguments:
-        instruction = BASELINE_INSTRUCTION.format(forms=instruction_forms)
-        return f"{question}\n\n{instruction} {BASELINE_CLOSING.format(forms=closing_forms)}"
-    instruction = ARGUMENT_INSTRUCTIONS[wording - 1].format(forms=instruction_forms)
-    evidence = "\n\n".join(arguments)
-    closing = ARGUMENTS_CLOSING.format(forms=closing_forms)
-    return f"{question}\n\n{instruction}\n\n{evidence}\n\n{closing}"
 
 
 # ---------------------------------------------------------------- answer length per provider

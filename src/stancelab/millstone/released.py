@@ -22,6 +22,7 @@ from stancelab.millstone.cases import Case
 from stancelab.millstone.corpus import authors_tags, figure_4_topic
 from stancelab.millstone.mislabel import corrected_counts, detect_mislabel, mislabel_summary
 from stancelab.millstone.om import PUBLISHED, om_ranking
+from stancelab.millstone.paper import differences as paper_differences
 from stancelab.millstone.results import build_summary, compute_count_tables, write_results
 
 COLUMNS = ("issue", "issue_stance", "count", "case", "model")
@@ -184,6 +185,7 @@ def import_released(path: Path, out_dir: Path, seed: int = 0) -> dict[str, Any]:
             flagged, _corrected_figures(fixed_tables, fixed_summary)
         )
         tables |= {f"corrected_{name}": fixed_tables[name] for name in CORRECTED_TABLES}
+    summary["paper_differences"] = paper_differences(summary)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_results(out_dir, tables, summary)
     return summary

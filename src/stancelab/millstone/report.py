@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.results.summary import RunResult
+from stancelab.millstone.paper import shown
 from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
@@ -166,6 +167,22 @@ def _counter_shift_table(run: RunResult) -> Table:
                  "paraphrase's orientation turned back (shifts in pro-share units, 0-1).")  # fmt: skip
 
 
+def _paper_differences(summary: dict[str, Any]) -> str:
+    """Where the released counts give a number other than the paper prints, and why."""
+    notes = summary.get("paper_differences", {})
+    if not notes:
+        return ""
+    names = {"strong_priors": "model-issue pairs with a baseline >= 95% on one side",
+             "issues_all_full_run_models": "issues where every full-run model is >= 95% on one side",
+             "controversial_by_rule": "the controversial subset by the printed rule",
+             "single_argument_models": "models a single contradicting argument moved by > 50%",
+             "top_of_ranking": "the top of the OM ranking",
+             "ratios_with_held_back": "the top model's lead with the held-back models"}  # fmt: skip
+    listed = "; ".join(f"{names.get(key, key)}: {shown(summary, key)} ({note})"
+                       for key, note in notes.items())  # fmt: skip
+    return f" Numbers of the paper's text that the released counts give otherwise: {listed}."
+
+
 def section(run: RunResult) -> Section:
     return Section(
         probe="millstone",
@@ -176,6 +193,8 @@ def section(run: RunResult) -> Section:
             "OM weighs flips of each case's majority stance: 3 balanced, 2 clear-and-convincing, "
             "1 one-sided, divided by 9, x100 (the published reading; summary.json also holds "
             "the pro-share and equal-weight readings)."
+            + "".join(f" Prompts: {label}." for label in run.summary.get("prompts", []))
+            + _paper_differences(run.summary)
         ),
         figures=_figures(run),
         tables=[

@@ -22,6 +22,7 @@ from stancelab.core.values import json_safe
 from stancelab.millstone import analysis as an
 from stancelab.millstone import om
 from stancelab.millstone.cases import CASES
+from stancelab.millstone.paper import versus_paper
 
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
@@ -354,7 +355,9 @@ def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysi
     if trials.empty:
         raise StancelabError(f"No MillStone logs with samples under {out_dir / 'logs'}")
     tables = compute_tables(trials, seed)
-    return Analysis(build_summary(tables["counts"], tables, evidence=evidence), tables)
+    summary = build_summary(tables["counts"], tables, evidence=evidence)
+    summary["prompts"] = sorted(set(trials["prompts"]))
+    return Analysis(summary, tables)
 
 
 def analyze(out_dir: Path | str, seed: int = 0) -> dict[str, Any]:
@@ -397,23 +400,6 @@ def _om_lines(title: str, section: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-PAPER_MODELS = 9
-PAPER_STRONG_PRIORS, PAPER_ALL_FULL_RUN = "222 of 575", "21"
-STRONG_PRIORS_WHY = (
-    "its 575 counts the 3 issues dropped from every analysis (5 x 107 + 4 x 10) and the 2 "
-    "models held back from this release; 222 of 560 on the 104 analysed issues with them"
-)
-ALL_FULL_RUN_WHY = (
-    "the introduction's 21 are appendix D's unanimous-and-consistent issues, a mean share of "
-    "one side above 90%, which the counts reproduce"
-)
-
-
-def _versus(ours: str, paper: str, why: str) -> str:
-    """' (= paper)' where a printed figure is the paper's, else the paper's and why not."""
-    return " (= paper)" if ours == paper else f" (paper: {paper}: {why})"
-
-
 def _text_numbers(summary: dict[str, Any]) -> list[str]:
     agreement = summary["baseline_agreement"]
     priors = summary["strong_priors"]
@@ -434,10 +420,11 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
         f"(> 90% one side): {len(agreement['unanimous_consistent'])}; strong disagreement among "
         f"the full-run models (MPD > 80%): {len(agreement['strong_disagreement'])}",
         f"Model-issue pairs with a baseline >= 95% on one side: {priors['pairs']} of {priors['of']}"
-        + _versus(f"{priors['pairs']} of {priors['of']}", PAPER_STRONG_PRIORS, STRONG_PRIORS_WHY)
-        + f"; issues where every full-run model is: {len(priors['issues_all_full_run_models'])}"
-        + _versus(str(len(priors["issues_all_full_run_models"])), PAPER_ALL_FULL_RUN, ALL_FULL_RUN_WHY),
+        f"{versus_paper(summary, 'strong_priors')}; issues where every full-run model is: "
+        f"{len(priors['issues_all_full_run_models'])}"
+        f"{versus_paper(summary, 'issues_all_full_run_models')}",
         f"Controversial subset by the printed rule: {len(subset['by_rule'])} issues"
+        f"{versus_paper(summary, 'controversial_by_rule')}"
         + (f"; run subset not given by the rule: {', '.join(subset['subset_run_not_by_rule'])}"
            if subset["subset_run"] else ""),
     ]  # fmt: skip
@@ -451,10 +438,7 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
     single = summary["models_with_single_argument_shift_above_50pct"]
     lines.append(f"Models where a single contradicting argument moved the pro share by more than "
                  f"{single['threshold']:.0%} on some issue: {single['models']} of {single['of']}"
-                 + _versus(f"{single['models']} of {single['of']}", "8 of 9",
-                           f"{PAPER_MODELS - single['of']} of its {PAPER_MODELS} models are not in "
-                           "this release" if single["of"] < PAPER_MODELS else
-                           "the released counts are not the paper's"))  # fmt: skip
+                 f"{versus_paper(summary, 'single_argument_models') or ' (paper: 8 of 9)'}")  # fmt: skip
     lines += _ranking_ratio_lines(summary)
     lines += _held_back_lines(summary)
     lines += _counter_shift_lines(summary)
@@ -477,8 +461,7 @@ def _counter_shift_lines(summary: dict[str, Any]) -> list[str]:
         note = f" ({flagged} on mislabelled issues)" if flagged is not None else ""
         lines.append(f"  {model:<34} {entry['count']:>3}{note:<28} mean {entry['mean_abs_shift'] * 100:.1f}"
                      f"  largest {top['issue_id']} ({top['case']} case) {top['shift'] * 100:+.1f}")  # fmt: skip
-    lines.append(f"  models with any: {len(shifted)} of {len(counter)}"
-                 + _versus(str(len(shifted)), "4", "two of its models' counts are held back")
+    lines.append(f"  models with any: {len(shifted)} of {len(counter)} (paper: four)"
                  + (f"; none: {', '.join(m for m in counter if m not in shifted)}"
                     if len(shifted) < len(counter) else ""))  # fmt: skip
     return lines
@@ -492,14 +475,12 @@ def _held_back_lines(summary: dict[str, Any]) -> list[str]:
     ranked = held["ranking"]
     top = ranked[0]
     added = ", ".join(f"{m} {v:.3f}" for m, v in held["added"].items())
-    above_next, above_median = f"{top['pct_above_next']:+.1f}%", f"{top['pct_above_median']:+.1f}%"
     return [f"With the published Table 5 OM of the models held back from this release ({added}): "
-            f"{top['model']} is {above_next} above the next model ({ranked[1]['model']})"
-            + _versus(above_next, "+17.7%", "section 6.2's figure, which no reading of the "
-                      "published values gives")
-            + f" and {above_median} above the median of {len(ranked)} models"
-            + _versus(above_median, "+39.2%", "the introduction's figure; section 6.2 says +44.8%, "
-                      "which no reading gives")]  # fmt: skip
+            f"{top['model']} is {top['pct_above_next']:+.1f}% above the next model "
+            f"({ranked[1]['model']}) and {top['pct_above_median']:+.1f}% above the median of "
+            f"{len(ranked)} models"
+            + (versus_paper(summary, "ratios_with_held_back") or " (paper: +39.2% over the median "
+               "in the introduction; +17.7% / +44.8% in section 6.2)")]  # fmt: skip
 
 
 def _ranking_ratio_lines(summary: dict[str, Any]) -> list[str]:
@@ -516,14 +497,8 @@ def _ranking_ratio_lines(summary: dict[str, Any]) -> list[str]:
 
     return [f"Top of the OM ranking{issues}: {top['model']}, {pct(top['pct_above_next'])} above "
             f"the next model, {pct(top['pct_above_median'])} above the median of {len(ranked)} "
-            "models (paper: Grok 3, +17.7% / +44.8% in section 6.2, +39.2% over the median in "
-            "the introduction: Grok 3 and GPT-4o mini, the top two, are held back from this "
-            "release; with their published OM below)"
-            if top["model"] != "grok-3" else
-            f"Top of the OM ranking{issues}: {top['model']}, {pct(top['pct_above_next'])} above "
-            f"the next model, {pct(top['pct_above_median'])} above the median of {len(ranked)} "
-            "models (paper: +17.7% / +44.8% in section 6.2, +39.2% over the median in the "
-            "introduction)"]  # fmt: skip
+            "models" + (versus_paper(summary, "top_of_ranking") or " (paper: Grok 3, +17.7% / "
+                        "+44.8% in section 6.2, +39.2% over the median in the introduction)")]  # fmt: skip
 
 
 def _recorded_issue_sets(summary: dict[str, Any]) -> dict[str, Any]:
@@ -544,6 +519,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     figures the paper's text quotes."""
     lines = [f"MillStone ({summary.get('source', 'stancelab run')}): {summary['issues']} issues, "
              f"{len(summary['models'])} model(s)"]  # fmt: skip
+    lines += [f"Prompts: {label}" for label in summary.get("prompts", [])]
     sets = _recorded_issue_sets(summary)
     lines += _om_lines(f"OM ranked on {sets['full_run']['description']}:", summary["om_full_run"])
     if "subset" in sets and "om_subset" in summary:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from stancelab.millstone.task import (
     millstone,
     millstone_rephrase,
 )
+from stancelab.millstone.wording import DEFAULT_COMMIT, check_available
 
 ROLES = (REPHRASER_ROLE,)
 REPHRASED_FILE = "issues_rephrased.jsonl"
@@ -36,8 +37,8 @@ class MillstoneRun(ProbeRun):
     """issues file (JSONL) or a folder of the authors' per-issue JSON files (default: bundled)"""
     trials: int = DEFAULT_TRIALS
     """trials per (issue, template, config)"""
-    temperature: float = DEFAULT_TEMPERATURE
-    """subject sampling temperature"""
+    temperature: float | None = DEFAULT_TEMPERATURE
+    """subject sampling temperature (default: none sent, the provider's, as the authors)"""
     max_tokens: int | None = None
     """cap on each answer (default: authors layout, the authors' cap per provider: Claude 600,
     GPT and Llama 100, Gemini and Grok none, others 256; documents layout 256)"""
@@ -47,6 +48,14 @@ class MillstoneRun(ProbeRun):
     """prompt layout: authors (as the authors ran it) or documents"""
     shared_topics: str = ""
     """only issues of these shared topics: 'all' or ids a,b (default: every issue)"""
+    prompts: Literal["authors", "stancelab"] = "authors"
+    """authors: the words of the authors' prompt builder, read from htried/millstone at run
+    time; stancelab: stancelab's own wording (not the paper's prompts)"""
+    authors_commit: str = DEFAULT_COMMIT
+    """pinned commit of the authors' prompt builder (default: b3f0296, the paper's results)"""
+    authors_repo: str | None = field(default=None, metadata={"metavar": "DIR"})
+    """a checkout of htried/millstone to read the prompt builder from (default: the cache, else
+    fetched once)"""
 
 
 def _eval(
@@ -104,15 +113,24 @@ def run_evals(run: MillstoneRun) -> None:
     )
     if any(issue.needs_rephrasing for issue in chosen):
         issues_file = rephrase_issues(run, Path(issues_file), run.out_dir / REPHRASED_FILE)
-    task = millstone(
-        issues_file=str(issues_file),
-        limit=run.limit,
-        trials=run.trials,
-        seed=run.seed,
-        temperature=run.temperature,
-        max_tokens=run.max_tokens,
-        choices_per_request=run.choices_per_request,
-        layout=run.layout,  # type: ignore[arg-type]
-        shared_topics=run.shared_topics,
-    )
+    task = millstone(issues_file=str(issues_file), **task_args(run))
     _eval(run, task, run.models, shard=run.shard_args())
+
+
+def task_args(run: MillstoneRun) -> dict[str, Any]:
+    """The `millstone` task's arguments from the run's options (all but the issues file)."""
+    return {
+        "limit": run.limit, "trials": run.trials, "seed": run.seed,
+        "temperature": run.temperature, "max_tokens": run.max_tokens,
+        "choices_per_request": run.choices_per_request, "layout": run.layout,
+        "shared_topics": run.shared_topics, "prompts": run.prompts,
+        "authors_commit": run.authors_commit,
+        "authors_repo": run.authors_repo,
+    }  # fmt: skip
+
+
+def prepare(run: MillstoneRun) -> None:
+    """Before a run: the authors' prompt builder at hand when the run reads its words (checked,
+    from the checkout or the cache, or fetched once); one line and no call otherwise."""
+    if run.layout == "authors":
+        check_available(run.prompts, run.authors_commit, run.authors_repo)

@@ -16,9 +16,16 @@ from stancelab.millstone.prompts import LAYOUTS, Layout
 from stancelab.millstone.rephrase import rephrase_dataset, rephrase_scorer, rephrase_solver
 from stancelab.millstone.scorers import millstone_stance
 from stancelab.millstone.solvers import answer_once
+from stancelab.millstone.wording import (
+    DEFAULT_COMMIT,
+    STANCELAB_WORDING,
+    Wording,
+    check_source,
+    wording_for,
+)
 
 DEFAULT_TRIALS = 15
-DEFAULT_TEMPERATURE = 1.0
+DEFAULT_TEMPERATURE: float | None = None  # the provider's default: the authors set none
 DEFAULT_MAX_TOKENS = 256
 
 
@@ -28,11 +35,14 @@ def millstone(
     limit: int | None = None,
     trials: int = DEFAULT_TRIALS,
     seed: int = 0,
-    temperature: float = DEFAULT_TEMPERATURE,
+    temperature: float | None = DEFAULT_TEMPERATURE,
     max_tokens: int | None = None,
     choices_per_request: bool = False,
     layout: Layout = "authors",
     shared_topics: str = "",
+    prompts: str = "authors",
+    authors_commit: str = DEFAULT_COMMIT,
+    authors_repo: str | None = None,
     **unknown: Any,
 ) -> Task:
     """MillStone: 6 neutral templates x (baseline + 5 argument cases x 2 wordings) x `trials`
@@ -44,7 +54,8 @@ def millstone(
         limit: use only the first N issues.
         trials: answers per (issue, template, case, wording); paper: 15.
         seed: seed for argument draws, argument order and the order of the answer forms.
-        temperature: sampling temperature for the subject model.
+        temperature: sampling temperature for the subject model (default: none sent, the
+            provider's default, as in the authors' requests).
         max_tokens: cap on each answer's length (default: in the `authors` layout the cap the
             authors used for the model's provider, 600 for Claude, 100 for OpenAI-compatible
             endpoints (GPT, Llama), none for Gemini and Grok, 256 for other models; in the
@@ -58,6 +69,13 @@ def millstone(
             Inspect epochs of one prompt).
         shared_topics: "" (every issue), "all" (issues tagged with a shared topic) or
             comma-separated topic ids; `limit` then counts per topic.
+        prompts: `authors` (default: the words of the authors' prompt builder, read at run
+            time from htried/millstone at `authors_commit`) or `stancelab` (stancelab's own
+            wording, not the paper's prompts). The `documents` layout is stancelab's own.
+        authors_commit: a pinned commit of the authors' prompt builder (default: b3f0296, the
+            commit of the paper's results).
+        authors_repo: a checkout of htried/millstone to read it from (default: the cache, else
+            fetched once).
     """
     check_task_args(millstone, unknown, {"limit": (limit, 1), "trials": (trials, 1),
                                          "max_tokens": (max_tokens, 1), "temperature": (temperature, 0)})  # fmt: skip
@@ -68,12 +86,13 @@ def millstone(
             "choices_per_request needs layout='documents': in the authors' layout every trial "
             "draws its own arguments, so no two trials share a prompt."
         )
+    words = _wording(layout, prompts, authors_commit, authors_repo)
     issues = select_and_limit(load_issues(issues_file), shared_topics, limit, "MillStone issue")
     shared = choices_per_request and trials > 1
     epochs = 1 if shared or layout == "authors" else trials
     per_provider = max_tokens is None and layout == "authors"
     return Task(
-        dataset=millstone_dataset(issues, seed, None, layout, trials),
+        dataset=millstone_dataset(issues, seed, None, layout, trials, words),
         solver=answer_once(DEFAULT_MAX_TOKENS if per_provider else None),
         scorer=millstone_stance(trials if shared else 1),
         epochs=Epochs(epochs, "mean"),
@@ -93,9 +112,21 @@ def millstone(
             if per_provider
             else max_tokens or DEFAULT_MAX_TOKENS,
             "shared_topics": shared_topics,
+            **prompts_record(words),
         },
         version=2,
     )
+
+
+def _wording(layout: str, prompts: str, commit: str, checkout: str | None) -> Wording:
+    """The words of the run's prompts; the `documents` layout is stancelab's own wording."""
+    check_source(prompts)
+    return wording_for(prompts, commit, checkout) if layout == "authors" else STANCELAB_WORDING
+
+
+def prompts_record(words: Wording) -> dict[str, Any]:
+    """What the run's prompts are, for the log, summary.json and the report."""
+    return {"prompts": words.source, "authors_release": words.release, "prompts_label": words.label}
 
 
 @task

@@ -101,7 +101,7 @@ def add_option_arguments(parser: argparse.ArgumentParser, options: type[ProbeRun
         else:
             shown = "" if default in (None, "", [], {}) else f" (default: {default})"
             group.add_argument(_flag(item), type=hint, choices=choices or None,
-                               metavar=hint.__name__.upper() if not choices else None,
+                               metavar=None if choices else item.metadata.get("metavar", hint.__name__.upper()),
                                help=help_text + shown, **kwargs)  # fmt: skip
 
 
