@@ -66,6 +66,10 @@ class Probe:
     value range (`binary`: McNemar's test compares two models, `core.stats.compare`)"""
     unit_key: str | None = None
     """sample metadata key of the unit a sample belongs to (`--until-ci` batches whole units)"""
+    value_range: tuple[float, float] | None = None
+    """(lowest, highest) every per-unit headline value can take (`unit_values`): the bounds
+    `--until-ci`'s confidence sequence needs and the worst-case spread `estimate` plans for;
+    None for a headline that is not bounded"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""

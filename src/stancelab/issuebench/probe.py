@@ -22,6 +22,7 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="issue_id",
+    value_range=(0.0, 100.0),  # % of an issue's responses
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
 )

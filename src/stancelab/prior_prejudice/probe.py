@@ -27,6 +27,7 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="claim_id",
+    value_range=(0.0, 6.0),  # |negated - original| of a claim's 1-7 ratings
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
     extra_task_prefixes=True,

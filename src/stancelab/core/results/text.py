@@ -92,7 +92,8 @@ def stopping_note(summary: dict[str, Any]) -> str:
     return (f"Run with --until-ci {record['width']:g}, stopped at look {record['stopped_at_look']} "
             f"of {record['looks_planned']} ({record['reason']}): the 95% intervals do not account "
             f"for the stopping; the {level_text(record['level'])} interval beside each headline "
-            f"does (Bonferroni over the {record['looks_planned']} looks).")  # fmt: skip
+            f"does ({record.get('interval', 'Bonferroni over the looks')}: valid at every look "
+            "at once).")  # fmt: skip
 
 
 def until_ci_text(summary: dict[str, Any]) -> str:
