@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.results.family import Tested
 from stancelab.core.results.summary import Analysis
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.stats.compare import MeasureKind
@@ -66,6 +67,9 @@ class Probe:
     value range (`binary`: McNemar's test compares two models, `core.stats.compare`)"""
     unit_key: str | None = None
     """sample metadata key of the unit a sample belongs to (`--until-ci` batches whole units)"""
+    tested: tuple[Tested, ...] = ()
+    """the tables whose p-values the summary and the report show besides the headline's
+    paired differences: adjusted with them as one family (`core.results.family`)"""
     value_range: tuple[float, float] | None = None
     """(lowest, highest) every per-unit headline value can take (`unit_values`): the bounds
     `--until-ci`'s confidence sequence needs and the worst-case spread `estimate` plans for;

@@ -221,7 +221,7 @@ class ProbeRun:
     until_ci: float | None = field(default=None, metadata={"minimum": None})
     """W: run the units in seeded batches (--looks planned looks) and stop once every model's
     headline interval is narrower than W, in the headline's units; the interval is a betting
-    confidence sequence at 95% over the units in their seeded order, valid at every look at
+    confidence sequence at level 0.95 over the units in their seeded order, valid at every look at
     once, so whatever look the run stops at (bounded headlines only: `core.runs.until_ci`)"""
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
