@@ -26,6 +26,25 @@ SIGN_FLIPS = 9999
 CHANCE_DRAWS = 2000
 
 
+def adjusted_pvalues(pvalues: np.ndarray, method: str) -> np.ndarray:
+    """Holm's step-down (`holm`) or Benjamini-Hochberg's step-up (`fdr_bh`) adjusted p-values of
+    one family, as statsmodels' `multipletests` gives them (a test checks), computed directly:
+    statsmodels 0.15's Holm takes some 80 ms a call, too slow for the simulations."""
+    count = pvalues.size
+    order = np.argsort(pvalues, kind="stable")
+    ranked = pvalues[order]
+    steps = np.arange(1, count + 1)
+    if method == "holm":
+        corrected = np.maximum.accumulate(ranked * (count - steps + 1))
+    elif method == "fdr_bh":
+        corrected = np.minimum.accumulate((ranked * count / steps)[::-1])[::-1]
+    else:
+        corrected = multipletests(pvalues, method=method)[1][order]
+    adjusted = np.empty(count)
+    adjusted[order] = np.minimum(corrected, 1.0)
+    return adjusted
+
+
 def adjust_pvalues(pvalues: Sequence[float | None], method: str) -> list[float | None]:
     """`pvalues` adjusted as one family by `method` (holm or fdr_bh); None and NaN stay None and
     do not count."""
@@ -34,8 +53,8 @@ def adjust_pvalues(pvalues: Sequence[float | None], method: str) -> list[float |
     ]
     adjusted: list[float | None] = [None] * len(pvalues)
     if tested:
-        corrected = multipletests([float(pvalues[i]) for i in tested], method=method)[1]  # type: ignore[arg-type]
-        for index, value in zip(tested, corrected, strict=True):
+        values = np.array([float(pvalues[i]) for i in tested])  # type: ignore[arg-type]
+        for index, value in zip(tested, adjusted_pvalues(values, method), strict=True):
             adjusted[index] = float(value)
     return adjusted
 
