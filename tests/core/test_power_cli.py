@@ -173,3 +173,15 @@ def test_a_calibration_folder_without_a_run_is_a_one_line_error(
     err = _error(capsys, ["estimate", "millstone", "--model", "mockllm/model", "--limit", "1", "--detect", "5",
                           "--calibration", str(tmp_path / "missing")])  # fmt: skip
     assert "no such folder" in err
+
+
+def test_estimate_detect_twenty_times_the_worst_case_sd_prints_a_plan(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`estimate millstone --detect 100 --value-range 0,5`: D / SD = 20 at the range's worst
+    case (SD 5); before issue 36 (SD 3.54, D / SD = 28) a ValueError on ceil(NaN)."""
+    code = main(["estimate", "millstone", "--model", "openai/a", "--model", "openai/b",
+                 "--detect", "100", "--value-range", "0,5"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0 and "SD 5, from the conservative default" in printed
+    assert "Units needed: 6 of the dataset's 35" in printed and "Design: --limit 6" in printed
