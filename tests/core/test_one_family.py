@@ -14,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from stancelab.core.probe import Probe
 from stancelab.core.results.family import FAMILY_KEY, Part, Tested, adjust_parts
 from stancelab.core.results.summary import Analysis
+from stancelab.core.results.text import format_differences
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.pipeline import compare
 from stancelab.core.stats.family import adjusted_pvalues
@@ -120,3 +121,6 @@ def test_the_run_records_its_family_and_rewrites_the_summarys_copy(tmp_path: Pat
     )
     assert list(analysis.tables["group_spread"]["p_adjusted"]) == pytest.approx(expected[3:])
     assert analysis.summary["group_spread"] == list(analysis.tables["group_spread"]["group_effect"])
+    assert "one family of 5: headline_differences 3, group_spread 2" in format_differences(
+        analysis.summary
+    )

@@ -39,7 +39,14 @@ def format_differences(summary: dict[str, Any]) -> str:
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
         lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"
                      f"{_test_text(row)}")  # fmt: skip
-    return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
+    if not lines:
+        return ""
+    family = summary.get("p_family") or {}
+    if family.get("tests"):
+        sources = ", ".join(f"{name} {count}" for name, count in family["sources"].items() if count)
+        lines.append(f"  p adjusted ({family['adjustment']}) over every test this summary shows, one family of "
+                     f"{family['tests']}: {sources}")  # fmt: skip
+    return "\n".join(["Headline, paired differences between models:", *lines])
 
 
 def _test_text(row: dict[str, Any]) -> str:
