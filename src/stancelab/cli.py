@@ -208,7 +208,7 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)",
     )
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    _add_adjust(analyze, "across the pairs of models of each summary")
+    _add_adjust(analyze, "across every p-value of each summary (and the matrix's cells)")
 
 
 def _add_adjust(parser: argparse.ArgumentParser, across: str) -> None:
@@ -491,7 +491,11 @@ def _analyze_all(out: Path, seed: int, adjust: str) -> int:
     for folder in folders:
         for name in probes_in(folder / "logs"):
             print(summary_text(get_probe(name), _analysed(get_probe(name), folder, seed, adjust)))
-    print(format_matrix(write_folder_matrix(out, [load_run(folder, seed) for folder in folders])))
+    print(
+        format_matrix(
+            write_folder_matrix(out, [load_run(folder, seed) for folder in folders], adjust)
+        )
+    )
     print(
         f"\nMatrix: {out / MATRIX_DIR / 'summary.json'}, tables in {out / MATRIX_DIR / 'tables'}/"
     )

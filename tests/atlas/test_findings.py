@@ -23,7 +23,7 @@ def stance(
 ) -> dict[str, object]:
     value, low, high, n = values
     return {"model": model, "topic": topic, "lens": lens, "stance": value, "ci_low": low, "ci_high": high,
-            "n": n, "unusable": 0, "measure": lens, "detail": "", "transcripts": f"task={lens} shared_topic={topic}"}  # fmt: skip
+            "n": n, "p": 0.001 if n >= 2 else math.nan, "unusable": 0, "measure": lens, "detail": "", "transcripts": f"task={lens} shared_topic={topic}"}  # fmt: skip
 
 
 def frames() -> list[pd.DataFrame]:

@@ -1,6 +1,7 @@
 """Issue 27: `--until-ci W` runs a probe's units in seeded batches and stops once every model's
-headline interval (at the Bonferroni-adjusted level of its planned looks) is narrower than W.
-Through a small probe of scripted units (two samples each, a number per answer) on mockllm."""
+headline interval (a betting confidence sequence, valid at every look: issue 36) is narrower
+than W. Through a small probe of scripted units (two samples each, a number per answer in
+0-100) on mockllm."""
 
 from __future__ import annotations
 
@@ -29,7 +30,13 @@ from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.core.runs.pipeline import reanalyse, run_pipeline
 from stancelab.core.runs.until_ci import NARROW, SPENT
 from stancelab.core.stats.intervals import bootstrap_ci
-from stancelab.core.stats.sequential import ALPHA, LOOKS, look_level
+from stancelab.core.stats.sequential import (
+    ALPHA,
+    LOOKS,
+    betting_interval,
+    look_level,
+    unit_position,
+)
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_model
 
@@ -73,7 +80,7 @@ def run(options: ProbeRun) -> None:
 TOY = Probe(name="toy", title="toy", lens="toy", task_prefix=TASK, options=ProbeRun, roles=(), tasks=(toy_task,),
             run=run, analysis=analysis, format_summary=lambda summary: "", plan=lambda options: [],
             profiles=lambda result: [], section=lambda result: None, unit_values=unit_values,
-            unit_key="unit_id")  # fmt: skip
+            unit_key="unit_id", value_range=(0.0, 100.0))  # fmt: skip
 
 
 def steady(prompt: str) -> str:
@@ -86,7 +93,11 @@ def noisy(prompt: str) -> str:
     return str(100 * (int(prompt.split()[1]) % 2))
 
 
-def options(tmp_path: Path, model: Any, width: float | None = 5.0, **more: Any) -> ProbeRun:
+WIDTH = 50.0
+"""the steady model's interval is narrower at look 2 (11 units: 44.4); the noisy model's never"""
+
+
+def options(tmp_path: Path, model: Any, width: float | None = WIDTH, **more: Any) -> ProbeRun:
     return ProbeRun(
         models=[model], out_dir=tmp_path / "run", until_ci=width, display="none", **more
     )
@@ -97,8 +108,11 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
     summary = run_pipeline(TOY, options(tmp_path, model))
     record = summary["until_ci"]
     assert record["reason"] == NARROW and record["stopped_at_look"] < LOOKS
-    assert record["looks_planned"] == LOOKS and record["width"] == 5.0
-    assert "Bonferroni" in record["method"] and len(record["looks"]) == record["stopped_at_look"]
+    assert record["looks_planned"] == LOOKS and record["width"] == WIDTH
+    assert (
+        record["interval"] == "betting confidence sequence" and "Waudby-Smith" in record["method"]
+    )
+    assert len(record["looks"]) == record["stopped_at_look"]
     assert all(
         look["headline"]["mockllm/model"]["width"] is not None for look in record["looks"][-1:]
     )
@@ -114,7 +128,7 @@ def test_low_variance_stops_early_and_records_the_rule(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def noisy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], int]:
-    """(the run's folder, its `until_ci` record, the calls it paid) of the noisy model, W = 5."""
+    """(the run's folder, its `until_ci` record, the calls it paid) of the noisy model."""
     folder = tmp_path_factory.mktemp("noisy")
     model, seen = scripted_model(noisy)
     with own_cache(folder / "cache"):
@@ -126,19 +140,33 @@ def test_noisy_model_spends_the_full_design(noisy_run: tuple[Path, dict[str, Any
     _, record, paid = noisy_run
     assert record["reason"] == SPENT and record["stopped_at_look"] == LOOKS
     assert record["looks"][-1]["units"] == UNITS and paid == UNITS * PER_UNIT
-    assert all(look["headline"]["mockllm/model"]["width"] >= 5.0 for look in record["looks"])
+    assert all(look["headline"]["mockllm/model"]["width"] >= WIDTH for look in record["looks"])
 
 
-def test_the_interval_is_at_the_adjusted_level(noisy_run: tuple[Path, dict[str, Any], int]) -> None:
+def test_the_interval_is_the_confidence_sequence_over_the_seeded_order(
+    noisy_run: tuple[Path, dict[str, Any], int],
+) -> None:
     _, record, _ = noisy_run
-    assert record["level"] == pytest.approx(1 - ALPHA / LOOKS) == look_level()
-    units = [100.0 * (unit % 2) for unit in range(UNITS)]
-    adjusted, nominal = bootstrap_ci(units, level=1 - ALPHA / LOOKS), bootstrap_ci(units)
+    assert record["level"] == pytest.approx(1 - ALPHA) == look_level()
+    order = sorted(range(UNITS), key=lambda unit: unit_position(f"u{unit}", 0))
+    units = [100.0 * (unit % 2) for unit in order]
+    low, high = betting_interval(units, 0.0, 100.0)
     final = record["headline"]["mockllm/model"]
-    assert (final["ci_low"], final["ci_high"]) == pytest.approx(
-        (adjusted.ci_low, adjusted.ci_high), abs=1e-6
-    )
+    assert (final["ci_low"], final["ci_high"]) == pytest.approx((low, high), abs=1e-6)
+    nominal = bootstrap_ci(units)  # a fixed-size interval: narrower, and not valid after looks
     assert final["ci_high"] - final["ci_low"] > nominal.ci_high - nominal.ci_low
+    widths = [look["headline"]["mockllm/model"]["width"] for look in record["looks"][1:]]
+    assert widths == sorted(widths, reverse=True)  # the running intersection never widens
+
+
+def test_a_headline_without_bounds_cannot_run_until_ci(tmp_path: Path) -> None:
+    """The confidence sequence needs the headline's value range: none, and nothing is run."""
+    from dataclasses import replace
+
+    model, seen = scripted_model(steady)
+    with pytest.raises(StancelabError, match="headline is not bounded"):
+        run_pipeline(replace(TOY, value_range=None), options(tmp_path, model))
+    assert seen == [] and not (tmp_path / "run" / "logs").exists()
 
 
 def test_batches_hold_whole_units_and_a_rerun_pays_nothing(
@@ -229,7 +257,7 @@ def test_analyze_of_a_whole_run_adds_no_record(
 ) -> None:
     folder = copy_of(noisy_run[0], tmp_path)
     config = folder / "run.toml"
-    config.write_text(config.read_text().replace("until_ci = 5.0\n", ""))
+    config.write_text(config.read_text().replace(f"until_ci = {WIDTH}\n", ""))
     assert "until_ci" not in reanalyse(TOY, folder)
 
 

@@ -106,5 +106,5 @@ def test_the_report_shows_an_until_ci_runs_adjusted_interval_beside_the_headline
     page = build_report([folder], tmp_path / "report.html", max_transcripts=0).path.read_text()
     assert "stopped at look 3 of 5" in page
     assert "the 95% intervals do not account for the stopping" in page
-    adjusted = "--until-ci: mean over 2 units 0.5, 99% interval [0.25, 0.75]"
+    adjusted = "--until-ci: mean over 2 units 0.5, 95% interval [0.25, 0.75]"
     assert page.count(adjusted) == 2  # front page and card

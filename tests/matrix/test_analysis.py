@@ -32,12 +32,16 @@ NO_CI = (0.7, NAN, NAN)
 UNMEASURED = (NAN, NAN, NAN)
 
 
+TESTS = {UP: 0.001, DOWN: 0.001, ZERO: 0.4}
+"""the p of each kind of cell's sign-flip test (none without a CI): UP and DOWN reject after Holm"""
+
+
 def row(
     model: str, topic: str, lens: str, values: tuple[float, float, float], n: int = 8
 ) -> dict[str, object]:
     stance, low, high = values
     return {"model": model, "topic": topic, "lens": lens, "stance": stance, "ci_low": low,
-            "ci_high": high, "n": n if not math.isnan(stance) else 0, "unusable": 1,
+            "ci_high": high, "n": n if not math.isnan(stance) else 0, "p": TESTS.get(values, NAN), "unusable": 1,
             "measure": f"{lens} measure", "detail": "" if not math.isnan(stance) else "all refused",
             "transcripts": f"task={lens} shared_topic={topic}"}  # fmt: skip
 

@@ -18,7 +18,7 @@ NOTE = "shards 2-4 of 4 missing: partial"
 def _stances(run: RunResult) -> object:
     return stance_frame([
         {"model": model, "topic": "abortion", "lens": "millstone", "stance": 0.5, "ci_low": 0.2,
-         "ci_high": 0.8, "n": 4, "unusable": 0, "measure": "m", "detail": "issues: a, b",
+         "ci_high": 0.8, "n": 4, "p": 0.001, "unusable": 0, "measure": "m", "detail": "issues: a, b",
          "transcripts": ""}
         for model in ("whole", "cut")
     ])  # fmt: skip

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from stancelab.matrix.analysis import AGREE, CONFLICT
+from stancelab.matrix.analysis import UNCLEAR
+from stancelab.matrix.results import format_matrix
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
@@ -72,6 +73,9 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) -> None:
+    """Every stance and the side of its CI are read back; with 3 to 5 units a cell, no sign-flip
+    test survives Holm over the 18 cells (2 / 2^5 > 0.05 / 18), so no cell points a way and the
+    note says why (issue 36: at these sizes a direction would be false more often than not)."""
     cells = {(cell["topic"], cell["lens"]): cell for cell in matrix["cells"]}
     assert matrix["models"] == [MODEL] and set(matrix["topics"]) == set(HELD)
     for lens in PROBES:
@@ -83,23 +87,27 @@ def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) 
                 topic,
                 cell,
             )
-            assert cell["direction"] == expected, (lens, topic, cell["direction_note"])
             assert (cell["ci_low"] > 0) if expected > 0 else (cell["ci_high"] < 0), (lens, topic)
             assert cell["unusable"] == 0 and cell["n"] >= 2
+            assert cell["p"] >= 2 / 2 ** cell["n"] - 1e-12 and cell["p"] <= 0.25, (
+                lens,
+                topic,
+                cell["p"],
+            )
+            assert (
+                cell["direction"] == 0 and "not after holm over 18 cells" in cell["direction_note"]
+            )
 
 
-def test_the_lenses_agree_where_the_scripts_do_and_the_dissenter_is_named(
-    matrix: dict[str, object],
-) -> None:
-    statuses = {row["topic"]: row for row in matrix["topics_by_model"]}
-    assert statuses["abortion"]["status"] == AGREE and statuses["abortion"]["direction"] == 1
-    assert (
-        statuses["minimum-wage"]["status"] == AGREE and statuses["minimum-wage"]["direction"] == -1
+def test_the_matrix_says_how_its_directions_were_controlled(matrix: dict[str, object]) -> None:
+    """No cell points a way, so no topic is 'agree' or 'conflict'; the family record and the
+    CLI say how many conflicts chance alone would show under the rule (none can be: no cell
+    of 5 units or fewer can reject)."""
+    statuses = {row["topic"]: row["status"] for row in matrix["topics_by_model"]}
+    assert set(statuses.values()) == {UNCLEAR}
+    family = matrix["family"]
+    assert (family["adjustment"], family["tested_cells"], family["conflicts"]) == ("holm", 18, 0)
+    assert family["conflicts_expected_by_chance"] == 0.0
+    assert "expected by chance if no lens had a stance on any topic: at most 0.00" in format_matrix(
+        matrix
     )
-    conflict = statuses["gun-control"]
-    assert conflict["status"] == CONFLICT and conflict["dissenting"] == DISSENTING_LENS
-    assert conflict["lenses_against"] == DISSENTING_LENS
-    assert conflict["measured_lenses"] == len(PROBES)
-    share = matrix["agreement_by_model"][0]
-    assert (share["agree"], share["n"]) == (2, 3) and share["value"] == pytest.approx(2 / 3)
-    assert share["ci_low"] < 2 / 3 < share["ci_high"]

@@ -96,7 +96,7 @@ def test_a_lens_pointing_either_way_meets_no_millstone_direction(out: Path, dire
     other = stance_frame([{
         "model": MODEL, "topic": TOPIC, "lens": "issuebench", "stance": 0.6 * direction,
         "ci_low": 0.3 * direction if direction > 0 else -0.9, "ci_high": 0.9 if direction > 0 else -0.3,
-        "n": 8, "unusable": 0, "measure": "hand-built", "detail": "", "transcripts": "",
+        "n": 8, "p": 0.001, "unusable": 0, "measure": "hand-built", "detail": "", "transcripts": "",
     }])  # fmt: skip
     matrix = build_matrix(combine([millstone_stances(out), other]), list(PROBES))
     status = matrix.statuses.set_index("topic").loc[TOPIC]

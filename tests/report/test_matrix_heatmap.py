@@ -28,7 +28,8 @@ def stance(
     value, low, high = values
     measured = value == value
     return {"model": model, "topic": topic, "lens": lens, "stance": value, "ci_low": low, "ci_high": high,
-            "n": 6 if measured else 0, "unusable": 0 if measured else 6, "measure": f"{lens} share",
+            "n": 6 if measured else 0, "p": 0.4 if values == ZERO else 0.001 if measured else value,
+            "unusable": 0 if measured else 6, "measure": f"{lens} share",
             "detail": "" if measured else "6 of 6 answers refused",
             "transcripts": f"task={lens} shared_topic={topic}"}  # fmt: skip
 

@@ -22,6 +22,7 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="statement_id",
+    value_range=(0.0, 100.0),  # % of a statement's answers holding the true stance
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
 )

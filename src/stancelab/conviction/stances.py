@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from stancelab.conviction.labels import LABELS
-from stancelab.core.data.topics import signed_cluster_mean, stance_frame
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame, stance_p
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.intervals import Estimate, cluster_mean_ci, no_ci_reason, proportion_ci
 
@@ -68,6 +68,7 @@ def _cell(
         detail = f"{estimate.n} statements, {len(readable)} readable answers; {detail}"
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+            "p": stance_p(signed, readable["statement_id"].to_numpy()),
             "unusable": unusable, "measure": MEASURE, "detail": detail,
             "transcripts": f"task={task} shared_topic={topic} scenario=original"}  # fmt: skip
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.results.family import Tested
 from stancelab.core.results.summary import Analysis
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.stats.compare import MeasureKind
@@ -73,6 +74,13 @@ class Probe:
     without_artefacts: dict[str, Any] = field(default_factory=dict)
     """options that run without the authors' artefacts (stancelab's own wording, labelled as not
     the paper's); `stancelab demo` takes them offline when the artefacts are not at hand"""
+    tested: tuple[Tested, ...] = ()
+    """the tables whose p-values the summary and the report show besides the headline's
+    paired differences: adjusted with them as one family (`core.results.family`)"""
+    value_range: tuple[float, float] | None = None
+    """(lowest, highest) every per-unit headline value can take (`unit_values`): the bounds
+    `--until-ci`'s confidence sequence needs and the worst-case spread `estimate` plans for;
+    None for a headline that is not bounded"""
 
     def reads_task(self, task_name: str) -> bool:
         """Whether this probe's analysis reads logs of the Inspect task `task_name`."""

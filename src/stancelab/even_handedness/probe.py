@@ -1,6 +1,7 @@
 """Political even-handedness as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probe import Probe
+from stancelab.core.results.family import Tested
 from stancelab.even_handedness import estimate, report, results, stances
 from stancelab.even_handedness.run import ROLES, EvenHandednessRun, run_evals
 from stancelab.even_handedness.task import even_handedness
@@ -22,6 +23,15 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="stance_pair_id",
+    tested=(
+        Tested(
+            "model_differences",
+            "p",
+            ("metric", "even_handedness"),
+            summarise=results.summarise_differences,
+        ),
+    ),
+    value_range=(0.0, 100.0),  # % of a topic's pairs
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "max_tokens": 48, "grader_max_tokens": 48},
 )

@@ -85,6 +85,12 @@ def _headline(row: pd.Series, evidence: LogEvidence | None) -> dict[str, Any]:
     return settle_headline(entry, why, is_partial(evidence, str(row["model"])))
 
 
+def summarise_differences(summary: dict[str, Any], differences: pd.DataFrame) -> None:
+    """The summary's `model_differences` from the table, its p adjusted over the summary's
+    family (`core.results.family`)."""
+    summary["model_differences"] = _records(differences)
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [
         {key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.data.topics import signed_cluster_mean, stance_frame, tagged_rows
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame, stance_p, tagged_rows
 from stancelab.core.results.summary import RunResult
 from stancelab.even_handedness.analysis import UNIT, primary
 
@@ -32,7 +32,8 @@ def _cell(model: str, topic: str, pairs: pd.DataFrame) -> dict[str, Any]:
     detail = (f"{len(readable)} pairs over {estimate.n} topics; even-handed {even:.0%}; {unusable} unreadable"
               if len(readable) else f"not measured: {unusable} of {len(pairs)} verdicts unreadable")  # fmt: skip
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value, "ci_low": estimate.ci_low,
-            "ci_high": estimate.ci_high, "n": estimate.n, "unusable": unusable, "measure": MEASURE,
+            "ci_high": estimate.ci_high, "n": estimate.n, "p": stance_p(signed, readable[UNIT].to_numpy()),
+            "unusable": unusable, "measure": MEASURE,
             "detail": detail, "transcripts": f"task=even_handedness shared_topic={topic}"}  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """IssueBench as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.core.probe import Probe
+from stancelab.core.results.family import Tested
 from stancelab.issuebench import estimate, report, results, stances
 from stancelab.issuebench.run import ROLES, IssueBenchRun, prepare, run_evals
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
@@ -22,6 +23,8 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="issue_id",
+    tested=(Tested("framing_correlations", "p_value"),),
+    value_range=(0.0, 100.0),  # % of an issue's responses
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
     prepare=prepare,

@@ -210,7 +210,11 @@ def _correlation_plot(correlations: pd.DataFrame) -> str:
         values = chosen.pivot(index="label_a", columns="label_b", values="pearson_r").reindex(
             index=list(LABELS), columns=list(LABELS)
         )
-        marks = chosen.pivot(index="label_a", columns="label_b", values="p_value").reindex(
+        adjusted = (
+            "p_adjusted" if "p_adjusted" in chosen else "p_value"
+        )  # a folder analysed before issue 36
+        marks = chosen.assign(mark=pd.to_numeric(chosen[adjusted], errors="coerce"))
+        marks = marks.pivot(index="label_a", columns="label_b", values="mark").reindex(
             index=list(LABELS), columns=list(LABELS)
         )
         panel.imshow(values.to_numpy(dtype=float), cmap="RdBu_r", vmin=-1, vmax=1)
@@ -310,7 +314,8 @@ def _paper_figures(run: RunResult, evidence: Evidence) -> tuple[list[Figure], li
             _correlation_plot(correlations),
             "Pearson r between an issue's share of each label under neutral framing (rows) and under pro "
             "or con framing (columns), over every (model, issue) pair (scipy); * p < 0.05, ** p < 0.01, "
-            "*** p < 0.001.", evidence,
+            "*** p < 0.001, each p adjusted with every other p-value of this report as one family "
+            "(Holm unless --adjust fdr_bh); the paper's stars are unadjusted.", evidence,
         ))  # fmt: skip
     divergent = run.table("jsd_issues_largest")
     if divergent.empty:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.data.topics import stance_frame, tagged_rows
+from stancelab.core.data.topics import stance_frame, stance_p, tagged_rows
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci
 from stancelab.issuebench.results import TASK_NAME
@@ -50,11 +50,11 @@ def neutral_tagged(frame: pd.DataFrame) -> pd.DataFrame:
     return tagged[tagged["framing"] == "neutral"]
 
 
-def _row(model: str, topic: str, estimate: Estimate, unusable: int, measure: str,
+def _row(model: str, topic: str, estimate: Estimate, p: float, unusable: int, measure: str,
          detail: str) -> dict[str, Any]:  # fmt: skip
     return {
         "model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
-        "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+        "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n, "p": p,
         "unusable": unusable, "measure": measure, "detail": detail,
         "transcripts": f"task={TASK_NAME} shared_topic={topic} framing=neutral",
     }  # fmt: skip
@@ -74,7 +74,8 @@ def _response_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dic
     issues = ", ".join(sorted(group["issue_id"].astype(str).unique()))
     detail = (f"labels: {counts}; {len(usable)} usable responses; issues: {issues}; {CI_RESPONSES}"
               if estimate.n else f"no usable label: {counts}")  # fmt: skip
-    return _row(model, topic, estimate, len(group) - len(usable), MEASURE, detail)
+    p = stance_p(signed, usable["issue_id"].astype(str).to_numpy(), seed)
+    return _row(model, topic, estimate, p, len(group) - len(usable), MEASURE, detail)
 
 
 def _issue_scores(group: pd.DataFrame) -> pd.Series:
@@ -94,7 +95,8 @@ def _share_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dict[s
     detail = (
         f"refusal share by issue: {refusal}; {CI_ISSUES}" if estimate.n else "no readable share"
     )
-    return _row(model, topic, estimate, int(scores.isna().sum()), MEASURE_SHARES, detail)
+    p = stance_p(scores.to_numpy(dtype=float), group["issue_id"].astype(str).to_numpy(), seed)
+    return _row(model, topic, estimate, p, int(scores.isna().sum()), MEASURE_SHARES, detail)
 
 
 def stances_from_responses(responses: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

@@ -22,6 +22,7 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="binary",  # sycophant or not per topic x category cell (`core.stats.compare`)
     unit_key="topic_id",
+    value_range=(0.0, 100.0),  # % of a topic's conversations
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48, "judge_max_tokens": 64},
     prepare=prepare,

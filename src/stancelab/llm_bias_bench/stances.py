@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.data.topics import stance_frame, tagged_rows
+from stancelab.core.data.topics import stance_frame, stance_p, tagged_rows
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.intervals import bounded_cluster_ci
 from stancelab.llm_bias_bench.analysis import cell_verdicts, topic_classes, with_config
@@ -80,6 +80,7 @@ def _stance_row(model: str, topic: str, group: pd.DataFrame, seed: int) -> dict[
     return {
         "model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
         "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+        "p": stance_p(scores, usable["topic_id"].astype(str).to_numpy(), seed),
         "unusable": len(neutral) - len(usable), "measure": MEASURE, "detail": detail,
         "transcripts": f"task={TASK_NAME} shared_topic={topic} persona=neutral",
     }  # fmt: skip

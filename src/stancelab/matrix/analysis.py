@@ -3,10 +3,14 @@
 Each probe reads its run into a stance frame (`core.data.topics.STANCE_COLUMNS`): per model and
 shared topic, a signed agreement with the topic's canonical claim and its 95% CI. Here:
 
-- every cell gets a **direction**: +1 when its CI lies above 0, -1 when below, 0 when the CI
-  includes 0, when there is no CI (one unit, or all units equal), when `n` (the lens's
-  independent units: issues, topics, statements, claims) is below 2 whatever the CI, or when
-  the lens did not measure the cell (`direction_note` says which);
+- every cell gets a **direction**: +1 when its CI lies above 0 and its test of "no stance"
+  (`p`, a sign-flip test over its units) rejects after adjusting across every tested cell of
+  the matrix (Holm by default, or Benjamini-Hochberg: `p_adjusted`), -1 likewise below, 0 when
+  the CI includes 0, when the adjusted p does not reject, when there is no CI or no test (one
+  unit, or all units equal), when `n` (the lens's independent units: issues, topics,
+  statements, claims) is below 2 whatever the CI, or when the lens did not measure the cell
+  (`direction_note` says which). With Holm, the chance that any cell of the matrix points a way
+  its truth does not is at most 5%, and so is the chance of any false conflict;
 - every (model, topic) gets a **status** from its measured lenses (a stance that is a number):
   `not measured` (none), `one lens` (one), `conflict` (at least one lens points each way; the
   lenses on the smaller side are named as dissenting, every non-zero lens on a tie),
@@ -17,19 +21,22 @@ shared topic, a signed agreement with the topic's canonical claim and its 95% CI
   "not measured" (never 0) when no pair has two lenses measured.
 
 Directions, not magnitudes, are compared: the lenses measure different behaviours on
-different scales.
+different scales. `family` says how the directions were controlled and how many conflicts the
+rule would show by chance if no lens had a stance on any topic (`core.stats.family`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from stancelab.core.data.topics import STANCE_COLUMNS, topic_ids
+from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT, check_adjustment
+from stancelab.core.stats.family import ALPHA, adjust_pvalues, chance_conflicts
 from stancelab.core.stats.intervals import no_ci_reason, proportion_ci
 
 AGREE = "agree"
@@ -39,7 +46,7 @@ ONE_LENS = "one lens"
 NOT_MEASURED = "not measured"
 STATUSES = (AGREE, CONFLICT, UNCLEAR, ONE_LENS, NOT_MEASURED)
 
-CELL_COLUMNS = (*STANCE_COLUMNS, "measured", "direction", "direction_note")
+CELL_COLUMNS = (*STANCE_COLUMNS, "p_adjusted", "measured", "direction", "direction_note")
 STATUS_COLUMNS = (
     "model", "topic", "status", "measured_lenses", "lenses_for", "lenses_against",
     "lenses_unclear", "lenses_not_measured", "dissenting", "direction",
@@ -115,14 +122,40 @@ def complete_grid(stances: pd.DataFrame, lenses: Sequence[str]) -> pd.DataFrame:
     )
 
 
-def with_directions(stances: pd.DataFrame) -> pd.DataFrame:
-    """The stance frame with `measured`, `direction` and `direction_note` per cell."""
+def family_direction(direction: int, note: str, p: float | None, adjusted: float | None,
+                     adjust: str, tested: int, alpha: float = ALPHA) -> tuple[int, str]:  # fmt: skip
+    """A cell's CI direction kept only where its test rejects after the family's adjustment."""
+    if direction == 0:
+        return direction, note
+    if adjusted is None:
+        return 0, f"{note}, but no test of its direction (no p)"
+    if adjusted < alpha:
+        return direction, note
+    return (
+        0,
+        f"{note}, but not after {adjust} over {tested} cells (p {p:.2g}, adjusted {adjusted:.2g})",
+    )
+
+
+def with_directions(
+    stances: pd.DataFrame, adjust: str = DEFAULT_ADJUSTMENT, alpha: float = ALPHA
+) -> pd.DataFrame:
+    """The stance frame with `p_adjusted` (across every measured cell with a p), `measured`,
+    `direction` and `direction_note` per cell."""
+    adjust = check_adjustment(adjust)
     frame = stances.copy()
-    floats = frame[["stance", "ci_low", "ci_high"]].astype(float)
-    frame[["stance", "ci_low", "ci_high"]] = floats
-    directions = [cell_direction(row.stance, row.ci_low, row.ci_high, row.n)
-                  for row in frame.itertuples(index=False)]  # fmt: skip
-    frame["measured"] = ~floats["stance"].isna()
+    floats = frame[["stance", "ci_low", "ci_high", "p"]].astype(float)
+    frame[["stance", "ci_low", "ci_high", "p"]] = floats
+    measured = ~floats["stance"].isna()
+    pvalues = [p if is_measured and not math.isnan(p) else None
+               for p, is_measured in zip(floats["p"], measured, strict=True)]  # fmt: skip
+    adjusted = adjust_pvalues(pvalues, adjust)
+    tested = sum(p is not None for p in pvalues)
+    directions = [family_direction(*cell_direction(row.stance, row.ci_low, row.ci_high, row.n), p, corrected,
+                                   adjust, tested, alpha)
+                  for row, p, corrected in zip(frame.itertuples(index=False), pvalues, adjusted, strict=True)]  # fmt: skip
+    frame["p_adjusted"] = pd.Series(adjusted, index=frame.index, dtype=float)
+    frame["measured"] = measured
     frame["direction"] = [direction for direction, _ in directions]
     frame["direction_note"] = [
         f"not measured: {str(row.detail).removeprefix('not measured: ')}"
@@ -219,15 +252,32 @@ def shares_by(statuses: pd.DataFrame, key: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[key, *SHARE_COLUMNS])
 
 
+def family_record(
+    cells: pd.DataFrame, statuses: pd.DataFrame, adjust: str, alpha: float = ALPHA
+) -> dict[str, Any]:
+    """How the matrix's directions were controlled: the adjustment, the tested cells, the
+    conflicts found and the number the rule would show by chance (no lens with a stance)."""
+    tested = cells[cells["measured"] & cells["p"].notna()] if not cells.empty else cells
+    groups = [
+        group["n"].astype(int).tolist()
+        for _, group in tested.groupby(["model", "topic"], sort=False)
+    ]
+    conflicts = int((statuses["status"] == CONFLICT).sum()) if not statuses.empty else 0
+    return {"adjustment": adjust, "alpha": alpha, "tested_cells": len(tested), "conflicts": conflicts,
+            "conflicts_expected_by_chance": chance_conflicts(groups, adjust, alpha)}  # fmt: skip
+
+
 @dataclass
 class Matrix:
-    """The matrix of one set of runs: cells, statuses per (model, topic), and the shares."""
+    """The matrix of one set of runs: cells, statuses per (model, topic), the shares, and how
+    its directions were controlled (`family_record`)."""
 
     cells: pd.DataFrame
     statuses: pd.DataFrame
     by_model: pd.DataFrame
     by_topic: pd.DataFrame
     lenses: tuple[str, ...]
+    family: dict[str, Any] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -242,14 +292,16 @@ class Matrix:
         return list(dict.fromkeys(self.cells["topic"]))
 
 
-def build_matrix(stances: pd.DataFrame, lenses: Sequence[str]) -> Matrix:
-    """The matrix of a combined stance frame over the given lenses (in column order)."""
+def build_matrix(
+    stances: pd.DataFrame, lenses: Sequence[str], adjust: str = DEFAULT_ADJUSTMENT
+) -> Matrix:
+    """The matrix of a combined stance frame over the given lenses (in column order), its
+    directions controlled across cells by `adjust` (holm or fdr_bh)."""
     lens_names = tuple(dict.fromkeys([*lenses, *stances["lens"]]))
-    cells = with_directions(complete_grid(stances, lens_names)) if not stances.empty else \
+    cells = with_directions(complete_grid(stances, lens_names), adjust) if not stances.empty else \
         pd.DataFrame(columns=list(CELL_COLUMNS))  # fmt: skip
     statuses = (
         topic_statuses(cells) if not cells.empty else pd.DataFrame(columns=list(STATUS_COLUMNS))
     )
-    return Matrix(
-        cells, statuses, shares_by(statuses, "model"), shares_by(statuses, "topic"), lens_names
-    )
+    return Matrix(cells, statuses, shares_by(statuses, "model"), shares_by(statuses, "topic"), lens_names,
+                  family_record(cells, statuses, adjust))  # fmt: skip

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.results.summary import SUMMARY_FILE, TABLES_DIR, RunResult
+from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT
 from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.core.values import json_safe
 from stancelab.matrix.analysis import STATUSES, Matrix, build_matrix, combine
@@ -19,8 +20,11 @@ from stancelab.probes import PROBES, get_probe
 MATRIX_DIR = "matrix"
 KIND = "topic x lens matrix"
 RULE = (
-    "direction of a cell: +1 when its 95% CI lies above 0, -1 below 0, 0 when it includes 0, "
-    "has no CI, rests on fewer than two of its lens's independent units (n) or is not measured. Per model and topic: 'agree' when at least two lenses are "
+    "direction of a cell: +1 when its 95% CI lies above 0 and its sign-flip test of no stance "
+    "rejects at 0.05 after adjusting across every tested cell of the matrix (Holm unless "
+    "--adjust fdr_bh), -1 likewise below 0, 0 otherwise: the CI includes 0, the adjusted p does "
+    "not reject, there is no CI or test, it rests on fewer than two of its lens's independent "
+    "units (n) or is not measured. Per model and topic: 'agree' when at least two lenses are "
     "measured and all point the same non-zero way; 'conflict' when at least one points each "
     "way (dissenting: the lenses on the smaller side, all non-zero ones on a tie); 'unclear' "
     "when two or more are measured without conflict but one or more has direction 0; 'one lens' "
@@ -66,9 +70,9 @@ def renamed(stances: pd.DataFrame, row_name: Callable[[str], str]) -> pd.DataFra
     return stances
 
 
-def matrix_of_runs(runs: Iterable[RunResult]) -> Matrix:
+def matrix_of_runs(runs: Iterable[RunResult], adjust: str = DEFAULT_ADJUSTMENT) -> Matrix:
     """The matrix over every run (a later run wins a repeated model, topic and lens)."""
-    return build_matrix(combine(run_stances(run) for run in runs), list(PROBES))
+    return build_matrix(combine(run_stances(run) for run in runs), list(PROBES), adjust)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -84,6 +88,7 @@ def matrix_summary(matrix: Matrix, folders: Iterable[Path] = ()) -> dict[str, An
         "kind": KIND, "rule": RULE, "runs": [str(folder) for folder in folders],
         "models": matrix.models, "topics": matrix.topics, "lenses": list(matrix.lenses),
         "status_counts": {status: int(counts.get(status, 0)) for status in STATUSES},
+        "family": {key: json_safe(value) for key, value in matrix.family.items()},
         "agreement_by_model": _records(matrix.by_model),
         "agreement_by_topic": _records(matrix.by_topic),
         "topics_by_model": _records(matrix.statuses),
@@ -119,6 +124,16 @@ def _cell_text(cell: dict[str, Any]) -> str:
     return f"{mark}{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
 
 
+def family_text(family: dict[str, Any]) -> str:
+    """How the matrix's directions were controlled and the conflicts expected by chance."""
+    if not family:
+        return ""
+    return (f"Directions: a cell points a way only where its 95% CI and its sign-flip test agree, the test "
+            f"{family['adjustment']}-adjusted across the {family['tested_cells']} tested cells at "
+            f"{family['alpha']:g}. Conflicts: {family['conflicts']} found; expected by chance if no lens "
+            f"had a stance on any topic: at most {family['conflicts_expected_by_chance']:.2f}.")  # fmt: skip
+
+
 def format_matrix(summary: dict[str, Any]) -> str:
     """The matrix as CLI text: per model, a line per topic (each lens's stance, ^ above 0,
     v below, ? CI includes 0 or none, - not measured) and its status; the agreement share."""
@@ -127,6 +142,9 @@ def format_matrix(summary: dict[str, Any]) -> str:
     lenses = summary["lenses"]
     lines = ["Topic x lens matrix (signed agreement with each topic's canonical claim; "
              "^ CI above 0, v below, ? includes 0 or none, - not measured, * partial run):"]  # fmt: skip
+    family = family_text(summary.get("family") or {})
+    if family:
+        lines.append(f"  {family}")
     shares = {row["model"]: row for row in summary["agreement_by_model"]}
     for model in summary["models"]:
         lines += [f"  {model}: lenses agree on {_share_text(shares[model])}",
@@ -140,14 +158,20 @@ def format_matrix(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_folder_matrix(out_dir: Path, runs: list[RunResult]) -> dict[str, Any]:
+def write_folder_matrix(
+    out_dir: Path, runs: list[RunResult], adjust: str = DEFAULT_ADJUSTMENT
+) -> dict[str, Any]:
     """The matrix of the runs in a `run all` folder, written to `out_dir/matrix/`."""
-    return write_matrix(out_dir / MATRIX_DIR, matrix_of_runs(runs), [run.folder for run in runs])
+    return write_matrix(
+        out_dir / MATRIX_DIR, matrix_of_runs(runs, adjust), [run.folder for run in runs]
+    )
 
 
-def analyse_folder(out_dir: Path, seed: int = 0) -> dict[str, Any]:
+def analyse_folder(
+    out_dir: Path, seed: int = 0, adjust: str = DEFAULT_ADJUSTMENT
+) -> dict[str, Any]:
     """Re-read every probe run under `out_dir` (re-analysing logs newer than their summary)
     and write its matrix to `out_dir/matrix/`."""
     from stancelab.report.runs import load_runs
 
-    return write_folder_matrix(out_dir, load_runs([out_dir], seed))
+    return write_folder_matrix(out_dir, load_runs([out_dir], seed), adjust)

@@ -22,6 +22,7 @@ PROBE = Probe(
     unit_values=report.unit_values,
     measure="continuous",  # a share or score per unit (`core.stats.compare`)
     unit_key="issue_id",
+    value_range=(0.0, 100.0),  # OM of an issue, eq. (1) x 100
     topic_stances=topic_stance.topic_stances,
     demo={"limit": 2, "trials": 1, "max_tokens": 16},
     unit_sets=issue_sets.headline_issue_sets,

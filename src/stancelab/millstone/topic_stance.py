@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.data.topics import stance_frame
+from stancelab.core.data.topics import stance_frame, stance_p
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.intervals import bootstrap_ci, no_ci_reason
 from stancelab.millstone.analysis import TASK_NAME
@@ -187,7 +187,7 @@ def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, t
     left_out = f"{unusable} of {answers} baseline answers other or failed" if unusable else ""
     if not measured:
         why = _why_not_measured(issues, unusable)
-        return row | {"stance": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+        return row | {"stance": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan,
                       "measure": OVER_ISSUES.format(what=what, k=0, ci="no CI"),
                       "detail": f"{why} (issues: {names})"}  # fmt: skip
     estimate = bootstrap_ci(values, seed=seed)
@@ -199,6 +199,7 @@ def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, t
     details = [f"issues: {names}", _position_preference(issues), left_out, _left_out(issues),
                _argument_shift(model, cells, positions)]  # fmt: skip
     return row | {"stance": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
+                  "p": stance_p(values, seed=seed),
                   "measure": OVER_ISSUES.format(what=what, k=measured, ci=ci),
                   "detail": "; ".join(part for part in details if part)}  # fmt: skip
 

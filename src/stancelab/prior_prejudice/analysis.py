@@ -212,6 +212,18 @@ def group_spread(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SPREAD_COLUMNS)
 
 
+def group_effects(spread: pd.DataFrame) -> pd.DataFrame:
+    """`group_spread` with `group_effect` decided on the adjusted p (`p_adjusted`, over the
+    summary's or the report's family: `core.results.family`): "detected" below 0.05, "none"
+    at or above, "n/a" without a test."""
+    decided = spread.copy()
+    adjusted = pd.to_numeric(decided["p_adjusted"], errors="coerce")
+    decided["group_effect"] = [
+        "n/a" if pd.isna(p) else "detected" if p < GROUP_EFFECT_ALPHA else "none" for p in adjusted
+    ]
+    return decided
+
+
 ALL_MODELS = "all models"
 
 

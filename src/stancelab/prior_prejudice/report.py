@@ -144,7 +144,9 @@ def section(run: RunResult) -> Section:
                 run.table("group_spread"),
                 "max − min of group means; 95% BCa bootstrap over traits (scipy; n: traits, ci_note: "
                 "why there is none); p_value: permutation test of no group effect (group labels "
-                "exchanged within traits); group_effect 'none' when p ≥ 0.05.",
+                "exchanged within traits); p_adjusted: that p adjusted with every other p-value of this "
+                "report as one family (Holm unless --adjust fdr_bh); group_effect 'detected' only "
+                "when p_adjusted < 0.05.",
             ),
             Table(
                 "Groups ranked by mean score on T1 (the paper's Table 3)",

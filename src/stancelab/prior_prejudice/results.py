@@ -204,13 +204,7 @@ def build_summary(
         for model, group in tables["failure_modes"].groupby("model")
     }  # fmt: skip
     if "group_spread" in tables:
-        summary["group_spread"] = {
-            model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
-                                                           "n": json_safe(r["n"]), "ci_note": r["ci_note"],
-                                                           "p_no_group_effect": json_safe(r["p_value"]), "group_effect": r["group_effect"],
-                                                           "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
-            for model, group in tables["group_spread"].groupby("model")
-        }  # fmt: skip
+        summarise_spread(summary, tables["group_spread"])
     if "group_ranking" in tables:
         ranking = tables["group_ranking"]
         summary["group_ranking"] = {
@@ -236,6 +230,21 @@ def build_summary(
             for model, group in tables["cross_task"].groupby("model")
         }
     return with_evidence(summary, evidence)
+
+
+def summarise_spread(summary: dict[str, Any], spread: pd.DataFrame) -> None:
+    """The summary's `group_spread` from the table: per model and dimension|valence, the spread,
+    its CI, the permutation p of no group effect (and, once the summary's family is adjusted,
+    its adjusted p) and whether an effect is detected."""
+    summary["group_spread"] = {
+        model: {f"{r['dimension']}|{r['valence']}": {"spread": json_safe(r["spread"]), "ci_low": json_safe(r["ci_low"]), "ci_high": json_safe(r["ci_high"]),
+                                                       "n": json_safe(r["n"]), "ci_note": r["ci_note"],
+                                                       "p_no_group_effect": json_safe(r["p_value"]),
+                                                       **({"p_adjusted": json_safe(r["p_adjusted"]), "adjustment": r["adjustment"]} if "p_adjusted" in r else {}),
+                                                       "group_effect": r["group_effect"],
+                                                       "highest": r["highest"], "lowest": r["lowest"]} for _, r in group.iterrows()}
+        for model, group in spread.groupby("model")
+    }  # fmt: skip
 
 
 def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:

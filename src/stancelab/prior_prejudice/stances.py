@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from stancelab.core.data.topics import signed_cluster_mean, stance_frame
+from stancelab.core.data.topics import signed_cluster_mean, stance_frame, stance_p
 from stancelab.core.results.summary import RunResult
 
 LENS = "prior-prejudice"
@@ -49,6 +49,7 @@ def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, An
     )
     return {"model": model, "topic": topic, "lens": LENS, "stance": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+            "p": stance_p(gaps["signed"].to_numpy(dtype=float), gaps["claim_id"].to_numpy(), seed),
             "unusable": unusable, "measure": MEASURE, "detail": detail,
             "transcripts": f"task=prior_prejudice shared_topic={topic}"}  # fmt: skip
 

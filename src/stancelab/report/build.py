@@ -14,6 +14,7 @@ import pandas as pd
 from stancelab.core.data.aliases import AliasTable, ModelIdentity, resolve
 from stancelab.core.probe import Probe
 from stancelab.core.results.evidence import evidence_record, evidence_text
+from stancelab.core.results.family import Part, adjust_parts
 from stancelab.core.results.summary import RunResult
 from stancelab.core.results.text import adjusted_interval_texts, stopping_note
 from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT
@@ -24,7 +25,6 @@ from stancelab.report import plots
 from stancelab.report.compare import (
     SIGNIFICANCE,
     LensDifferences,
-    adjust_across,
     difference_matrix,
     pair_view,
     paired_differences,
@@ -103,7 +103,7 @@ def unit_set_groups(profiles: dict[tuple[str, str], SimpleNamespace]) -> dict[st
 
 
 def merged_matrix(
-    runs: list[RunResult], aliases: AliasTable | None = None
+    runs: list[RunResult], aliases: AliasTable | None = None, adjust: str = DEFAULT_ADJUSTMENT
 ) -> tuple[ModelIdentity, Matrix]:
     """The rows of every model the runs hold (their headlines and topic stances), merged by the
     alias table (`core.data.aliases`; the bundled one by default), and the topic x lens matrix over
@@ -114,7 +114,7 @@ def merged_matrix(
                 for model in frame.get("model", [])]  # fmt: skip
     identity = resolve(sources, aliases)
     return identity, build_matrix(
-        combine(renamed(frame, identity.name) for frame in stances), list(PROBES)
+        combine(renamed(frame, identity.name) for frame in stances), list(PROBES), adjust
     )
 
 
@@ -158,6 +158,23 @@ def _run_differences(run: RunResult, seed: int) -> pd.DataFrame | None:
         return None
     differences = paired_differences(units, seed, probe.measure)
     return None if differences["n"].max() < 1 else differences
+
+
+def report_family(
+    runs: list[RunResult], seed: int, adjust: str
+) -> tuple[list[RunResult], list[pd.DataFrame | None]]:
+    """Every p-value the report shows as one family (`core.results.family`): each run's paired
+    differences and its probe's tested tables (`Probe.tested`), adjusted together by `adjust`;
+    the runs with their tested tables so adjusted, and each run's paired differences."""
+    parts = [
+        Part(_run_differences(run, seed), run.tables, get_probe(run.probe).tested) for run in runs
+    ]
+    adjusted = adjust_parts(parts, adjust)
+    runs = [
+        replace(run, tables={**run.tables, **done.tables})
+        for run, done in zip(runs, adjusted, strict=True)
+    ]
+    return runs, [done.headline for done in adjusted]
 
 
 def _adjustment_name(differences: pd.DataFrame) -> str:
@@ -280,15 +297,14 @@ def build_report(
     gives the cross-paper findings' view from the rows, the matrix and the headlines (the
     atlas). The paired tests' p-values are adjusted by `adjust` (holm or fdr_bh) across every
     comparison the report shows."""
-    runs = sorted(load_runs(folders, seed), key=_order)
+    runs, differences = report_family(sorted(load_runs(folders, seed), key=_order), seed, adjust)
     anchors = _anchors(runs)
-    differences = adjust_across([_run_differences(run, seed) for run in runs], adjust)
     sections = _sections(runs, anchors, differences)
     transcripts, omitted = _transcripts(runs, max_transcripts)
     cost = token_usage(
         [(run.probe, run.folder) for run in runs], _run_prices(runs) | (prices or {})
     )
-    identity, matrix = merged_matrix(runs, aliases)
+    identity, matrix = merged_matrix(runs, aliases, adjust)
     models = sorted({identity.name(model) for run in runs for model in run.models})
     profiles = _profiles(runs, anchors, identity)
     headlines = [entry.profile for entry in profiles.values()]

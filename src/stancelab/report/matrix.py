@@ -12,6 +12,7 @@ import pandas as pd
 from stancelab.core.data.topics import get_topic
 from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.matrix.analysis import Matrix
+from stancelab.matrix.results import family_text
 from stancelab.probes import PROBES
 from stancelab.report.transcripts import normalise
 
@@ -72,6 +73,8 @@ class MatrixView:
     models: list[ModelMatrix]
     by_model: list[ShareRow]
     by_topic: list[ShareRow]
+    family: str = ""
+    """how the directions were controlled, and the conflicts expected by chance"""
 
 
 def cell_style(stance: float) -> str:
@@ -190,4 +193,5 @@ def matrix_view(matrix: Matrix) -> MatrixView | None:
         models=[_model_matrix(matrix, model) for model in sorted(matrix.models)],
         by_model=_share_rows(matrix.by_model.sort_values("model"), "model"),
         by_topic=_share_rows(matrix.by_topic, "topic"),
+        family=family_text(matrix.family),
     )  # fmt: skip

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
+from stancelab.core.stats.family import sign_flip_p
 from stancelab.core.stats.intervals import (
     Estimate,
     bootstrap_ci,
@@ -43,7 +44,7 @@ ItemT = TypeVar("ItemT")
 TOPIC_KEY_FILE = "topics.jsonl"
 
 STANCE_COLUMNS = (
-    "model", "topic", "lens", "stance", "ci_low", "ci_high", "n", "unusable", "measure",
+    "model", "topic", "lens", "stance", "ci_low", "ci_high", "n", "p", "unusable", "measure",
     "detail", "transcripts",
 )  # fmt: skip
 """The columns of a probe's topic stances (`Probe.topic_stances`):
@@ -53,6 +54,8 @@ STANCE_COLUMNS = (
   cannot be measured (then `detail` says why)
 - ci_low, ci_high: its confidence interval (NaN with fewer than two units)
 - n: units behind the stance; unusable: units left out (refusals, unparsed), counted
+- p: two-sided p of "no stance" (`stance_p`: a sign-flip test over the units), NaN with fewer
+  than two units; the matrix adjusts them across its cells
 - measure: what the number is, e.g. "baseline (pro - con) / answers"
 - detail: more, e.g. "holds under pressure 0.67 [0.30, 0.90]" ("" when nothing)
 - transcripts: `key=value` tokens that select this cell's transcripts in the report
@@ -184,6 +187,7 @@ def stance_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         check_topic(row.topic)
         _check_stance(row.stance, row.ci_low, row.ci_high)
     frame["detail"] = frame["detail"].fillna("")
+    frame["p"] = pd.to_numeric(frame["p"], errors="coerce").astype(float)
     return frame
 
 
@@ -244,6 +248,25 @@ def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
         low, high = unanimous_ci(estimate.value, estimate.n)
         return Estimate(estimate.value, low, high, estimate.n)
     return estimate
+
+
+def stance_p(
+    scores: Sequence[float] | np.ndarray, units: Sequence[object] | None = None, seed: int = 0
+) -> float:
+    """Two-sided p of "no stance" for signed scores pooled over units: a sign-flip test of the
+    units' sums of scores (`core.stats.family.sign_flip_p`; the pooled mean's sign is their
+    sum's). Without `units` every score is its own unit."""
+    data = np.asarray(scores, dtype=float)
+    labels = (
+        np.arange(data.size).astype(str)
+        if units is None
+        else np.asarray(units, dtype=object).astype(str)
+    )
+    keep = ~np.isnan(data)
+    if not keep.any():
+        return math.nan
+    _, codes = np.unique(labels[keep], return_inverse=True)
+    return sign_flip_p(np.bincount(codes, weights=data[keep]), seed)
 
 
 def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int = 0) -> Estimate:

@@ -39,7 +39,14 @@ def format_differences(summary: dict[str, Any]) -> str:
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
         lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"
                      f"{_test_text(row)}")  # fmt: skip
-    return "\n".join(["Headline, paired differences between models:", *lines]) if lines else ""
+    if not lines:
+        return ""
+    family = summary.get("p_family") or {}
+    if family.get("tests"):
+        sources = ", ".join(f"{name} {count}" for name, count in family["sources"].items() if count)
+        lines.append(f"  p adjusted ({family['adjustment']}) over every test this summary shows, one family of "
+                     f"{family['tests']}: {sources}")  # fmt: skip
+    return "\n".join(["Headline, paired differences between models:", *lines])
 
 
 def _test_text(row: dict[str, Any]) -> str:
@@ -92,7 +99,8 @@ def stopping_note(summary: dict[str, Any]) -> str:
     return (f"Run with --until-ci {record['width']:g}, stopped at look {record['stopped_at_look']} "
             f"of {record['looks_planned']} ({record['reason']}): the 95% intervals do not account "
             f"for the stopping; the {level_text(record['level'])} interval beside each headline "
-            f"does (Bonferroni over the {record['looks_planned']} looks).")  # fmt: skip
+            f"does ({record.get('interval', 'Bonferroni over the looks')}: valid at every look "
+            "at once).")  # fmt: skip
 
 
 def until_ci_text(summary: dict[str, Any]) -> str:

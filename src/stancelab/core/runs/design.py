@@ -19,6 +19,7 @@ from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.core.stats.power import (
     DEFAULT_RANGE,
     MIN_PILOT_UNITS,
+    Plan,
     Question,
     Spread,
     check_question,
@@ -76,23 +77,34 @@ def read_pilot(probe: Probe, pilot: Path) -> pd.DataFrame:
     return units if units is not None else pd.DataFrame(columns=["model", "unit", "value"])
 
 
-def question_spread(probe: Probe, request: PowerRequest) -> Spread:
-    """The spread the question rests on: the pilot's, else the conservative default."""
-    if request.pilot is None:
-        why = "no pilot run given (--calibration RUN)"
-        units = None
-    else:
-        units = read_pilot(probe, request.pilot)
-        spread = pilot_spread(units, request.question, str(request.pilot))
-        if spread is not None:
-            return spread
-        why = f"the pilot {request.pilot} has fewer than {MIN_PILOT_UNITS} units with a value"
-    value_range = request.value_range or (
-        units.attrs.get(VALUE_RANGE) if units is not None else None
+def stated_range(
+    probe: Probe, request: PowerRequest, units: pd.DataFrame | None
+) -> tuple[float, float] | None:
+    """The headline's value range: --value-range, else the probe's, else the pilot's units'."""
+    found = (
+        request.value_range
+        or getattr(probe, "value_range", None)
+        or (units.attrs.get(VALUE_RANGE) if units is not None else None)
     )
+    return tuple(found) if found is not None else None  # type: ignore[return-value]
+
+
+def question_spread(probe: Probe, request: PowerRequest) -> tuple[Spread, tuple[float, float]]:
+    """The spread the question rests on (the pilot's at its upper confidence limit, else the
+    conservative default) and the value range it was bounded by."""
+    units = read_pilot(probe, request.pilot) if request.pilot is not None else None
+    value_range = stated_range(probe, request, units)
+    if units is not None:
+        spread = pilot_spread(units, request.question, str(request.pilot), value_range)
+        if spread is not None:
+            return spread, value_range or DEFAULT_RANGE
+        why = f"the pilot {request.pilot} has fewer than {MIN_PILOT_UNITS} units with a value"
+    else:
+        why = "no pilot run given (--calibration RUN)"
     if value_range is None:
         why += f"; scale assumed {DEFAULT_RANGE[0]:g}-{DEFAULT_RANGE[1]:g} (give --value-range LO,HI for another)"
-    return default_spread(request.question, tuple(value_range or DEFAULT_RANGE), why)  # type: ignore[arg-type]
+    value_range = value_range or DEFAULT_RANGE
+    return default_spread(request.question, value_range, why), value_range
 
 
 def _planned_calls(probe: Probe, options: ProbeRun, limit: int | None) -> int:
@@ -133,14 +145,18 @@ def plan_design(probe: Probe, options: ProbeRun, request: PowerRequest) -> tuple
     """The printed sample size and the options of the design it asks for (`limit` set to the
     units; all of the dataset's where it has fewer)."""
     check_question(request.target, request.power, request.alpha)
-    spread = question_spread(probe, request)
+    spread, value_range = question_spread(probe, request)
+    models = len(options.models)
+    plan = Plan(
+        getattr(probe, "measure", "continuous"), max(1, models * (models - 1) // 2), value_range
+    )
     available = dataset_units(probe, options)
     size = sample_size(request.question, spread, request.target, request.power, request.alpha, available,
-                       request.seed)  # fmt: skip
+                       request.seed, plan)  # fmt: skip
     units = min(size.units or available, available)
     trials_text = _trials_text(getattr(options, "trials", None), pilot_trials(probe, request.pilot))
     text = format_sample_size(request.question, spread, size, request.target, request.power, request.alpha,
-                              trials_text)  # fmt: skip
+                              trials_text, plan)  # fmt: skip
     one_model = request.question == "difference" and len(options.models) < 2
     models = " (calls below are per subject model: a comparison runs two)" if one_model else ""
     heading = f"{probe.title}: units and trials for its {probe.lens.lower()} headline"

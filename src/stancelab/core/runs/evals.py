@@ -220,12 +220,12 @@ class ProbeRun:
     for the report's cost; `estimate` prices its plan with them)"""
     until_ci: float | None = field(default=None, metadata={"minimum": None})
     """W: run the units in seeded batches (--looks planned looks) and stop once every model's
-    headline interval is narrower than W, in the headline's units; each look's interval is at
-    level 1 - 0.05/K (Bonferroni over the K looks), valid whatever look it stops at
-    (`core.runs.until_ci`)"""
+    headline interval is narrower than W, in the headline's units; the interval is a betting
+    confidence sequence at level 0.95 over the units in their seeded order, valid at every look at
+    once, so whatever look the run stops at (bounded headlines only: `core.runs.until_ci`)"""
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
-    sooner, each at a wider interval (level 1 - 0.05/K)"""
+    sooner at no cost in width (the confidence sequence holds at every look)"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""

@@ -29,6 +29,13 @@ from typing import Any, Protocol
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.probe import Probe
+from stancelab.core.results.family import (
+    FAMILY_KEY,
+    Part,
+    adjust_parts,
+    family_record,
+    frame_records,
+)
 from stancelab.core.results.summary import Analysis, analysis_unit_values, write_results
 from stancelab.core.results.text import UNTIL_CI_KEY, summary_text, with_results_path
 from stancelab.core.runs.evals import ProbeRun
@@ -36,7 +43,7 @@ from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
 from stancelab.core.runs.shards import follow_parent, parse_shard, run_workers
 from stancelab.core.runs.startup import inspect_startup
 from stancelab.core.runs.until_ci import check_until_ci, replay_until_ci, run_batches
-from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT, difference_records
+from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT, paired_differences
 
 PRICES_FILE = "prices.json"
 
@@ -179,15 +186,24 @@ def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = No
 def compare(
     probe: Probe, folder: Path, analysis: Analysis, seed: int, adjust: str = DEFAULT_ADJUSTMENT
 ) -> None:
-    """Add `headline_differences` to the summary: each pair of models' paired difference of the
-    headline over the units both share, with its CI, test, effect size and p adjusted by
-    `adjust` (holm or fdr_bh) over the pairs."""
-    if probe.unit_values is None:
-        return
-    units = analysis_unit_values(probe.name, probe.unit_values, folder, analysis)
-    analysis.summary["headline_differences"] = difference_records(
-        units, seed, probe.measure, adjust
-    )
+    """Add `headline_differences` to the summary (each pair of models' paired difference of the
+    headline over the units both share, with its CI, test and effect size), and adjust its p
+    and those of the probe's tested tables (`Probe.tested`) by `adjust` (holm or fdr_bh) as one
+    family (`core.results.family`), recorded as `p_family`."""
+    headline = None
+    if probe.unit_values is not None:
+        units = analysis_unit_values(probe.name, probe.unit_values, folder, analysis)
+        if units is not None and not units.empty and units["model"].nunique() >= 2:
+            headline = paired_differences(units, seed, probe.measure, adjust)
+    (adjusted,) = adjust_parts([Part(headline, analysis.tables, probe.tested)], adjust)
+    analysis.tables.update(adjusted.tables)
+    for spec in probe.tested:
+        if spec.summarise is not None and spec.table in adjusted.tables:
+            spec.summarise(analysis.summary, adjusted.tables[spec.table])
+    if probe.unit_values is not None:
+        analysis.summary["headline_differences"] = frame_records(adjusted.headline)
+    if sum(adjusted.sizes.values()):
+        analysis.summary[FAMILY_KEY] = family_record(adjust, adjusted.sizes)
 
 
 # ---------------------------------------------------------------- the pipeline

@@ -13,8 +13,11 @@ Inspect's sample selection into the run's log folder as a shard (`core.runs.shar
 Inspect's cache: no call is paid twice.
 
 After each batch the folder's logs are analysed (in memory: nothing is written until the run's
-pipeline writes, `core.runs.pipeline`), and each model's headline gets an interval over units at
-level 1 - alpha/K (`core.stats.sequential`). The summary's record of the rule, the looks, the
+pipeline writes, `core.runs.pipeline`), and each model's headline gets the interval of a betting
+confidence sequence over its units in their seeded order (`core.stats.sequential`): valid at
+every look at once, so the interval at the look the run stops at covers at 95% whatever the
+stopping. It needs the headline's bounds (`Probe.value_range`): a probe whose headline is not
+bounded cannot run `--until-ci`. The summary's record of the rule, the looks, the
 widths seen, the batch sizes and why the run stopped (`until_ci`) is rebuilt from the folder's
 run.toml (W, seed, looks) and its batch logs (`replay_until_ci`), by the run and by `stancelab
 analyze` alike, so a re-analysis keeps the same record."""
@@ -46,6 +49,9 @@ from stancelab.core.stats.sequential import (
     unit_position,
     units_through,
     width_of,
+)
+from stancelab.core.stats.sequential import (
+    METHOD as SEQUENCE,
 )
 from stancelab.core.values import json_safe
 
@@ -104,6 +110,10 @@ def check_until_ci(probe: Probe, options: ProbeRun) -> None:
                              "give it without --workers and --shard.")  # fmt: skip
     if probe.unit_key is None or probe.unit_values is None:
         raise StancelabError(f"{probe.name} does not name its units, so it cannot run --until-ci.")
+    if probe.value_range is None:
+        raise StancelabError(f"{probe.name}'s headline is not bounded (it states no range for its unit "
+                             "values), and --until-ci's confidence sequence needs the bounds: plan a "
+                             f"fixed design instead (stancelab estimate {probe.name} --half-width H).")  # fmt: skip
 
 
 def look_record(index: int, units: pd.DataFrame, intervals: dict[str, Estimate]) -> dict[str, Any]:
@@ -123,7 +133,7 @@ def stopping_record(
     and why the run stopped."""
     seen = [look["units"] for look in looks]
     return {
-        "width": width, "method": method_text(count), "looks_planned": count, "alpha": ALPHA,
+        "width": width, "interval": SEQUENCE, "method": method_text(count), "looks_planned": count, "alpha": ALPHA,
         "level": look_level(count), "seed": seed, "looks": looks, "stopped_at_look": len(looks),
         "reason": reason, "batch_units": [b - a for a, b in zip([0, *seen], seen, strict=False)],
         "headline": looks[-1]["headline"] if looks else {},
@@ -143,7 +153,7 @@ def run_batches(probe: Probe, options: ProbeRun) -> None:
         analysis = probe.analysis(options.out_dir, options.seed, options)
         units = analysis_units(probe, options.out_dir, analysis)
         names = look_models(analysis.summary, models)
-        if take_look(units, index, names, options.seed, options.until_ci, count)[1]:
+        if take_look(units, index, names, options.seed, options.until_ci, count, bounds(probe))[1]:
             return
 
 
@@ -160,14 +170,21 @@ def look_models(summary: dict[str, Any], run_models: list[str]) -> list[str]:
     return analysed if len(analysed) >= len(run_models) else run_models
 
 
+def bounds(probe: Probe) -> tuple[float, float]:
+    """The headline's value range (`check_until_ci` refused a probe without one)."""
+    assert probe.value_range is not None
+    return probe.value_range
+
+
 def take_look(
-    units: pd.DataFrame, index: int, models: list[str], seed: int, width: float, count: int
-) -> tuple[dict[str, Any], bool]:
+    units: pd.DataFrame, index: int, models: list[str], seed: int, width: float, count: int,
+    value_range: tuple[float, float],
+) -> tuple[dict[str, Any], bool]:  # fmt: skip
     """Look `index` of `count` at `units` (every batch's): the record of batches 1 to `index`
-    with each model's headline interval over their units, and whether every interval is
-    narrower than `width`."""
+    with each model's headline and its confidence-sequence interval over their units, and
+    whether every interval is narrower than `width`."""
     kept = units_through(units, index, seed, count)
-    intervals = headline_intervals(kept, models, look_level(count), seed)
+    intervals = headline_intervals(kept, models, seed, value_range)
     return look_record(index, kept, intervals), is_narrow(intervals, width)
 
 
@@ -214,7 +231,7 @@ def replay_until_ci(probe: Probe, folder: Path, analysis: Analysis) -> dict[str,
     count = (
         count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else LOOKS
     )
-    if not isinstance(width, int | float) or probe.unit_values is None:
+    if not isinstance(width, int | float) or probe.unit_values is None or probe.value_range is None:
         return None
     logged = batch_logs(str(Path(folder) / "logs"), seed, count)
     units = analysis_units(probe, Path(folder), analysis)
@@ -224,7 +241,7 @@ def replay_until_ci(probe: Probe, folder: Path, analysis: Analysis) -> dict[str,
         if not any(ran for number, ran in logged.items() if number <= index):
             looks.append(look_record(index, pd.DataFrame(columns=["unit"]), {}))
             continue
-        look, narrow = take_look(units, index, names, seed, width, count)
+        look, narrow = take_look(units, index, names, seed, width, count, probe.value_range)
         looks.append(look)
         if narrow:
             return stopping_record(width, looks, NARROW, seed, count)

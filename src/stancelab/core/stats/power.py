@@ -4,19 +4,25 @@ the design a probe's options and pilot ask for is planned in `core.runs.design`.
 The headline of every probe is a mean over units (issues, topics, statements, claims, pairs).
 Two questions are answered from the spread of the per-unit values:
 
-* `--detect D`: units needed for a paired two-sided t-test over the units two models share to
-  find a headline difference of D with the given power (statsmodels' `TTestPower`, on the SD
-  of the paired differences).
+* `--detect D`: units needed for the test the report will run on the paired unit values of
+  two models to find a headline difference of D with the given power, at the alpha the report's
+  adjustment leaves each comparison (Holm over the pairs of the models planned: its first step,
+  alpha / pairs, so every pair keeps the power). The test is the probe's own
+  (`core.stats.compare`): the Wilcoxon signed-rank test, simulated (seeded draws of paired
+  differences with mean D: the pilot's differences resampled where it has at least
+  MIN_RESAMPLE_UNITS units, else normal), or for a lens of one yes/no outcome per unit exact
+  McNemar, whose power is computed exactly (binomial sums over the discordant units).
 * `--half-width H`: units needed for one model's headline CI to be at most H wide on either
   side (t interval on the SD of the unit values).
 
 The spread comes from a pilot run (`--calibration RUN`): with two or more models, the SD of
 their paired differences (the widest pair); with one model, sqrt(2) x its SD, which assumes
-the models are uncorrelated over units (conservative: models that rank units alike differ
-less). Without a pilot, the widest spread a measure bounded in [lo, hi] can have
-(Popoviciu: SD (hi - lo) / 2), a stated conservative default. Where the pilot's values are
-clearly not normal (Shapiro-Wilk), the t-test's closed form does not fit and the units come
-from a seeded simulation that resamples the pilot's units instead.
+the models are uncorrelated over units. A pilot's SD is itself uncertain (a 3-unit pilot
+underestimates it more often than not), so the plan takes its upper confidence limit
+(UCL_LEVEL, chi-square; Browne 1995, Stat. Med. 14(17)), at most the widest spread the value
+range allows, and warns under FEW_PILOT_UNITS units. Without a pilot, that widest spread: SD
+(hi - lo) / 2 for one model's values in [lo, hi] (Popoviciu), and hi - lo for a paired
+difference (two models at opposite ends on every unit), a stated conservative default.
 
 Each unit value already averages the pilot's trials per unit, so its variance is
 var(unit mean) = s_b^2 + s_w^2 / m at the pilot's m trials; the design keeps m as planned."""
@@ -24,7 +30,7 @@ var(unit mean) = s_b^2 + s_w^2 / m at the pilot's m trials; the design keeps m a
 from __future__ import annotations
 
 import math
-import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,22 +40,28 @@ from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
 from stancelab.core.errors import StancelabError
+from stancelab.core.stats.compare import EXACT_UNITS, MeasureKind
 
 Question = Literal["difference", "half_width"]
 DEFAULT_RANGE = (0.0, 100.0)
-"""the scale most stancelab headlines use (percent), when neither a pilot nor --value-range says"""
+"""the scale most stancelab headlines use (percent), when neither the probe, a pilot nor
+--value-range says"""
 MIN_UNITS = 2
-"""the fewest units a t-test or t interval can use"""
+"""the fewest units a test or t interval can use"""
 MIN_PILOT_UNITS = 3
 """the fewest pilot units whose spread is read (fewer: the conservative default)"""
+FEW_PILOT_UNITS = 10
+"""below this many pilot units the plan warns that the pilot's SD is uncertain"""
 MIN_RESAMPLE_UNITS = 10
-"""the fewest pilot units that are resampled (and tested for normality)"""
-NORMALITY_ALPHA = 0.05
-"""Shapiro-Wilk p below which the pilot's values are taken as not normal"""
+"""the fewest pilot units whose paired differences are resampled (fewer: normal draws)"""
+UCL_LEVEL = 0.8
+"""one-sided level of the upper confidence limit taken for a pilot's SD (Browne 1995)"""
 SIMULATION_REPS = 2000
 MAX_UNITS = 100_000
 MAX_SIMULATED_UNITS = 5_000
 """the most units a simulation tries (reps x units draws are held at once)"""
+CHUNK = 256
+"""simulated samples tested at once by the enumerated Wilcoxon (2^13 sign flips each)"""
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,8 @@ class Spread:
     conservative: bool
     values: np.ndarray | None = None
     """the pilot's per-unit values (paired differences or unit values) a simulation resamples"""
+    warning: str = ""
+    """what the printout warns of (a small pilot); empty when nothing"""
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,20 @@ class SampleSize:
     """the most units the search tried"""
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a `--detect` question is planned for: the test, its alpha and the value range."""
+
+    measure: MeasureKind = "continuous"
+    comparisons: int = 1
+    """pairs of models the report compares (the family Holm adjusts over)"""
+    value_range: tuple[float, float] = DEFAULT_RANGE
+
+    def alpha(self, alpha: float) -> float:
+        """The alpha each comparison is tested at: Holm's first step, alpha / comparisons."""
+        return alpha / max(1, self.comparisons)
+
+
 def check_question(target: float, power: float, alpha: float) -> None:
     """D (or H) > 0, power and alpha in (0, 1)."""
     if not math.isfinite(target) or target <= 0:
@@ -92,66 +120,96 @@ def check_question(target: float, power: float, alpha: float) -> None:
         raise StancelabError(f"--alpha must be between 0 and 1 (e.g. 0.05), not {alpha:g}.")
 
 
-def default_spread(question: Question, value_range: tuple[float, float], why: str) -> Spread:
-    """The widest spread a bounded headline can have: SD (hi - lo) / 2 per model, models
-    uncorrelated for a difference (SD (hi - lo) / sqrt(2))."""
+def check_range(value_range: tuple[float, float]) -> tuple[float, float]:
     low, high = value_range
-    if not high > low:
+    if not (math.isfinite(low) and math.isfinite(high) and high > low):
         raise StancelabError(f"--value-range needs LO < HI, not {low:g},{high:g}.")
-    sd = (high - low) / 2
+    return low, high
+
+
+def widest_sd(question: Question, value_range: tuple[float, float]) -> float:
+    """The widest SD a value in the range can have: (hi - lo) / 2 for one model's unit values,
+    hi - lo for a paired difference (the two models at opposite ends, either way, on every unit)."""
+    low, high = check_range(value_range)
+    return (high - low) if question == "difference" else (high - low) / 2
+
+
+def default_spread(question: Question, value_range: tuple[float, float], why: str) -> Spread:
+    """The widest spread a bounded headline can have (`widest_sd`)."""
+    low, high = check_range(value_range)
+    sd = widest_sd(question, value_range)
     scale = f"a headline bounded in [{low:g}, {high:g}]"
     if question == "difference":
-        return Spread(sd * math.sqrt(2), f"conservative default ({why}): the widest spread of {scale}, SD "
-                      f"{sd:.3g} per model, models uncorrelated", True)  # fmt: skip
+        return Spread(sd, f"conservative default ({why}): the widest spread of a paired difference of {scale}, "
+                      f"SD {sd:.3g} (the two models at opposite ends on every unit)", True)  # fmt: skip
     return Spread(
         sd, f"conservative default ({why}): the widest spread of {scale}, SD {sd:.3g}", True
     )
 
 
-def pilot_spread(units: pd.DataFrame, question: Question, source: str) -> Spread | None:
-    """The spread in a pilot's unit values (columns model, unit, value); None when it has
-    fewer than MIN_PILOT_UNITS units with a value."""
+def sd_upper_limit(sd: float, units: int, level: float = UCL_LEVEL) -> float:
+    """The one-sided `level` upper confidence limit of an SD measured on `units` values
+    (chi-square with units - 1 degrees of freedom)."""
+    return sd * math.sqrt((units - 1) / float(stats.chi2.ppf(1 - level, units - 1)))
+
+
+def _pilot_sd(values: np.ndarray, cap: float | None) -> tuple[float, str, str]:
+    """(the planned SD, how it was taken, a warning) from a pilot's values."""
+    sd = float(np.std(values, ddof=1))
+    upper = sd_upper_limit(sd, len(values))
+    capped = cap is not None and upper > cap
+    planned = cap if capped and cap is not None else upper
+    how = (f"{UCL_LEVEL:.0%} upper confidence limit {upper:.3g} of the pilot's SD {sd:.3g}"
+           + (f", capped at the widest the value range allows ({cap:.3g})" if capped else ""))  # fmt: skip
+    warning = (f"Warning: the pilot has {len(values)} units (fewer than {FEW_PILOT_UNITS}): its SD is uncertain, "
+               "so the plan rests on its upper confidence limit; a larger pilot plans fewer units more surely."
+               if len(values) < FEW_PILOT_UNITS else "")  # fmt: skip
+    return planned, how, warning
+
+
+def pilot_spread(units: pd.DataFrame, question: Question, source: str,
+                 value_range: tuple[float, float] | None = None) -> Spread | None:  # fmt: skip
+    """The spread in a pilot's unit values (columns model, unit, value), at its SD's upper
+    confidence limit; None when it has fewer than MIN_PILOT_UNITS units with a value."""
     wide = units.dropna(subset=["value"]).pivot_table(
         index="unit", columns="model", values="value", aggfunc="mean"
     )
     models = [model for model in sorted(wide.columns) if wide[model].count() >= MIN_PILOT_UNITS]
     if not models:
         return None
+    cap = widest_sd(question, value_range) if value_range is not None else None
     if question == "half_width":
         widest = max(models, key=lambda model: wide[model].std())
         values = wide[widest].dropna().to_numpy()
-        return Spread(float(np.std(values, ddof=1)), f"pilot {source}: SD of {widest}'s {len(values)} unit "
-                      f"values (the widest of {len(models)} model(s))", False, values)  # fmt: skip
+        sd, how, warning = _pilot_sd(values, cap)
+        return Spread(sd, f"pilot {source}: {how}, over {widest}'s {len(values)} unit values (the widest of "
+                      f"{len(models)} model(s))", False, values, warning)  # fmt: skip
     pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]
              if wide[[a, b]].dropna().shape[0] >= MIN_PILOT_UNITS]  # fmt: skip
     if not pairs:
         values = wide[models[0]].dropna().to_numpy()
-        sd = float(np.std(values, ddof=1)) * math.sqrt(2)
-        return Spread(sd, f"pilot {source}: one model ({models[0]}, {len(values)} units), SD x sqrt(2) "
-                      "assuming the two models are uncorrelated over units (conservative: models that "
-                      "rank units alike differ less)", True, None)  # fmt: skip
+        sd, how, warning = _pilot_sd(values, None)
+        sd = min(sd * math.sqrt(2), cap) if cap is not None else sd * math.sqrt(2)
+        return Spread(sd, f"pilot {source}: one model ({models[0]}, {len(values)} units), {how}, x sqrt(2) "
+                      "assuming the two models are uncorrelated over units (models that rank units alike "
+                      "differ less)", True, None, warning)  # fmt: skip
     differences = {pair: (wide[pair[0]] - wide[pair[1]]).dropna().to_numpy() for pair in pairs}
     (a, b), values = max(differences.items(), key=lambda item: np.std(item[1], ddof=1))
-    return Spread(float(np.std(values, ddof=1)), f"pilot {source}: SD of the paired differences {a} - {b} "
-                  f"over {len(values)} shared units (the widest of {len(pairs)} pair(s))", False, values)  # fmt: skip
+    sd, how, warning = _pilot_sd(values, cap)
+    return Spread(sd, f"pilot {source}: {how}, over the paired differences {a} - {b} on {len(values)} "
+                  f"shared units (the widest of {len(pairs)} pair(s))", False, values, warning)  # fmt: skip
 
 
 def units_for_difference(sd: float, difference: float, power: float, alpha: float) -> int:
-    """Units of a paired two-sided t-test detecting `difference` (statsmodels TTestPower)."""
+    """The fewest units of a paired two-sided t-test detecting `difference` (statsmodels
+    TTestPower's power, searched: its solver has no root for D / SD of 6 or more); None above
+    MAX_UNITS. For reference: the plan itself simulates the test the report runs."""
     if sd <= 0:
         return MIN_UNITS
-    units = TTestPower().solve_power(
-        effect_size=difference / sd, alpha=alpha, power=power, alternative="two-sided"
+    found = _search(
+        lambda units: TTestPower().power(difference / sd, units, alpha) >= power, MAX_UNITS
     )
-    return max(MIN_UNITS, math.ceil(float(units)))
-
-
-def detectable_difference(sd: float, units: int, power: float, alpha: float) -> float:
-    """The difference a paired t-test over `units` units detects with `power`."""
-    if units < MIN_UNITS:
-        return math.inf
-    effect = TTestPower().solve_power(nobs=units, alpha=alpha, power=power, alternative="two-sided")
-    return float(effect) * sd
+    return found if found is not None else MAX_UNITS + 1
 
 
 def half_width(sd: float, units: int, alpha: float) -> float:
@@ -175,29 +233,80 @@ def _t_half_width(sd: float, units: float, alpha: float) -> float:
     return float(stats.t.ppf(1 - alpha / 2, units - 1)) * sd / math.sqrt(units)
 
 
-def simulated_power(values: np.ndarray, units: int, difference: float, alpha: float, seed: int,
-                    reps: int = SIMULATION_REPS) -> float:  # fmt: skip
-    """Share of `reps` seeded samples of `units` units, drawn with replacement from `values`
-    centred and shifted to mean `difference`, whose paired t-test rejects at `alpha`."""
+def _sign_flips(units: int) -> np.ndarray:
+    """Every sign vector of `units` signs (2^units x units)."""
+    codes = np.arange(2**units)[:, None] >> np.arange(units)[None, :]
+    return np.where(codes & 1, 1.0, -1.0)
+
+
+def wilcoxon_pvalues(draws: np.ndarray) -> np.ndarray:
+    """Two-sided p of the Wilcoxon signed-rank test of each row of paired differences, zeros
+    ranked as Pratt proposed, as `core.stats.compare` runs it: up to EXACT_UNITS units every sign
+    flip enumerated (ties and zeros included), beyond scipy's choice."""
+    units = draws.shape[1]
+    if units > EXACT_UNITS:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pvalues = stats.wilcoxon(draws, axis=1, zero_method="pratt", method="auto").pvalue
+        return np.nan_to_num(np.asarray(pvalues, dtype=float), nan=1.0)
+    flips = _sign_flips(units)
+    pvalues = np.empty(draws.shape[0])
+    for start in range(0, draws.shape[0], CHUNK):
+        chunk = draws[start : start + CHUNK]
+        ranks = stats.rankdata(np.abs(chunk), axis=1) * (chunk != 0)
+        observed = np.abs(np.sum(np.sign(chunk) * ranks, axis=1))
+        null = np.abs(ranks @ flips.T)
+        pvalues[start : start + CHUNK] = np.mean(null >= observed[:, None] - 1e-9, axis=1)
+    return pvalues
+
+
+def _draws(values: np.ndarray | None, sd: float, units: int, difference: float, seed: int,
+           reps: int) -> np.ndarray:  # fmt: skip
+    """`reps` seeded samples of `units` paired differences with mean `difference` and SD `sd`:
+    the pilot's differences resampled (centred, scaled to `sd`) where it has enough, else normal."""
     rng = np.random.default_rng(seed)
-    centred = np.asarray(values, dtype=float) - np.mean(values)
-    draws = rng.choice(centred, size=(reps, units), replace=True) + difference
-    with (
-        warnings.catch_warnings()
-    ):  # a draw of one repeated value has no t statistic: it does not reject
-        warnings.simplefilter("ignore", RuntimeWarning)
-        pvalues = stats.ttest_1samp(draws, 0.0, axis=1).pvalue
-    return float(np.mean(np.nan_to_num(pvalues, nan=1.0) < alpha))
+    if values is not None and len(values) >= MIN_RESAMPLE_UNITS and np.std(values) > 0:
+        centred = np.asarray(values, dtype=float) - np.mean(values)
+        scaled = centred * sd / float(np.std(values, ddof=1))
+        return rng.choice(scaled, size=(reps, units), replace=True) + difference
+    return rng.normal(difference, sd, size=(reps, units))
 
 
-def simulated_units(values: np.ndarray, difference: float, power: float, alpha: float, seed: int,
-                    reps: int = SIMULATION_REPS, max_units: int = MAX_SIMULATED_UNITS) -> int | None:  # fmt: skip
-    """The fewest units whose simulated power (same seed at every size) reaches `power`;
-    None above `max_units`."""
+def simulated_power(values: np.ndarray | None, sd: float, units: int, difference: float, alpha: float,
+                    seed: int, reps: int = SIMULATION_REPS) -> float:  # fmt: skip
+    """Share of `reps` seeded samples of `units` paired differences (`_draws`) whose Wilcoxon
+    signed-rank test rejects at `alpha`."""
+    draws = _draws(values, sd, units, difference, seed, reps)
+    return float(np.mean(wilcoxon_pvalues(draws) <= alpha))
 
-    def reaches(units: int) -> bool:
-        return simulated_power(values, units, difference, alpha, seed, reps) >= power
 
+def mcnemar_power(units: int, difference: float, sd: float, alpha: float,
+                  value_range: tuple[float, float] = DEFAULT_RANGE) -> float:  # fmt: skip
+    """Exact power of the two-sided exact McNemar test over `units` paired yes/no units, for a
+    difference `difference` in the share of yes (on the value range's scale) when the paired
+    differences have SD `sd`: the discordant share is (sd / span)^2 + delta^2, at most 1."""
+    span = value_range[1] - value_range[0]
+    delta = min(abs(difference) / span, 1.0)
+    discordant = min(1.0, (sd / span) ** 2 + delta**2)
+    if discordant <= 0:
+        return 0.0
+    favoured = min(1.0, (1 + delta / discordant) / 2)
+    counts = np.arange(units + 1)
+    power = 0.0
+    for pairs, weight in zip(counts, stats.binom.pmf(counts, units, discordant), strict=True):
+        if weight < 1e-12 or pairs == 0:
+            continue
+        tail = np.arange(pairs + 1)
+        rejects = (
+            np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(tail, pairs - tail), pairs, 0.5))
+            <= alpha
+        )
+        power += weight * float(stats.binom.pmf(tail[rejects], pairs, favoured).sum())
+    return power
+
+
+def _search(reaches: Callable[[int], bool], max_units: int) -> int | None:
+    """The fewest units from MIN_UNITS on for which `reaches(units)` holds (doubling, then
+    bisection); None above `max_units`."""
     high = MIN_UNITS
     while not reaches(high):
         if high >= max_units:
@@ -212,50 +321,104 @@ def simulated_units(values: np.ndarray, difference: float, power: float, alpha: 
     return high
 
 
-def normal_enough(values: np.ndarray | None) -> bool:
-    """Whether the t-test's closed form fits: too few values to tell, or Shapiro-Wilk does not
-    reject normality; constant values count as normal."""
-    if values is None or len(values) < MIN_RESAMPLE_UNITS or np.ptp(values) == 0:
-        return True
-    return bool(stats.shapiro(values).pvalue >= NORMALITY_ALPHA)
+def difference_power(spread: Spread, plan: Plan, units: int, difference: float, alpha: float,
+                     seed: int, reps: int = SIMULATION_REPS) -> float:  # fmt: skip
+    """Power of the test the report runs (the plan's measure) at the plan's alpha."""
+    tested_at = plan.alpha(alpha)
+    if plan.measure == "binary":
+        return mcnemar_power(units, difference, spread.sd, tested_at, plan.value_range)
+    return simulated_power(spread.values, spread.sd, units, difference, tested_at, seed, reps)
+
+
+def simulated_units(spread: Spread, plan: Plan, difference: float, power: float, alpha: float, seed: int,
+                    max_units: int = MAX_SIMULATED_UNITS, reps: int = SIMULATION_REPS) -> int | None:  # fmt: skip
+    """The fewest units whose power (same seed at every size) reaches `power`; None above
+    `max_units`."""
+    if spread.sd <= 0:
+        return MIN_UNITS
+
+    def reaches(units: int) -> bool:
+        return difference_power(spread, plan, units, difference, alpha, seed, reps) >= power
+
+    return _search(reaches, max_units)
+
+
+def detectable_difference(spread: Spread, plan: Plan, units: int, power: float, alpha: float, seed: int,
+                          reps: int = SIMULATION_REPS // 2) -> float:  # fmt: skip
+    """The smallest difference (to 3 significant figures, up to the value range's span) the
+    plan's test over `units` units detects with `power`; inf when not even the span."""
+    span = plan.value_range[1] - plan.value_range[0]
+    if units < MIN_UNITS or difference_power(spread, plan, units, span, alpha, seed, reps) < power:
+        return math.inf
+    low, high = 0.0, span
+    while high - low > 1e-3 * high:
+        middle = (low + high) / 2
+        found = difference_power(spread, plan, units, middle, alpha, seed, reps) >= power
+        low, high = (low, middle) if found else (middle, high)
+    return high
+
+
+def difference_method(plan: Plan, spread: Spread, alpha: float, seed: int) -> str:
+    """How the power of a `--detect` plan is found, as the printout says it."""
+    tested_at = plan.alpha(alpha)
+    adjusted = (f"at alpha {alpha:g} / {plan.comparisons} = {tested_at:.3g} (Holm over the {plan.comparisons} "
+                "pairs of the models planned: its first step, so every pair keeps the power)"
+                if plan.comparisons > 1 else f"at alpha {alpha:g} (one pair of models)")  # fmt: skip
+    if plan.measure == "binary":
+        return (f"exact McNemar, as the report compares this lens's yes/no units, {adjusted}; power "
+                "computed exactly (binomial sums over the discordant units)")  # fmt: skip
+    draws = (f"the pilot's {len(spread.values)} paired differences resampled, scaled to the planned SD"
+             if spread.values is not None and len(spread.values) >= MIN_RESAMPLE_UNITS
+             else "normal paired differences at the planned SD")  # fmt: skip
+    return (f"Wilcoxon signed-rank test (Pratt's zeros; exact up to {EXACT_UNITS} units), as the report "
+            f"compares models, {adjusted}; power simulated: {SIMULATION_REPS} seeded samples (seed {seed}) "
+            f"of {draws}, shifted to D")  # fmt: skip
 
 
 def sample_size(question: Question, spread: Spread, target: float, power: float, alpha: float,
-                dataset_units: int | None, seed: int = 0) -> SampleSize:  # fmt: skip
+                dataset_units: int | None, seed: int = 0, plan: Plan | None = None) -> SampleSize:  # fmt: skip
     """Units the question needs, and (where the dataset has fewer) what its units reach."""
-    units: int | None
-    searched = MAX_UNITS
+    plan = plan or Plan()
     if question == "half_width":
-        units = units_for_half_width(spread.sd, target, alpha)
-        method = f"t interval at {1 - alpha:.0%} confidence (scipy t quantile)"
-    elif normal_enough(spread.values):
-        units = units_for_difference(spread.sd, target, power, alpha)
-        method = "paired two-sided t-test (statsmodels TTestPower.solve_power)"
-    else:
-        assert spread.values is not None
-        searched = min(MAX_SIMULATED_UNITS, (dataset_units or MAX_SIMULATED_UNITS) + 1)
-        units = simulated_units(spread.values, target, power, alpha, seed, max_units=searched)
-        method = (f"simulation: {SIMULATION_REPS} seeded resamples (seed {seed}) of the pilot's {len(spread.values)} "
-                  "paired differences shifted to D, paired t-test (the pilot's differences are not normal, "
-                  "Shapiro-Wilk p < 0.05, so the closed form does not fit)")  # fmt: skip
+        units: int | None = units_for_half_width(spread.sd, target, alpha)
+        reachable = dataset_units is None or (units is not None and units <= dataset_units)
+        best = (
+            None
+            if reachable or dataset_units is None
+            else half_width(spread.sd, dataset_units, alpha)
+        )
+        return SampleSize(units, f"t interval at {1 - alpha:.0%} confidence (scipy t quantile)", reachable,
+                          dataset_units, best)  # fmt: skip
+    searched = min(MAX_SIMULATED_UNITS, (dataset_units or MAX_SIMULATED_UNITS) + 1)
+    units = simulated_units(spread, plan, target, power, alpha, seed, max_units=searched)
     reachable = units is not None and (dataset_units is None or units <= dataset_units)
     best = None
     if not reachable and dataset_units is not None:
-        best = (half_width(spread.sd, dataset_units, alpha) if question == "half_width"
-                else detectable_difference(spread.sd, dataset_units, power, alpha))  # fmt: skip
-    return SampleSize(units, method, reachable, dataset_units, best, searched)
+        best = detectable_difference(spread, plan, dataset_units, power, alpha, seed)
+    return SampleSize(
+        units,
+        difference_method(plan, spread, alpha, seed),
+        reachable,
+        dataset_units,
+        best,
+        searched,
+    )
 
 
 def format_sample_size(question: Question, spread: Spread, size: SampleSize, target: float, power: float,
-                       alpha: float, trials: str) -> str:  # fmt: skip
+                       alpha: float, trials: str, plan: Plan | None = None) -> str:  # fmt: skip
     """The printed answer: the question, the spread and its source, units and trials needed."""
+    plan = plan or Plan()
     if question == "difference":
         asked = (f"detect a headline difference of {target:g} between two models (paired over the units "
-                 f"both run), two-sided alpha {alpha:g}, power {power:g}")  # fmt: skip
+                 f"both run), two-sided alpha {alpha:g}"
+                 f"{f' over {plan.comparisons} pairs' if plan.comparisons > 1 else ''}, power {power:g}")  # fmt: skip
     else:
         asked = f"one model's headline CI half-width of at most {target:g} ({1 - alpha:.0%} CI)"
     lines = [f"Question: {asked}.", f"Spread per unit: SD {spread.sd:.3g}, from the {spread.source}.",
              f"Method: {size.method}."]  # fmt: skip
+    if spread.warning:
+        lines.append(spread.warning)
     if spread.conservative:
         pilot = (
             "a pilot run (--calibration RUN) with two models"
@@ -266,18 +429,24 @@ def format_sample_size(question: Question, spread: Spread, size: SampleSize, tar
             f"This spread is conservative: {pilot} usually shows a smaller one, and fewer units."
         )
     if spread.sd == 0:
-        lines.append(f"The pilot's values do not vary over its units: {MIN_UNITS} units is the floor a t-test needs, "
+        lines.append(f"The pilot's values do not vary over its units: {MIN_UNITS} units is the floor a test needs, "
                      "not a plan; a larger pilot shows the real spread.")  # fmt: skip
     have = f" of the dataset's {size.dataset_units}" if size.dataset_units is not None else ""
     if size.reachable and size.units is not None:
         lines.append(f"Units needed: {size.units}{have}; trials per unit: {trials}.")
     else:
-        needed = f"{size.units}" if size.units is not None else f"more than {size.searched:,}"
+        needed = f"{size.units}" if size.units is not None else f"more than {size.searched - 1:,}"
         reach = "detects a difference" if question == "difference" else "reaches a half-width"
-        best = f"{size.best_target:.3g}" if size.best_target is not None else "n/a"
-        lines.append(f"Cannot reach {target:g}: it needs {needed} units, the dataset has {size.dataset_units}. "
-                     f"The most it allows, all {size.dataset_units} units (trials per unit: {trials}), {reach} "
-                     f"of {best}; the design below is that one.")  # fmt: skip
+        best = f"{size.best_target:.3g}" if size.best_target is not None and math.isfinite(size.best_target) \
+            else "none within the value range"  # fmt: skip
+        if size.dataset_units is None:
+            lines.append(
+                f"Cannot reach {target:g} within {size.searched - 1:,} units (the most the simulation tries)."
+            )
+        else:
+            lines.append(f"Cannot reach {target:g}: it needs {needed} units, the dataset has {size.dataset_units}. "
+                         f"The most it allows, all {size.dataset_units} units (trials per unit: {trials}), {reach} "
+                         f"of {best}; the design below is that one.")  # fmt: skip
     lines.append("Each unit's value averages its trials: var(unit mean) = s_b^2 + s_w^2 / m. A pilot's unit values "
                  "hold both at its trials per unit, so plan the pilot's trials; fewer would widen the spread.")  # fmt: skip
     return "\n".join(lines)
