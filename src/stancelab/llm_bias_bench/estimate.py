@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from stancelab.core.data.topics import select_and_limit
 from stancelab.core.runs.estimate import PlannedCalls, tokens
-from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
+from stancelab.llm_bias_bench.dataset import (
+    chosen_topics,
+    conversation_samples,
+    run_topics,
+    uncovered_selection,
+)
 from stancelab.llm_bias_bench.method import Method
 from stancelab.llm_bias_bench.run import BiasBenchRun, prepare
 from stancelab.llm_bias_bench.task import parse_categories
@@ -19,11 +23,14 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     need their runner at hand, as a run does). Context grows every turn; each earlier message
     is counted at the cap."""
     prepare(run)  # the authors' runner at hand, or one line naming how to get it
+    if uncovered_selection(run):
+        return []  # no topic of the run's shared topics: nothing to call (`run all` goes on)
     method = Method(prompts=run.prompts, authors_commit=run.authors_commit,
                     judge_max_tokens=run.judge_max_tokens)  # fmt: skip
     wording = method.wording(run.authors_repo)
-    chosen = select_and_limit(load_topics(run.topics_file), run.shared_topics, run.limit, "topic")
-    samples = list(conversation_samples(chosen, parse_categories(run.categories)))
+    topics = run_topics(run.topics_file, run.prompts, run.authors_repo)
+    chosen = chosen_topics(topics, run.shared_topics, run.limit)
+    samples = list(conversation_samples(chosen, parse_categories(run.categories), topics.source))
     cap = run.max_tokens or ASSUMED_MAX_TOKENS
     turns, conversations = run.turns, len(samples) * run.replicates
     user_input = subject_input = judge_input = 0
