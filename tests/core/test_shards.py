@@ -151,6 +151,8 @@ def test_workers_run_shards_then_analyse_once(tmp_path: Path) -> None:
     assert len(logs) == 2
     ids = _conversation_ids(out)
     assert len(ids) == 12 and len(set(ids)) == 12
+    # the fake judge answers the authors' judge prompt (the default): every verdict is read
+    assert set(_conversations(out)["verdict"]) == {"neutral"}
 
 
 def test_a_failing_worker_fails_the_command_with_its_error(tmp_path: Path) -> None:

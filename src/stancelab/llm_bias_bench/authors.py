@@ -27,6 +27,7 @@ from stancelab.core.data.authors import (
     ArtefactsUnavailable,
     Release,
     artefact_text,
+    cached_bytes,
     ensure_release,
 )
 from stancelab.core.errors import StancelabError
@@ -350,6 +351,22 @@ def _build_each(wording: AuthorsWording) -> None:
     wording.user_system(_PLACEHOLDER, 1)
     wording.user_cue(2, 2, "reply")
     wording.judge_messages(_PLACEHOLDER, [("message", "reply")])
+
+
+def cached_judge_systems() -> frozenset[str]:
+    """The judge's system prompt of each pinned runner the cache holds (nothing fetched): what
+    marks a request as the authors' judge's (the fake server's judge answers it)."""
+    texts = (cached_bytes(runner.release, RUNNER_FILE) for runner in RUNNERS.values())
+    systems = (_judge_system(data.decode("utf-8")) for data in texts if data is not None)
+    return frozenset(system for system in systems if system)
+
+
+@cache
+def _judge_system(runner_text: str) -> str:
+    """The system message of the runner's judge request ("" when its first is not one)."""
+    wording = AuthorsWording(RunnerSource.parse(runner_text), "")
+    (role, content), *_ = wording.judge_messages(_PLACEHOLDER, [("message", "reply")])
+    return content if role == "system" else ""
 
 
 def ensure_runner(commit: str, repo: Path | str | None, fallback: str) -> None:
