@@ -109,7 +109,11 @@ def test_a_selection_the_papers_topics_do_not_cover_is_not_measured_and_run_all_
     why = uncovered_selection(run)
     assert why.startswith("not measured: The topics of the paper cover none of the shared topics")
     assert "--topics-file stancelab covers every key topic" in why
-    assert estimate.plan(run) == []
+    assert [(plan.role, plan.calls_max) for plan in estimate.plan(run)] == [
+        ("user", 0),
+        ("subject", 0),
+        ("judge", 0),
+    ]
     model, seen = scripted_chat_model(lambda messages: "ok", "mockllm/plain")
     summary = run_all(RunAll(models=[model], out_dir=tmp_path / "all", shared_topics="minimum-wage",
                              probes="llm-bias-bench", display="none"),

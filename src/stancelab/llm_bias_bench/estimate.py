@@ -23,13 +23,12 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     need their runner at hand, as a run does). Context grows every turn; each earlier message
     is counted at the cap."""
     prepare(run)  # the authors' runner at hand, or one line naming how to get it
-    if uncovered_selection(run):
-        return []  # no topic of the run's shared topics: nothing to call (`run all` goes on)
     method = Method(prompts=run.prompts, authors_commit=run.authors_commit,
                     judge_max_tokens=run.judge_max_tokens)  # fmt: skip
     wording = method.wording(run.authors_repo)
     topics = run_topics(run.topics_file, run.prompts, run.authors_repo)
-    chosen = chosen_topics(topics, run.shared_topics, run.limit)
+    # a selection no topic covers is not measured (`run all` goes on): no call planned
+    chosen = [] if uncovered_selection(run) else chosen_topics(topics, run.shared_topics, run.limit)
     samples = list(conversation_samples(chosen, parse_categories(run.categories), topics.source))
     cap = run.max_tokens or ASSUMED_MAX_TOKENS
     turns, conversations = run.turns, len(samples) * run.replicates
