@@ -90,14 +90,18 @@ def _stancelab(*args: str) -> list[str]:
     return stancelab_command(*args)
 
 
-def _conversation_ids(out: Path) -> list[str]:
-    """The sample id of every conversation the analysis reads from the folder."""
+def _conversations(out: Path) -> pd.DataFrame:
+    """Every conversation the analysis reads from the folder."""
     from stancelab.llm_bias_bench.records import read_log_conversations
 
-    conversations, _, _ = read_log_conversations(out / "logs")
+    return read_log_conversations(out / "logs").conversations
+
+
+def _conversation_ids(out: Path) -> list[str]:
+    """The sample id of every conversation the analysis reads from the folder."""
     columns = ["topic_id", "category", "persona"]
     return sorted(
-        "__".join(map(str, row)) for row in conversations[columns].itertuples(index=False)
+        "__".join(map(str, row)) for row in _conversations(out)[columns].itertuples(index=False)
     )
 
 
@@ -117,9 +121,10 @@ def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Pat
             _stancelab("analyze", str(out)), env=env, capture_output=True, text=True
         )
         assert analysed.returncode == 0, analysed.stderr[-2000:]
-        from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
+        from stancelab.llm_bias_bench.dataset import conversation_samples, run_topics
 
-        expected = sorted(str(sample.id) for sample in conversation_samples(load_topics(None)[:2]))
+        paper = run_topics(None).topics[:2]  # the default: the paper's topics
+        expected = sorted(str(sample.id) for sample in conversation_samples(paper))
         assert len(list((out / "logs").glob("*.eval"))) == 3
         assert _conversation_ids(out) == expected  # every sample exactly once
 
@@ -146,6 +151,8 @@ def test_workers_run_shards_then_analyse_once(tmp_path: Path) -> None:
     assert len(logs) == 2
     ids = _conversation_ids(out)
     assert len(ids) == 12 and len(set(ids)) == 12
+    # the fake judge answers the authors' judge prompt (the default): every verdict is read
+    assert set(_conversations(out)["verdict"]) == {"neutral"}
 
 
 def test_a_failing_worker_fails_the_command_with_its_error(tmp_path: Path) -> None:

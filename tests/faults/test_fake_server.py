@@ -1,6 +1,7 @@
 """The fake OpenAI server stops waiting on a request (a stall, or its latency) as soon as the
 client goes away, and ends the waits in flight when it shuts down, counting each request as
-it would have counted it once answered."""
+it would have counted it once answered; its judge answers llm-bias-bench's judge in either
+wording with a verdict each reading reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import threading
 import time
 from collections.abc import Callable
 
-from stancelab.testing.fake_openai import FakeOpenAIServer, Faults
+import pytest
+
+from stancelab.llm_bias_bench.authors import COMMITS, authors_wording
+from stancelab.llm_bias_bench.prompts import StancelabWording
+from stancelab.llm_bias_bench.verdicts import read_as_authors
+from stancelab.testing.fake_openai import FakeOpenAIServer, Faults, verdict_reply
+from tests.shared_data import authors_checkout
 
 LONG = 30.0  # seconds a wait would last if the server sat it out
 PROMPT = "Which position?"
@@ -74,3 +81,29 @@ def test_shutdown_answers_a_stall_in_flight_at_once() -> None:
     assert not stopper.is_alive() and stopped_after < 5, stopped_after
     assert answer.startswith("HTTP/1.1 504"), answer  # the stall's usual end, only sooner
     assert server.stats_dict()["outcomes"] == {"timeout": 1}
+
+
+SAMPLE = {"topic_id": "t1", "label": "Topic", "label_en": "Topic", "claim": "A claim.",
+          "agree_description": "for it", "disagree_description": "against it",
+          "persona": "agree", "category": "direct"}  # fmt: skip
+
+
+@pytest.mark.parametrize("short", COMMITS)
+def test_the_fake_judge_answers_the_authors_judge_with_a_readable_verdict(short: str) -> None:
+    """Their judge request (built from their runner in ../shared at run time) gets a JSON
+    verdict their reading reads; their simulated user's request gets no verdict."""
+    authors_checkout(short)  # skips where ../shared lacks the runner
+    wording = authors_wording(short)
+    judge = [
+        {"role": r, "content": c} for r, c in wording.judge_messages(SAMPLE, [("hi", "reply")])
+    ]
+    assert read_as_authors(verdict_reply(judge)).verdict == "neutral"
+    user = [{"role": "system", "content": wording.user_system(SAMPLE, 5)},
+            {"role": "user", "content": wording.user_cue(1, 5, "")}]  # fmt: skip
+    assert read_as_authors(verdict_reply(user)).verdict == "missing"
+
+
+def test_the_fake_judge_answers_stancelabs_judge_with_a_readable_verdict() -> None:
+    judge = [{"role": r, "content": c}
+             for r, c in StancelabWording().judge_messages(SAMPLE, [("hi", "reply")])]  # fmt: skip
+    assert read_as_authors(verdict_reply(judge)).verdict == "neutral"

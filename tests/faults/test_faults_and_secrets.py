@@ -4,6 +4,7 @@ all samples complete, no answer is paid twice, and the API key never reaches an 
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,13 @@ from stancelab.core.results.logs import log_files
 from stancelab.demo import run_demo
 from stancelab.probes import PROBES
 from stancelab.report.build import ReportResult
-from stancelab.testing.fake_openai import FAULT_KINDS, FakeOpenAIServer, Faults, ServerStats
+from stancelab.testing.fake_openai import (
+    FAULT_KINDS,
+    FakeOpenAIServer,
+    Faults,
+    ServerStats,
+    verdict_reply,
+)
 from tests.helpers import own_cache
 from tests.report.conftest import TINY
 
@@ -30,7 +37,7 @@ def faulty_run(
     out = tmp_path_factory.mktemp("faults")
     faults = Faults(rate=0.2, timeout_seconds=1.0, seed=7)
     with (
-        FakeOpenAIServer(latency=0.01, faults=faults) as server,
+        FakeOpenAIServer(latency=0.01, faults=faults, reply=verdict_reply) as server,
         own_cache(
             out / "cache", FAKE_BASE_URL=server.base_url, FAKE_API_KEY=SECRET, OPENAI_API_KEY=SECRET
         ),
@@ -70,6 +77,20 @@ def test_every_probe_completes_every_sample_despite_faults(
     assert set(stats.outcomes) == {"ok", *FAULT_KINDS}
     faulted = stats.requests - stats.outcomes["ok"]
     assert 0.1 < faulted / stats.requests < 0.3
+
+
+def test_llm_bias_bench_reads_every_judge_verdict_despite_faults(
+    faulty_run: tuple[ReportResult, ServerStats],
+) -> None:
+    """The fake judge answers the default judge prompt (the authors'), so a verdict lost to a
+    fault would show here as unparsed or missing."""
+    report, _ = faulty_run
+    summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
+    (method,) = summary["method"].values()
+    assert method["prompts"] == "authors"
+    (by_model,) = summary["unparsed"].values()
+    read = by_model[MODEL]["direct"]
+    assert read["conversations"] > 0 and read["count"] == read["missing"] == 0
 
 
 def test_no_answer_is_paid_twice(faulty_run: tuple[ReportResult, ServerStats]) -> None:

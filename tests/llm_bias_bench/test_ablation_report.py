@@ -17,7 +17,9 @@ from stancelab.llm_bias_bench.ablation import (
     ORIGINAL_QWEN_FILE,
     SAMPLE_FILE,
     TRAJECTORY_FILE,
+    judge_conversations,
     replay_tables,
+    trajectory_conversations,
 )
 from stancelab.llm_bias_bench.persuasion import (
     SETUP_A_SUFFIX,
@@ -210,3 +212,33 @@ def test_setup_a_counts_an_unreadable_verdict_as_not_persuaded(tmp_path: Path) -
     assert row["rate"] == 50.0 and row["paper_persuaded"] is None
     printed = "\n".join(setup_a_lines(setup_a_summary(setup_a_table(folder))))
     assert "org/u: 2 of 4 = 50.0% (the paper prints no figure for this user model)" in printed
+
+
+def test_released_verdicts_are_read_as_the_authors_code_reads_them(tmp_path: Path) -> None:
+    """A verdict counts only as written ("Agree", "neutral " are none), null is missing: in
+    Table 8's conversations, §5.4's trajectories and §5.3's Setup A alike."""
+    ablation = tmp_path / "ablation"
+    ablation.mkdir()
+    judged = {("t1", "agree"): {GEMINI: "Agree", OPUS: "agree"},
+              ("t1", "neutral"): {GEMINI: None, OPUS: "neutral "}}  # fmt: skip
+    lines = [_key(t, p) | {"judge_short": j, "judge_model": j, "subject_model": "org/m", "verdict": v}
+             for (t, p), verdicts in judged.items() for j, v in verdicts.items()]  # fmt: skip
+    (ablation / JUDGE_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    read = judge_conversations(ablation, "rerun").set_index(["judge_model", "persona"])["verdict"]
+    assert (read[(GEMINI, "agree")], read[(OPUS, "agree")]) == ("unparsed", "agree")
+    assert (read[(GEMINI, "neutral")], read[(OPUS, "neutral")]) == ("missing", "unparsed")
+
+    turns = ["neutral", "Agree", None, "agree", "agree"]
+    line = _key("t1", "neutral") | {"verdicts": [{"turn": i + 1, "verdict": v} for i, v in enumerate(turns)]}  # fmt: skip
+    (ablation / TRAJECTORY_FILE).write_text(json.dumps(line) + "\n")
+    (trajectory,) = trajectory_conversations(ablation)["trajectory"]
+    assert trajectory == "neutral|unparsed|missing|agree|agree"
+
+    folder = tmp_path / "persuasion"
+    folder.mkdir()
+    records = [{"userllm_model": "org/u", "subject_model": "org/s", "topic_id": "t1",
+                "persona": persona, "category": "indirect", "verdict": verdict}
+               for persona, verdict in (("agree", " agree"), ("disagree", "disagree"))]  # fmt: skip
+    (folder / f"u{SETUP_A_SUFFIX}").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (row,) = setup_a_table(folder).to_dict("records")
+    assert (row["persuaded"], row["conversations"], row["unreadable"]) == (1, 2, 1)

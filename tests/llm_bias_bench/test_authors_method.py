@@ -78,14 +78,14 @@ def _authors_run(short: str, folder: Path) -> tuple[list[dict[str, Any]], Script
     return [json.loads(line) for line in lines if line.strip()], server
 
 
-def _stancelab_run(short: str, topics: Path, out: Path, monkeypatch: pytest.MonkeyPatch,
-                   options: list[str]) -> ScriptedServer:  # fmt: skip
-    """`stancelab run llm-bias-bench` with `options` on a scripted server."""
+def _stancelab_run(out: Path, monkeypatch: pytest.MonkeyPatch, options: list[str]) -> ScriptedServer:  # fmt: skip
+    """`stancelab run llm-bias-bench` with `options` on a scripted server, on its default topics
+    (the paper's, whose first `TOPICS` are the first of the authors' file at either commit)."""
     with scripted_server() as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "scripted")
         argv = ["run", "llm-bias-bench", "--model", SUBJECT, "--role", f"user={USER}",
-                "--role", f"judge={JUDGE}", "--topics-file", str(topics), "--limit", str(TOPICS),
+                "--role", f"judge={JUDGE}", "--limit", str(TOPICS),
                 "--out", str(out), "--display", "none", *options]  # fmt: skip
         assert main(argv) == 0
     return server
@@ -135,8 +135,7 @@ def test_a_run_sends_and_reads_what_the_authors_runner_does_item_by_item(
     """c3c7336 with stancelab's default options (the paper's runner); eff42a4 when chosen."""
     authors_folder = tmp_path / "authors"
     rows, theirs = _authors_run(short, authors_folder)
-    ours = _stancelab_run(short, authors_folder / "data" / "topics.jsonl", tmp_path / "run",
-                          monkeypatch, options)  # fmt: skip
+    ours = _stancelab_run(tmp_path / "run", monkeypatch, options)
 
     # the scripted judge wrote every form, so every rule of the reading was exercised
     assert {judge_form(r.messages)[0] for r in theirs.of("judge")} == set(JUDGE_FORMS)
@@ -171,6 +170,7 @@ def test_a_run_sends_and_reads_what_the_authors_runner_does_item_by_item(
         assert {g: values[g] for g in TABLE_4} == cells, category
     assert summary["method"][CONFIG]["prompts"] == "authors"
     assert summary["method"][CONFIG]["authors_commit"] == short
+    assert summary["method"][CONFIG]["topics"] == "authors"
 
 
 @pytest.fixture
@@ -228,6 +228,7 @@ def test_stancelabs_wording_runs_offline_and_every_output_says_not_the_papers_pr
     summary = json.loads((out / "summary.json").read_text())
     method = summary["method"][CONFIG]
     assert method["prompts"] == "stancelab" and not method["paper"]
+    assert method["topics"] == "stancelab"  # stancelab's topics go with stancelab's wording
     assert (
         "not the paper's prompts" in method["caveat"]
         and "not the paper's prompts" in method["label"]
@@ -237,15 +238,58 @@ def test_stancelabs_wording_runs_offline_and_every_output_says_not_the_papers_pr
     assert html.count("not the paper&#39;s prompts") + html.count("not the paper's prompts") >= 2
 
 
+def test_a_default_run_takes_the_papers_topics_and_says_so_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The paper's 38 topics (read at run time) by default, named in summary.json, the CLI and
+    the report; stancelab's by name, labelled as not the paper's topics."""
+    from stancelab.core.results.summary import RunResult, read_tables
+    from stancelab.llm_bias_bench.probe import PROBE
+
+    authors_checkout("eff42a4")
+    paper = "the paper's topics (the authors' data/topics.jsonl at eff42a4), 1 of its 38"
+    with scripted_server() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "scripted")
+        assert main(_short_run(tmp_path / "run", [])) == 0
+        assert main(_short_run(tmp_path / "ours", ["--topics-file", "stancelab"])) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    method = summary["method"][CONFIG]
+    assert method["topics"] == "authors" and "topics" not in method["caveat"]  # (1 turn is)
+    assert paper in method["label"] and f"method: {method['label']}" in printed
+    run = RunResult(PROBE.name, tmp_path / "run", summary, read_tables(tmp_path / "run"))
+    assert any(paper in note for note in PROBE.section(run).notes)
+    (topic,) = pd.read_csv(tmp_path / "run" / "tables" / "conversations.csv")["topic_id"].unique()
+    assert topic == "gun_access_liberalization"  # the paper's first topic
+    ours = json.loads((tmp_path / "ours" / "summary.json").read_text())["method"][CONFIG]
+    assert ours["topics"] == "stancelab" and not ours["paper"]
+    assert "not the paper's topics" in ours["caveat"] and "stancelab's own topics" in ours["label"]
+    headlines = [
+        line for line in printed.splitlines() if line.startswith("sycophancy (% of topics)")
+    ]
+    assert "not the paper's topics" not in headlines[0] and "not the paper's topics" in headlines[1]
+
+
 def test_the_demo_offline_falls_back_to_stancelabs_wording_labelled(
     offline: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from stancelab.demo import demo_settings, offline_settings
+    from stancelab.demo import demo_options, demo_settings, offline_settings
+    from stancelab.llm_bias_bench.dataset import chosen_topics, run_topics
 
     chosen = offline_settings(offline / "demo", ["mockllm/model"], demo_settings())
     assert chosen["llm-bias-bench"]["prompts"] == "stancelab"
     printed = capsys.readouterr().out
     assert "llm-bias-bench" in printed and "not the paper's prompts" in printed
+    # ... and on stancelab's topics, which cover both demo topics and need nothing fetched
+    options = demo_options("llm-bias-bench", offline / "demo", ["mockllm/model"], None)
+    options.prompts = chosen["llm-bias-bench"]["prompts"]
+    topics = run_topics(options.topics_file, options.prompts, options.authors_repo)
+    assert topics.source == "stancelab"
+    assert {t.shared_topic for t in chosen_topics(topics, options.shared_topics, 1)} == {
+        "abortion",
+        "minimum-wage",
+    }
 
 
 def test_a_blind_judge_needs_stancelabs_wording(
@@ -267,7 +311,21 @@ def test_runs_logged_before_the_method_was_chosen_read_as_stancelabs_wording() -
         5,
     )
     assert not legacy["paper"] and "not the paper's prompts" in legacy["caveat"]
-    assert method_record(method_key(method_of({"prompts": "authors", "turns": 5})))["paper"]
+    paper = {"prompts": "authors", "turns": 5, "topic_set": "authors"}
+    assert method_record(method_key(method_of(paper)))["paper"]
+
+
+def test_runs_logged_before_the_topic_set_was_kept_ran_stancelabs_topics_or_a_file() -> None:
+    """Their samples carry no `topic_set`: the bundled set unless a file was given, each
+    labelled as not the paper's topics; the paper's topics are named with how many ran."""
+    earlier = method_record(method_key(method_of({"prompts": "authors", "turns": 5})), 27)
+    assert earlier["topics"] == "stancelab" and not earlier["paper"]
+    assert "not the paper's topics" in earlier["caveat"]
+    assert "stancelab's own topics (not the paper's topics), 27 topics" in earlier["label"]
+    given = method_of({"prompts": "authors", "turns": 5, "topics_file": "mine.jsonl"})
+    assert given.topics == "file" and "not the paper's topics" in given.label()
+    paper = method_record(method_key(method_of({"prompts": "authors", "topic_set": "authors"})), 2)
+    assert paper["caveat"] == "" and "data/topics.jsonl at eff42a4), 2 of its 38" in paper["label"]
 
 
 def test_an_imports_figures_that_are_not_the_papers_say_so_where_they_are_printed(

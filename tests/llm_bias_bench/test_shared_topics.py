@@ -18,14 +18,16 @@ from stancelab.llm_bias_bench.dataset import (
     authors_topic_map_path,
     authors_topic_tags,
     load_topics,
+    uncovered_selection,
 )
 from stancelab.llm_bias_bench.probe import PROBE
 from stancelab.llm_bias_bench.run import BiasBenchRun, import_authors_run, run_bias_bench
 from stancelab.llm_bias_bench.stances import stances_from_conversations, topic_stances
 from stancelab.llm_bias_bench.task import llm_bias_bench
+from stancelab.matrix.run import RunAll, run_all
 from tests.helpers import scripted_chat_model
 from tests.llm_bias_bench.stance_script import WORDING, reply_for
-from tests.shared_data import external
+from tests.shared_data import authors_checkout, external
 
 STANCES = {"abortion": 1, "gun-control": -1, "immigration": 1}
 
@@ -58,7 +60,8 @@ def test_selection_by_shared_topics_then_limit() -> None:
     assert len(select_shared(topics, "all")) == len(topic_ids())
     with pytest.raises(StancelabError, match="immigration"):
         select_shared(topics, "abortion,tabs-vs-spaces")
-    task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit=1, categories="direct")
+    task = llm_bias_bench(topics_file="stancelab", shared_topics="minimum-wage,abortion", limit=1,
+                          categories="direct")  # fmt: skip
     samples = list(task.dataset)
     assert {s.metadata["topic_id"] for s in samples} == {
         "abortion_legal",
@@ -70,8 +73,58 @@ def test_selection_by_shared_topics_then_limit() -> None:
     }
     assert BiasBenchRun(models=["m"], out_dir=Path("run")).shared_topics == ""
     planned = estimate.plan(BiasBenchRun(models=["m"], out_dir=Path("run"), turns=1, categories="direct",
-                                         shared_topics="abortion,minimum-wage"))  # fmt: skip
+                                         shared_topics="abortion,minimum-wage",
+                                         topics_file=Path("stancelab")))  # fmt: skip
     assert planned[0].calls_min == 2 * 3  # two topics x three personas, one turn
+
+
+def _planned(**options: object) -> BiasBenchRun:
+    return BiasBenchRun(models=["m"], out_dir=Path("run"), turns=1, categories="direct", **options)  # type: ignore[arg-type]
+
+
+def test_a_default_run_takes_the_papers_topics_with_their_shared_topic_tags() -> None:
+    """The paper's 38 topics, read at run time (../shared seeds the cache), tagged by the
+    mapping file: --shared-topics and --limit select among them, and estimate plans the same."""
+    authors_checkout("eff42a4")
+    task = llm_bias_bench(shared_topics="minimum-wage,abortion", limit=1, categories="direct")
+    samples = list(task.dataset)
+    assert {(s.metadata["topic_id"], s.metadata["shared_topic"], s.metadata["topic_set"])
+            for s in samples} == {("abortion_decriminalization", "abortion", "authors")}  # fmt: skip
+    assert estimate.plan(_planned(shared_topics="abortion,minimum-wage"))[0].calls_min == 3
+    assert len(list(llm_bias_bench(categories="direct").dataset)) == 38 * 3
+    assert estimate.plan(_planned(limit=4))[0].calls_min == 4 * 3
+    assert estimate.plan(_planned(limit=4, prompts="stancelab"))[0].calls_min == 4 * 3
+    bundled = list(llm_bias_bench(prompts="stancelab", categories="direct").dataset)
+    assert {s.metadata["topic_set"] for s in bundled} == {"stancelab"}
+    assert len(bundled) == len(load_topics()) * 3
+
+
+def test_a_selection_the_papers_topics_do_not_cover_is_not_measured_and_run_all_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No topic of the paper is on minimum-wage: no call, a summary saying why (naming the set
+    that covers it), and the matrix still written."""
+    authors_checkout("eff42a4")
+    run = _planned(shared_topics="minimum-wage")
+    why = uncovered_selection(run)
+    assert why.startswith("not measured: The topics of the paper cover none of the shared topics")
+    assert "--topics-file stancelab covers every key topic" in why
+    assert [(plan.role, plan.calls_max) for plan in estimate.plan(run)] == [
+        ("user", 0),
+        ("subject", 0),
+        ("judge", 0),
+    ]
+    model, seen = scripted_chat_model(lambda messages: "ok", "mockllm/plain")
+    summary = run_all(RunAll(models=[model], out_dir=tmp_path / "all", shared_topics="minimum-wage",
+                             probes="llm-bias-bench", display="none"),
+                      {"llm-bias-bench": {"limit": 1, "turns": 1}}, progress=print)  # fmt: skip
+    assert seen == [] and summary["kind"] == "topic x lens matrix"
+    folder = tmp_path / "all" / "llm-bias-bench"
+    written = json.loads((folder / "summary.json").read_text())
+    assert written["not_measured"] == why
+    assert why in capsys.readouterr().out
+    notes = PROBE.section(RunResult(PROBE.name, folder, written, read_tables(folder))).notes
+    assert notes == [f"No model measured: {why.removeprefix('not measured: ')}"]
 
 
 def test_mapping_file_lists_the_authors_topics_with_hand_reviewed_matches() -> None:

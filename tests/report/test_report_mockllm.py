@@ -39,12 +39,13 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
     by_probe = {profile.probe: profile for profile in report.profiles}
     sycophancy = by_probe["llm-bias-bench"]
     assert sycophancy.value_text() == "not measured:"
-    # the authors' reading finds no verdict in a reply without JSON: missing, as they count it
-    assert sycophancy.ci_text() == "6 of 6 judge verdicts refused or missing"
+    # the authors' reading finds no verdict in a reply without JSON: missing, as they count it;
+    # of the demo's topics, the paper's (the default) cover abortion only: 3 conversations
+    assert sycophancy.ci_text() == "3 of 3 judge verdicts refused or missing"
     assert by_probe["conviction"].not_measured == "not measured: 6 of 6 answers unclear"
     html = report.path.read_text()
     front = html[: html.index('<div class="card"')]
-    assert '<b>not measured:</b></a> <span class="ci">6 of 6 judge verdicts' in front
+    assert '<b>not measured:</b></a> <span class="ci">3 of 3 judge verdicts' in front
     assert "0.0 [0.0, 0.0]" not in html
     assert not re.search(r"\[(-?\d+(?:\.\d+)?), \1\]", html)  # no interval of zero width
 
@@ -52,7 +53,7 @@ def test_a_headline_of_unusable_answers_reads_not_measured(report: ReportResult)
 def test_unparsed_answers_are_counted_not_dropped(report: ReportResult) -> None:
     by_probe = {profile.probe: profile for profile in report.profiles}
     assert re.match(
-        r"0 of 6 judge verdicts unparsed .*, 6 missing",
+        r"0 of 3 judge verdicts unparsed .*, 3 missing",
         by_probe["llm-bias-bench"].evidence.unparsed,
     )
     # IssueBench reads a classifier reply as the authors did, by its first digit 1-5: the
@@ -115,7 +116,7 @@ def test_the_cli_summary_says_not_measured_too(report: ReportResult) -> None:
 
     summary = json.loads((report.path.parent / "llm-bias-bench" / "summary.json").read_text())
     text = PROBES["llm-bias-bench"].format_summary(summary)
-    assert "not measured: 6 of 6 judge verdicts missing" in text
+    assert "not measured: 3 of 3 judge verdicts missing" in text
 
 
 def test_the_front_page_shows_the_topic_lens_matrix_and_a_cell_opens_its_transcripts(

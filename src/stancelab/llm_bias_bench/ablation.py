@@ -30,7 +30,7 @@ from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS
 from stancelab.llm_bias_bench.persuasion import setup_a_lines, setup_a_summary
 from stancelab.llm_bias_bench.records import config_label
-from stancelab.llm_bias_bench.verdicts import UNPARSED, VERDICTS
+from stancelab.llm_bias_bench.verdicts import MISSING, VERDICTS, authors_verdict
 
 ABLATION_DIR = "ablation"
 JUDGE_FILE = "ablation_judge_results.jsonl"
@@ -134,8 +134,10 @@ def ablation_dir(source: Path | str) -> Path | None:
 
 
 def _verdict(value: str | None) -> str:
-    text = (value or "").strip().lower()
-    return text if text in VERDICTS else UNPARSED
+    """A released verdict as the authors' code reads it (`verdicts.authors_verdict`): exactly
+    as written, null `missing`, any other text `unparsed`. No released verdict differs from
+    its folded form, so no published cell depends on this (the README says so)."""
+    return authors_verdict({"verdict": value})[0]
 
 
 def _row(
@@ -227,7 +229,7 @@ def _sample_keys(folder: Path, records: list[JudgeRecord]) -> list[str]:
 
 def judge_conversations(folder: Path, qwen: QwenVerdicts = "original") -> pd.DataFrame:
     """Table 8's verdicts as conversations, one row per judge and sampled conversation: a null
-    verdict, or none at all for a conversation of the sample, is `unparsed` (counted as a
+    verdict, or none at all for a conversation of the sample, is `missing` (counted as a
     disagreement over every sampled conversation, as the paper's 262 / 300 for Gemini-Opus)."""
     records = judge_records(folder, qwen)
     verdicts = {(r.judge_model, r.key()): _verdict(r.verdict) for r in records}
@@ -238,7 +240,7 @@ def judge_conversations(folder: Path, qwen: QwenVerdicts = "original") -> pd.Dat
             record = _Key(**dict(zip(("topic_id", "model_key", "persona", "category"),
                                      key.split("|"), strict=True)))  # fmt: skip
             rows.append(_row(record, subjects.get(record.model_key, record.model_key), judge,
-                             verdicts.get((judge, key), UNPARSED)))  # fmt: skip
+                             verdicts.get((judge, key), MISSING)))  # fmt: skip
     return pd.DataFrame(rows, columns=CONVERSATION_COLUMNS)
 
 
@@ -251,7 +253,7 @@ def trajectory_conversations(folder: Path, models: dict[str, str] | None = None)
         turns = sorted(record.verdicts, key=lambda v: v.turn)
         verdicts = [_verdict(v.verdict) for v in turns]
         model = (models or {}).get(record.model_key, record.model_key)
-        rows.append(_row(record, model, AUTHORS_JUDGE, verdicts[-1] if verdicts else UNPARSED,
+        rows.append(_row(record, model, AUTHORS_JUDGE, verdicts[-1] if verdicts else MISSING,
                          "|".join(verdicts)))  # fmt: skip
     return pd.DataFrame(rows, columns=CONVERSATION_COLUMNS)
 
@@ -301,7 +303,7 @@ def per_turn_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     for category, group in conversations.groupby("category"):
         turns = group["trajectory"].astype(str).str.split("|")
         for turn in range(int(turns.map(len).max())):
-            verdicts = turns.map(lambda t, i=turn: t[i] if i < len(t) else UNPARSED)
+            verdicts = turns.map(lambda t, i=turn: t[i] if i < len(t) else MISSING)
             valid = verdicts.isin(VERDICTS)
             partisan = valid & group["persona"].isin(("agree", "disagree"))
             neutral = valid & (group["persona"] == "neutral")

@@ -23,7 +23,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from stancelab.core.data.authors import Release, artefact_text, ensure_release
+from stancelab.core.data.authors import (
+    ArtefactsUnavailable,
+    Release,
+    artefact_text,
+    cached_bytes,
+    ensure_release,
+)
 from stancelab.core.errors import StancelabError
 
 REPOSITORY = "maritaca-ai/llm-bias-bench"
@@ -68,6 +74,36 @@ RUNNERS: dict[str, Runner] = {
         about="a later runner than the paper's (judge cap 16384 tokens, asked up to 5 times)",
     ),
 }  # fmt: skip
+
+
+# The paper's 38 topics (§3.5) are the authors' data/topics.jsonl at eff42a4; the file at
+# c3c7336 holds the first 34 of them, line for line (not the four Brazilian-politics topics the
+# paper's tables cover), so a default run reads eff42a4's whatever the runner.
+TOPICS_FILE = "data/topics.jsonl"
+PAPER_TOPIC_COUNT = 38
+PAPER_TOPICS = Release(
+    REPOSITORY, "eff42a492b98c1951ea3d550565c84b42bf0c63e",
+    {TOPICS_FILE: "de073e07b7dcd50cf58529cb0c345659202d0a3e67f703c00312449b95e5bdfa"},
+    f"llm-bias-bench's topics (the paper's {PAPER_TOPIC_COUNT})",
+)  # fmt: skip
+TOPICS_FALLBACK = "or --topics-file stancelab runs stancelab's own topics (not the paper's topics)"
+
+
+def paper_topics_text(repo: Path | str | None = None) -> str:
+    """The paper's topics (`PAPER_TOPICS`): from the checkout `repo` when it holds that file,
+    else the cache, else fetched once; one line naming every way to get them when it cannot."""
+    if repo is not None:
+        try:
+            return artefact_text(PAPER_TOPICS, TOPICS_FILE, Path(repo))
+        except ArtefactsUnavailable:
+            pass  # e.g. a checkout at c3c7336, whose file holds 34 of them: read it elsewhere
+    try:
+        return artefact_text(PAPER_TOPICS, TOPICS_FILE)
+    except ArtefactsUnavailable as error:
+        raise ArtefactsUnavailable(
+            f"{error}; or --topics-file FILE (that file, e.g. of a checkout at "
+            f"{PAPER_TOPICS.short}); {TOPICS_FALLBACK}."
+        ) from None
 
 
 class RunnerFormatError(StancelabError):
@@ -306,13 +342,31 @@ def authors_wording(commit: str, repo: Path | str | None = None) -> AuthorsWordi
     return wording
 
 
+_PLACEHOLDER = {"topic_id": "t", "label": "t", "claim": "c", "agree_description": "a",
+                "disagree_description": "d", "persona": "agree", "category": "direct"}  # fmt: skip
+
+
 def _build_each(wording: AuthorsWording) -> None:
     """One simulated-user prompt, turn cue and judge request, on a placeholder topic."""
-    sample = {"topic_id": "t", "label": "t", "claim": "c", "agree_description": "a",
-              "disagree_description": "d", "persona": "agree", "category": "direct"}  # fmt: skip
-    wording.user_system(sample, 1)
+    wording.user_system(_PLACEHOLDER, 1)
     wording.user_cue(2, 2, "reply")
-    wording.judge_messages(sample, [("message", "reply")])
+    wording.judge_messages(_PLACEHOLDER, [("message", "reply")])
+
+
+def cached_judge_systems() -> frozenset[str]:
+    """The judge's system prompt of each pinned runner the cache holds (nothing fetched): what
+    marks a request as the authors' judge's (the fake server's judge answers it)."""
+    texts = (cached_bytes(runner.release, RUNNER_FILE) for runner in RUNNERS.values())
+    systems = (_judge_system(data.decode("utf-8")) for data in texts if data is not None)
+    return frozenset(system for system in systems if system)
+
+
+@cache
+def _judge_system(runner_text: str) -> str:
+    """The system message of the runner's judge request ("" when its first is not one)."""
+    wording = AuthorsWording(RunnerSource.parse(runner_text), "")
+    (role, content), *_ = wording.judge_messages(_PLACEHOLDER, [("message", "reply")])
+    return content if role == "system" else ""
 
 
 def ensure_runner(commit: str, repo: Path | str | None, fallback: str) -> None:

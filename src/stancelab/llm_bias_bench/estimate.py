@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from stancelab.core.data.topics import select_and_limit
 from stancelab.core.runs.estimate import PlannedCalls, tokens
-from stancelab.llm_bias_bench.dataset import conversation_samples, load_topics
+from stancelab.llm_bias_bench.dataset import (
+    chosen_topics,
+    conversation_samples,
+    run_topics,
+    uncovered_selection,
+)
 from stancelab.llm_bias_bench.method import Method
 from stancelab.llm_bias_bench.run import BiasBenchRun, prepare
 from stancelab.llm_bias_bench.task import parse_categories
@@ -22,8 +26,10 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     method = Method(prompts=run.prompts, authors_commit=run.authors_commit,
                     judge_max_tokens=run.judge_max_tokens)  # fmt: skip
     wording = method.wording(run.authors_repo)
-    chosen = select_and_limit(load_topics(run.topics_file), run.shared_topics, run.limit, "topic")
-    samples = list(conversation_samples(chosen, parse_categories(run.categories)))
+    topics = run_topics(run.topics_file, run.prompts, run.authors_repo)
+    # a selection no topic covers is not measured (`run all` goes on): no call planned
+    chosen = [] if uncovered_selection(run) else chosen_topics(topics, run.shared_topics, run.limit)
+    samples = list(conversation_samples(chosen, parse_categories(run.categories), topics.source))
     cap = run.max_tokens or ASSUMED_MAX_TOKENS
     turns, conversations = run.turns, len(samples) * run.replicates
     user_input = subject_input = judge_input = 0

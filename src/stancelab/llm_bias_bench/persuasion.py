@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from stancelab.core.data.files import load_jsonl
 from stancelab.core.stats.intervals import bounded_cluster_ci
 from stancelab.core.values import json_safe
-from stancelab.llm_bias_bench.verdicts import VERDICTS
+from stancelab.llm_bias_bench.verdicts import VERDICTS, authors_verdict
 
 PERSUASION_DIR = "persuasion"
 SETUP_A_SUFFIX = "_persuasion_results.jsonl"
@@ -65,12 +65,15 @@ def _setup_a_row(path: Path, seed: int) -> dict[str, Any]:
     users = {r.userllm_model for r in records}
     user = users.pop() if len(users) == 1 else ", ".join(sorted(users))
     partisan = [r for r in records if r.persona in PARTISAN]
-    hits = [float((r.verdict or "").strip() == r.persona) * 100 for r in partisan]
+    verdicts = [authors_verdict({"verdict": r.verdict})[0] for r in partisan]  # as written
+    hits = [
+        float(verdict == r.persona) * 100 for verdict, r in zip(verdicts, partisan, strict=True)
+    ]
     estimate = bounded_cluster_ci(hits, [r.topic_id for r in partisan], 0.0, 100.0, seed=seed)
     persuaded = sum(h > 0 for h in hits)
     paper = PAPER_SETUP_A.get(user)
     return {"user_model": user, "persuaded": persuaded, "conversations": len(partisan),
-            "unreadable": sum((r.verdict or "").strip() not in VERDICTS for r in partisan),
+            "unreadable": sum(verdict not in VERDICTS for verdict in verdicts),
             "subjects": len({r.subject_model for r in partisan}),
             "topics": len({r.topic_id for r in partisan}), "rate": estimate.value,
             "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,

@@ -141,8 +141,10 @@ def read_log_conversations(logs: str | Path) -> LoggedConversations:
 
 
 def _methods(frame: pd.DataFrame) -> list[str]:
-    """Each row's method (`method.method_key`) from its run's task arguments."""
+    """Each row's method (`method.method_key`) from its run's task arguments and the topic set
+    its sample records."""
     columns = {name: frame.get(f"task_arg_{name}") for name in TASK_ARGUMENTS}
+    columns["topic_set"] = frame.get("metadata_topic_set")
 
     def argument(name: str, index: Any) -> Any:
         column = columns[name]

@@ -57,7 +57,10 @@ def _caveat(run: RunResult, config: str | None = None) -> str:
 
 
 def _method_notes(run: RunResult) -> list[str]:
-    """One line per configuration naming its method (whose prompts, which runner, which reading)."""
+    """One line per configuration naming its method (whose prompts, which runner, which reading,
+    which topics); a run with no topic to measure says why instead."""
+    if run.summary.get("not_measured"):
+        return [f"No model measured: {run.summary['not_measured'].removeprefix('not measured: ')}"]
     methods = run.summary.get("method", {})
     several = len(methods) > 1
     return [f"Method{f' ({config})' if several else ''}: {method['label']}."

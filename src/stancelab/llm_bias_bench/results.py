@@ -23,6 +23,7 @@ from stancelab.core.values import json_safe
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.ablation import ablation_lines, ablation_summary
+from stancelab.llm_bias_bench.dataset import uncovered_selection
 from stancelab.llm_bias_bench.method import method_record
 from stancelab.llm_bias_bench.records import read_log_conversations
 
@@ -187,8 +188,11 @@ def _methods(conversations: pd.DataFrame) -> dict[str, Any]:
     which reading, and how it departs from the paper's."""
     if "method" not in conversations or conversations["method"].isna().all():
         return {}
-    firsts = conversations.dropna(subset=["method"]).groupby("config")["method"].first()
-    return {str(config): method_record(str(key)) for config, key in firsts.items()}
+    known = conversations.dropna(subset=["method"])
+    firsts = known.groupby("config")["method"].first()
+    topics = known.groupby("config")["topic_id"].nunique()
+    return {str(config): method_record(str(key), int(topics[config]))
+            for config, key in firsts.items()}  # fmt: skip
 
 
 def build_summary(
@@ -315,8 +319,18 @@ def add_ablation(
     return summary
 
 
+def unmeasured_summary(reason: str) -> dict[str, Any]:
+    """The summary of a run with no topics to talk about (no model measured), and why."""
+    return {"probe": "llm-bias-bench", "models": [], "not_measured": reason, "method": {},
+            "table": {}, "sycophancy_rate": {}, "unparsed": {}, "divergence": {}}  # fmt: skip
+
+
 def analysis(out_dir: Path | str, seed: int = 0, options: Any = None) -> Analysis:
-    """Every table and the summary, from the logs under `out_dir/logs` (nothing written)."""
+    """Every table and the summary, from the logs under `out_dir/logs` (nothing written); a
+    run whose shared topics no topic covers is not measured, and says why."""
+    uncovered = uncovered_selection(options) if options is not None else ""
+    if uncovered:
+        return Analysis(unmeasured_summary(uncovered))
     out_dir = Path(out_dir)
     conversations, usage, evidence = read_log_conversations(out_dir / "logs")
     if conversations.empty:
@@ -374,6 +388,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     Ref in % of topics; then divergence and the comparisons of runs."""
     header = f"{'model':<40} {'category':<9} {'topics':>6} {'Pos':>6} {'Syc':>6} {'Inc':>6} {'Oth':>6} {'Ref':>6} {'unparsed':>9}"
     lines = ["llm-bias-bench (% of topics)"]
+    if summary.get("not_measured"):
+        return "\n".join([*lines, f"  {summary['not_measured']}"])
     methods = summary.get("method", {})
     for config, by_model in sorted(summary["table"].items()):
         method = methods.get(config, {})

@@ -11,7 +11,13 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.llm_bias_bench.ablation import SETUP_A_TABLE, ablation_dir, replay_tables
 from stancelab.llm_bias_bench.analysis import flatten_usage
-from stancelab.llm_bias_bench.authors import PAPER_COMMIT, Commit, ensure_runner
+from stancelab.llm_bias_bench.authors import (
+    PAPER_COMMIT,
+    Commit,
+    ensure_runner,
+    paper_topics_text,
+)
+from stancelab.llm_bias_bench.dataset import is_named_set, topics_name, uncovered_selection
 from stancelab.llm_bias_bench.method import FALLBACK, Prompts
 from stancelab.llm_bias_bench.persuasion import persuasion_dir, setup_a_table
 from stancelab.llm_bias_bench.records import read_authors_outputs
@@ -33,7 +39,9 @@ class BiasBenchRun(ProbeRun):
     """Options of one `stancelab run llm-bias-bench`."""
 
     topics_file: Path | None = None
-    """topics file (ours or the authors' format; default: bundled)"""
+    """topics file (ours or the authors' format), or a set: authors (the paper's 38, read from
+    the authors' repository at eff42a4) or stancelab (stancelab's own); default: authors with
+    --prompts authors, stancelab with --prompts stancelab"""
     categories: str | None = None
     """comma-separated: direct,indirect (default both)"""
     turns: int = DEFAULT_TURNS
@@ -83,8 +91,11 @@ def run_bias_bench(run: BiasBenchRun) -> dict[str, Any]:
 
 
 def run_evals(run: BiasBenchRun) -> None:
-    """The conversations of every subject model, judged."""
+    """The conversations of every subject model, judged (none when the run's shared topics
+    have none)."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
+    if uncovered_selection(run):
+        return
     task = llm_bias_bench(
         topics_file=str(run.topics_file) if run.topics_file else None,
         limit=run.limit,
@@ -116,13 +127,16 @@ def run_evals(run: BiasBenchRun) -> None:
 
 def prepare(run: BiasBenchRun) -> None:
     """Before any call: with the authors' prompts, their runner at --authors-commit at hand
-    (a checkout, the cache, or fetched once; checked against its pin) and readable; a blind
-    judge only in stancelab's wording."""
+    (a checkout, the cache, or fetched once; checked against its pin) and readable; the paper's
+    topics at hand when the run reads them; a blind judge only in stancelab's wording."""
     if run.blind_judge and run.prompts == "authors":
         raise StancelabError("--blind-judge: the authors' judge prompt names the persona; run it "
                              "with --prompts stancelab (not the paper's prompts).")  # fmt: skip
     if run.prompts == "authors":
         ensure_runner(run.authors_commit, run.authors_repo, FALLBACK)
+    name = topics_name(run.topics_file, run.prompts)
+    if is_named_set(name) and name == "authors":
+        paper_topics_text(run.authors_repo)
 
 
 def import_authors_run(

@@ -8,15 +8,15 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data.files import parse_subset
-from stancelab.core.data.topics import select_and_limit
 from stancelab.core.errors import TaskArgumentError
 from stancelab.core.runs.task_args import check_task_args
 from stancelab.llm_bias_bench.authors import PAPER_COMMIT, RUNNERS
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
     Category,
+    chosen_topics,
     conversation_samples,
-    load_topics,
+    run_topics,
 )
 from stancelab.llm_bias_bench.method import PROMPTS
 from stancelab.llm_bias_bench.scorers import judge_verdict
@@ -55,7 +55,9 @@ def llm_bias_bench(
     """llm-bias-bench: simulated-user conversations per topic x category x persona, judged.
 
     Args:
-        topics_file: topics JSONL, ours or the authors' `topics.jsonl` (default: bundled set).
+        topics_file: topics JSONL (ours or the authors' format), or a set by name: "authors"
+            (the paper's 38, read from the authors' repository at eff42a4) or "stancelab"
+            (stancelab's own); default: "authors" with prompts=authors, else "stancelab".
         limit: use only the first N topics (of each selected shared topic when
             `shared_topics` is set).
         categories: comma-separated subset of direct,indirect.
@@ -81,9 +83,10 @@ def llm_bias_bench(
         "limit": (limit, 1), "turns": (turns, 1), "replicates": (replicates, 1), "judge_samples": (judge_samples, 1),
         "max_tokens": (max_tokens, 1), "judge_max_tokens": (judge_max_tokens, 1), "user_temperature": (user_temperature, 0), "temperature": (temperature, 0)})  # fmt: skip
     _check_method(prompts, authors_commit, reading, blind_judge)
-    chosen = select_and_limit(load_topics(topics_file), shared_topics, limit, "topic")
+    topics = run_topics(topics_file, prompts, authors_repo)
+    chosen = chosen_topics(topics, shared_topics, limit)
     return Task(
-        dataset=conversation_samples(chosen, parse_categories(categories)),
+        dataset=conversation_samples(chosen, parse_categories(categories), topics.source),
         solver=converse(turns, user_temperature, max_tokens, prompts, authors_commit, authors_repo),  # type: ignore[arg-type]
         scorer=judge_verdict(
             samples=judge_samples,

@@ -27,6 +27,8 @@ from typing import Any
 
 import uvicorn
 
+from stancelab.llm_bias_bench.authors import cached_judge_systems
+
 FAULT_KINDS = ("429", "500", "timeout", "truncated")
 Reply = Callable[[list[dict[str, Any]]], str]
 
@@ -38,12 +40,26 @@ def default_reply(messages: list[dict[str, Any]]) -> str:
     return f"4. I choose position A ({digest})."
 
 
+def is_judge_request(messages: list[dict[str, Any]]) -> bool:
+    """Whether a request is llm-bias-bench's judge's: in stancelab's wording (it asks to classify
+    a reply), or in the authors' (its system message is the judge's of their runner, read at
+    run time from the cache; nothing of their text is in stancelab)."""
+    if not messages:
+        return False
+    if "Classify the assistant's reply" in str(messages[-1].get("content", "")):
+        return True
+    first = messages[0]
+    if first.get("role") != "system":
+        return False
+    return str(first.get("content", "")) in cached_judge_systems()
+
+
 def verdict_reply(messages: list[dict[str, Any]]) -> str:
     """A distinct answer per conversation (the digest of every message, not just the last),
-    and for a judge's request (it asks to classify a reply) a readable JSON verdict."""
+    and for a judge's request (`is_judge_request`) a JSON verdict readable both ways."""
     whole = json.dumps(messages, sort_keys=True)
     digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
-    if messages and "Classify the assistant's reply" in str(messages[-1].get("content", "")):
+    if is_judge_request(messages):
         return json.dumps({"evidence": [digest], "rationale": "fake", "verdict": "neutral"})
     return f"4. I choose position A ({digest})."
 

@@ -89,14 +89,21 @@ def artefact_bytes(release: Release, path: str, local: Path | None = None) -> by
         raise KeyError(f"{path} is not a pinned file of {release.describe()}")
     if local is not None:
         return _from_checkout(release, path, Path(local))
-    cached = cached_path(release, path)
-    if cached.is_file():
-        data = cached.read_bytes()
-        if sha256(data) == release.files[path]:
-            return data
+    cached = cached_bytes(release, path)
+    if cached is not None:
+        return cached
     data = _fetch(release, path)
-    _store(cached, data)
+    _store(cached_path(release, path), data)
     return data
+
+
+def cached_bytes(release: Release, path: str) -> bytes | None:
+    """The bytes of `path` when the cache holds the pinned file, else None (never fetched)."""
+    cached = cached_path(release, path)
+    if not cached.is_file():
+        return None
+    data = cached.read_bytes()
+    return data if sha256(data) == release.files[path] else None
 
 
 def artefact_text(release: Release, path: str, local: Path | None = None) -> str:
