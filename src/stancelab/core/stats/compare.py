@@ -2,29 +2,29 @@
 (issues, statements, topic cells), each with a 95% CI, a test and an effect size, and the
 p-values adjusted for every comparison shown together.
 
-Interval: BCa bootstrap over units (`core.stats.intervals.bootstrap_ci`), none from fewer than two
-shared units. When every difference is the same there is none either, unless the probe
-states the range of its unit values (`units.attrs[VALUE_RANGE]`, e.g. (0, 100) for a share
-in %): then the Wilson interval of that share of units, the rest put at the widest
-differences (`core.stats.intervals.bounded_cluster_ci`).
+Estimand: the difference of the two headlines over the shared units. A probe's unit values may
+carry a `weight` (the answers behind each value: a topic's pairs or cells); a headline pooled
+over answers is the weighted mean of its units, so the difference is a weighted mean of each
+unit's contribution (headlines 80 and 20 over the same units give +60). Without weights every
+unit counts once.
 
-Test, by the probe's measure (`Probe.measure`):
-- continuous: the Wilcoxon signed-rank test of the paired differences (scipy), zero
-  differences ranked as Pratt proposed (kept in the ranking, so ties at 0 count against a
-  difference, rather than dropped). Up to 13 units its null distribution is every sign flip
-  of the differences, enumerated (exact, ties and zeros included); beyond, scipy's choice
-  (exact without ties or zeros up to 50 units, else the normal approximation with Pratt's
-  correction). It is robust to the skewed, bounded, tied per-unit shares these probes give
-  and costs nothing per pair even over hundreds of units (a permutation test of the mean,
-  also scipy, costs a second per pair at 600 units). When every difference is 0 it is not
-  run: p = 1, said in `test_note`. Effect size: the matched-pairs rank-biserial r (-1 to 1),
-  none when every difference is 0.
-- binary: exact McNemar (statsmodels) on the discordant units, when each shared unit is one
-  outcome at either end of the value range for both models. Effect size: the discordant odds
-  ratio (a only / b only), none when a count is 0. A unit that averages several outcomes
-  (e.g. two category cells of a topic) is not one binary outcome: Wilcoxon then runs over
-  units, and `test_note` says so. Without a stated range the ends are 0 and 1.
-Fewer than two shared units: no test (`test_note` says why), never an invented p.
+Test and interval are one procedure, so they never disagree: the sign-flip permutation test of
+that weighted mean (under no difference, each unit's two values are exchangeable), and its
+inversion (Hartigan 1969): the interval holds every difference the two-sided test at 5% keeps,
+its ends the 2.5% and 97.5% points of the mean over each subset of the units. Its null
+distribution is exact whenever the units' distinct (difference, weight) values allow it (every
+sign flip, ties and zero differences grouped, up to 40,000 patterns: any 15 units, or many
+units of few values), else 9,999 seeded random flips (scipy's convention, p counting the
+observed). Where every shared unit is one yes/no outcome for both models (weight 1, values at
+the ends of the value range; 0 and 1 without one), whatever the lens declares, the test is
+exact McNemar: the same sign flips, and its p is McNemar's (statsmodels). Below 6 units no
+flip test reaches 5% on each side: the difference then has no interval (its p is still shown).
+A direction (an interval that excludes 0) comes only with p < 0.05 on the same test.
+
+Effect size: d_z, the mean difference over the SD of the unit differences (its sign that of
+the difference; none when every difference is equal); with McNemar, the discordant odds ratio
+(a only / b only), none when a count is 0. Fewer than two shared units: no test and no
+interval (`test_note` says why), never an invented p.
 
 Multiplicity: Holm by default (`statsmodels.stats.multitest.multipletests`), or
 Benjamini-Hochberg (`fdr_bh`), across every comparison with a p that one summary or one
@@ -33,17 +33,18 @@ report shows."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
-from scipy.stats import PermutationMethod, rankdata, wilcoxon
+from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.stats.intervals import Estimate, bootstrap_ci, bounded_cluster_ci
+from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.core.values import json_safe
 
 MeasureKind = Literal["continuous", "binary"]
@@ -53,21 +54,27 @@ ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 DEFAULT_ADJUSTMENT: Adjustment = "holm"
 
 UNIT_COLUMNS = ["model", "unit", "value"]
+WEIGHT = "weight"  # optional unit column: the answers behind a unit's value (1 when absent)
 DIFFERENCE_COLUMNS = ["model_a", "model_b", "difference", "ci_low", "ci_high", "n", "test", "statistic", "p",
                       "p_adjusted", "adjustment", "effect_size_name", "effect_size", "test_note"]  # fmt: skip
 VALUE_RANGE = "value_range"  # units.attrs key: (lowest, highest) a unit value can take
 
-WILCOXON = "Wilcoxon signed-rank"
+SIGN_FLIP = "sign-flip permutation test of the mean"
 MCNEMAR = "exact McNemar"
-RANK_BISERIAL = "rank-biserial r"
-EXACT_UNITS = 13  # up to this many units, every sign flip is enumerated (2^13 < 9,999)
+STANDARDIZED = "d_z (mean difference / SD of unit differences)"
+ODDS_RATIO = "discordant odds ratio (a only / b only)"
+EXACT_PATTERNS = 40_000  # enumerate every sign flip (grouped by tied units) up to this many
 PERMUTATION_RESAMPLES = 9999
+LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
+FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on each side (2 / 2^6)
+_TIE_DIGITS = 10  # subset means equal to this many digits (of the largest |difference|) tie
 
 
 @dataclass(frozen=True)
 class PairedTest:
-    """One pair's test of 'no difference' and its effect size (None where there is none)."""
+    """One pair's test of 'no difference', its interval and its effect size (None where
+    there is none)."""
 
     test: str | None
     statistic: float | None = None
@@ -75,77 +82,186 @@ class PairedTest:
     effect_size_name: str | None = None
     effect_size: float | None = None
     note: str | None = None
-    """why there is no test or no effect size, or which test ran instead of the measure's own"""
+    """why there is no test, interval or effect size, or which test ran instead of the measure's own"""
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
 
-def rank_biserial(differences: np.ndarray) -> float | None:
-    """Matched-pairs rank-biserial correlation: (sum of the ranks of |d| where d > 0, minus
-    where d < 0) over the sum of all ranks, zero differences ranked as in Pratt's test (they
-    pull it towards 0); from -1 (b higher on every unit) to 1. None when every d is 0."""
-    if not np.any(differences):
+@dataclass(frozen=True)
+class FlipDistribution:
+    """The mean of the differences over each flipped subset of units, with its probability
+    under random sign flips; `unflipped` is the probability of flipping nothing (the observed
+    statistic itself, counted in both tails)."""
+
+    means: np.ndarray
+    probabilities: np.ndarray
+    unflipped: float
+    exact: bool
+
+
+def _weighted_sums(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each row's sum weighted by `weights` (elementwise: a BLAS product is slower here)."""
+    return (rows * weights).sum(axis=1)
+
+
+def _exact_flips(differences: np.ndarray, weights: np.ndarray) -> FlipDistribution | None:
+    """Every sign flip, with units of equal (difference, weight) grouped: k of a group's m
+    flipped has binomial probability; None when the patterns exceed EXACT_PATTERNS."""
+    pairs = np.round(np.column_stack([differences, weights]), 12)
+    groups, sizes = np.unique(pairs, axis=0, return_counts=True)
+    if math.prod(int(size) + 1 for size in sizes) > EXACT_PATTERNS:
         return None
-    ranks = rankdata(np.abs(differences))
-    return float((ranks[differences > 0].sum() - ranks[differences < 0].sum()) / ranks.sum())
+    grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
+    flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
+    probabilities = np.ones(len(flipped))
+    for column, size in enumerate(sizes):
+        probabilities *= binom.pmf(np.arange(size + 1), size, 0.5)[flipped[:, column].astype(int)]
+    mass = _weighted_sums(flipped, groups[:, 1])
+    empty = mass == 0
+    means = _weighted_sums(flipped[~empty], groups[:, 0] * groups[:, 1]) / mass[~empty]
+    return FlipDistribution(means, probabilities[~empty], float(probabilities[empty].sum()), True)
 
 
-def wilcoxon_paired(a: np.ndarray, b: np.ndarray, seed: int = 0) -> PairedTest:
-    """Two-sided Wilcoxon signed-rank test of a - b (Pratt's zeros), with the rank-biserial."""
-    if len(a) < 2:
-        return PairedTest(None, note=TOO_FEW_UNITS)
-    differences = a - b
-    if not np.any(differences):
-        return PairedTest(WILCOXON, 0.0, 1.0, RANK_BISERIAL, None,
-                          note="every difference is 0: p = 1, no effect size")  # fmt: skip
-    exact = PermutationMethod(n_resamples=PERMUTATION_RESAMPLES, random_state=seed)
-    method = exact if len(differences) <= EXACT_UNITS else "auto"
-    result = wilcoxon(differences, zero_method="pratt", method=method)
-    return PairedTest(WILCOXON, float(result.statistic), float(result.pvalue), RANK_BISERIAL,
-                      rank_biserial(differences))  # fmt: skip
-
-
-def mcnemar_paired(a_yes: np.ndarray, b_yes: np.ndarray) -> PairedTest:
-    """Exact McNemar test on paired yes/no outcomes, with the discordant odds ratio."""
-    if len(a_yes) < 2:
-        return PairedTest(None, note=TOO_FEW_UNITS)
-    only_a, only_b = int(np.sum(a_yes & ~b_yes)), int(np.sum(~a_yes & b_yes))
-    table = [[int(np.sum(a_yes & b_yes)), only_a], [only_b, int(np.sum(~a_yes & ~b_yes))]]
-    result = mcnemar(table, exact=True)
-    odds = only_a / only_b if only_a and only_b else None
-    note = (
-        None if odds else f"no odds ratio: discordant units {only_a} (a only) vs {only_b} (b only)"
+def _random_flips(differences: np.ndarray, weights: np.ndarray, seed: int) -> FlipDistribution:
+    """PERMUTATION_RESAMPLES random sign flips (seeded), each of probability 1 / (draws + 1):
+    the observed counts once more, as an unflipped pattern."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(
+        0, 256, size=(PERMUTATION_RESAMPLES, -(-differences.size // 8)), dtype=np.uint8
     )
-    return PairedTest(MCNEMAR, float(result.statistic), float(result.pvalue),
-                      "discordant odds ratio (a only / b only)", odds, note)  # fmt: skip
+    flipped = np.unpackbits(bits, axis=1)[:, : differences.size].astype(float)
+    mass = _weighted_sums(flipped, weights)
+    empty = mass == 0
+    means = _weighted_sums(flipped[~empty], differences * weights) / mass[~empty]
+    share = 1.0 / (PERMUTATION_RESAMPLES + 1)
+    return FlipDistribution(
+        means, np.full(means.size, share), share * (1 + int(empty.sum())), False
+    )
+
+
+def flip_distribution(
+    differences: np.ndarray, weights: np.ndarray, seed: int = 0
+) -> FlipDistribution:
+    """The sign-flip null distribution of the weighted mean difference, exact where it can be."""
+    exact = _exact_flips(differences, weights)
+    flips = exact if exact is not None else _random_flips(differences, weights, seed)
+    scale = float(np.max(np.abs(differences))) or 1.0
+    tied = np.round(flips.means / scale, _TIE_DIGITS) * scale
+    order = np.argsort(tied, kind="stable")
+    return FlipDistribution(tied[order], flips.probabilities[order], flips.unflipped, flips.exact)
+
+
+def _tails(flips: FlipDistribution, delta: float) -> tuple[float, float]:
+    """One-sided p-values of 'the mean difference is delta' against above and below: the
+    probability that a flip's statistic is at least (at most) the observed one, i.e. that the
+    flipped subset's mean is at most (at least) delta."""
+    above = flips.unflipped + float(flips.probabilities[flips.means <= delta].sum())
+    below = flips.unflipped + float(flips.probabilities[flips.means >= delta].sum())
+    return min(above, 1.0), min(below, 1.0)
+
+
+def flip_p(flips: FlipDistribution) -> float:
+    """Two-sided p of no difference: twice the smaller tail, at most 1."""
+    return min(1.0, 2 * min(_tails(flips, 0.0)))
+
+
+def flip_interval(flips: FlipDistribution, level: float = LEVEL) -> tuple[float, float]:
+    """Every difference delta the test keeps at `level` (both one-sided p above (1 - level)
+    / 2): from the subset mean where the lower tail first exceeds it to where the upper one
+    last does; NaN when either tail never reaches it (too few units)."""
+    half = (1 - level) / 2
+    rising = flips.unflipped + np.cumsum(flips.probabilities)
+    falling = flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1]
+    kept_low = np.flatnonzero(rising > half * (1 + 1e-9))
+    kept_high = np.flatnonzero(falling > half * (1 + 1e-9))
+    if flips.unflipped > half * (1 + 1e-9) or not kept_low.size or not kept_high.size:
+        return math.nan, math.nan
+    return float(flips.means[kept_low[0]]), float(flips.means[kept_high[-1]])
+
+
+def _weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
+    shares = weights / weights.sum()
+    mean = float(shares @ differences)
+    correction = 1 - float(np.sum(shares**2))
+    return (
+        math.sqrt(float(shares @ (differences - mean) ** 2) / correction) if correction > 0 else 0.0
+    )
+
+
+def _one_outcome_each(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray,
+                      ends: tuple[float, float]) -> bool:  # fmt: skip
+    """Whether every shared unit is one yes/no outcome for both models."""
+    single = np.all(weights_a == 1) and np.all(weights_b == 1)
+    return bool(single and np.isin(a, ends).all() and np.isin(b, ends).all())
+
+
+def _contributions(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Each unit's contribution to the difference of the pooled headlines, and its weight:
+    with shares s_a = w_a / sum(w_a) (s_b alike), weight (s_a + s_b) / 2 and contribution
+    (s_a a - s_b b) / weight, whose weighted mean is the difference of the headlines; a - b
+    where both models have a unit's answers in equal number."""
+    shares_a, shares_b = weights_a / weights_a.sum(), weights_b / weights_b.sum()
+    weights = (shares_a + shares_b) / 2
+    return (shares_a * a - shares_b * b) / weights, weights
+
+
+def no_difference_ci(n: int, difference: float | None) -> str:
+    """Why a paired difference has no interval, as the CLI and the report show it."""
+    if n < 2 or difference is None or math.isnan(difference):
+        return no_ci_reason(n, difference)
+    if n < FLIP_UNITS:
+        return f"no CI (n = {n}: a sign-flip interval needs {FLIP_UNITS} units)"
+    return "no CI (every difference equal)"
 
 
 def paired_test(
     a: np.ndarray, b: np.ndarray, measure: MeasureKind = "continuous",
     value_range: tuple[float, float] | None = None, seed: int = 0,
+    weights_a: np.ndarray | None = None, weights_b: np.ndarray | None = None,
+    level: float = LEVEL,
 ) -> PairedTest:  # fmt: skip
-    """The test that fits `measure` for paired unit values `a` and `b` (see the module)."""
-    if measure == "continuous":
-        return wilcoxon_paired(a, b, seed)
-    ends = np.array(value_range if value_range is not None else (0.0, 1.0), dtype=float)
-    one_outcome = np.isin(a, ends).all() and np.isin(b, ends).all()
-    if one_outcome:
-        return mcnemar_paired(a == ends[1], b == ends[1])
-    fallback = wilcoxon_paired(a, b, seed)
-    note = "units average several binary outcomes: Wilcoxon over units, not McNemar"
-    return PairedTest(fallback.test, fallback.statistic, fallback.p, fallback.effect_size_name,
-                      fallback.effect_size, "; ".join(filter(None, [note, fallback.note])))  # fmt: skip
-
-
-def _difference(
-    differences: pd.Series, value_range: tuple[float, float] | None, seed: int
-) -> Estimate:
-    """Mean paired difference with its CI over units (bounded when the value range is known)."""
-    values = differences.to_numpy(dtype=float)
-    if value_range is None:
-        return bootstrap_ci(values, seed=seed)
-    lowest, highest = value_range
-    return bounded_cluster_ci(
-        values, differences.index.to_numpy(), lowest - highest, highest - lowest, seed=seed
-    )
+    """The test of no difference between paired unit values `a` and `b` (each unit's answers
+    in `weights_a`, `weights_b`; 1 when not given), with the interval that inverts it (see the
+    module). `measure` only words the note when a binary lens's units average several outcomes."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 2:
+        return PairedTest(None, note=TOO_FEW_UNITS)
+    weights_a = np.ones(len(a)) if weights_a is None else np.asarray(weights_a, dtype=float)
+    weights_b = np.ones(len(b)) if weights_b is None else np.asarray(weights_b, dtype=float)
+    differences, weights = _contributions(a, b, weights_a, weights_b)
+    difference = float(weights @ differences / weights.sum())
+    flips = flip_distribution(differences, weights, seed)
+    low, high = flip_interval(flips, level)
+    notes = []
+    if not math.isnan(low) and high <= low:
+        low, high = math.nan, math.nan
+    ends = value_range if value_range is not None else (0.0, 1.0)
+    if _one_outcome_each(a, b, weights_a, weights_b, ends):
+        only_a = int(np.sum((a == ends[1]) & (b == ends[0])))
+        only_b = int(np.sum((a == ends[0]) & (b == ends[1])))
+        table = [[int(np.sum((a == ends[1]) & (b == ends[1]))), only_a],
+                 [only_b, int(np.sum((a == ends[0]) & (b == ends[0])))]]  # fmt: skip
+        result = mcnemar(table, exact=True)
+        odds = only_a / only_b if only_a and only_b else None
+        if odds is None:
+            notes.append(f"no odds ratio: discordant units {only_a} (a only) vs {only_b} (b only)")
+        return PairedTest(MCNEMAR, float(result.statistic), float(result.pvalue), ODDS_RATIO, odds,
+                          "; ".join(notes) or None, low, high)  # fmt: skip
+    if measure == "binary":
+        notes.insert(
+            0, "units average several binary outcomes: sign-flip test over units, not McNemar"
+        )
+    if not flips.exact:
+        notes.append(f"{PERMUTATION_RESAMPLES} random sign flips")
+    spread = _weighted_sd(differences, weights)
+    if not np.any(differences):
+        notes.append("every difference is 0: p = 1, no effect size")
+    elif spread == 0:
+        notes.append("no effect size: every difference is equal")
+    effect = difference / spread if spread > 0 else None
+    return PairedTest(SIGN_FLIP, difference, flip_p(flips), STANDARDIZED, effect,
+                      "; ".join(notes) or None, low, high)  # fmt: skip
 
 
 def check_adjustment(method: str) -> Adjustment:
@@ -174,25 +290,43 @@ def adjust_p(differences: pd.DataFrame, method: str = DEFAULT_ADJUSTMENT) -> pd.
     return adjusted
 
 
+def unit_table(units: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(values, weights), each unit x model: a unit's rows pooled into their weighted mean and
+    the sum of their weights (`WEIGHT`, 1 per row when absent)."""
+    rows = units.dropna(subset=["value"])
+    weight = rows[WEIGHT].astype(float) if WEIGHT in rows else pd.Series(1.0, index=rows.index)
+    rows = rows.assign(_weight=weight, _weighted=rows["value"].astype(float) * weight)
+    pooled = rows.groupby(["unit", "model"])[["_weighted", "_weight"]].sum()
+    values = (pooled["_weighted"] / pooled["_weight"]).unstack("model")
+    return values, pooled["_weight"].unstack("model")
+
+
 def paired_differences(
     units: pd.DataFrame,
     seed: int = 0,
     measure: MeasureKind = "continuous",
     adjust: str = DEFAULT_ADJUSTMENT,
 ) -> pd.DataFrame:
-    """For each pair of models: mean of (a - b) over the units both have a value for, its CI,
-    the test that fits `measure`, an effect size, and p adjusted over the pairs."""
+    """For each pair of models: the difference of their headlines over the units both have a
+    value for, its CI, the test, an effect size, and p adjusted over the pairs."""
     value_range = units.attrs.get(VALUE_RANGE)
-    wide = units.dropna(subset=["value"]).pivot_table(index="unit", columns="model",
-                                                      values="value", aggfunc="mean")  # fmt: skip
+    values, weights = unit_table(units)
     rows = []
-    for model_a, model_b in itertools.combinations(sorted(wide.columns), 2):
-        both = wide[[model_a, model_b]].dropna()
-        estimate = _difference(both[model_a] - both[model_b], value_range, seed)
+    for model_a, model_b in itertools.combinations(sorted(values.columns), 2):
+        both = values[[model_a, model_b]].dropna()
+        weight = weights.loc[both.index, [model_a, model_b]]
         tested = paired_test(both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
-                             measure, value_range, seed)  # fmt: skip
-        rows.append({"model_a": model_a, "model_b": model_b, "difference": estimate.value,
-                     "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+                             measure, value_range, seed, weight[model_a].to_numpy(dtype=float),
+                             weight[model_b].to_numpy(dtype=float))  # fmt: skip
+        difference = math.nan
+        if len(both):
+            contributions, unit_weights = _contributions(
+                both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
+                weight[model_a].to_numpy(dtype=float), weight[model_b].to_numpy(dtype=float),
+            )  # fmt: skip
+            difference = float(unit_weights @ contributions / unit_weights.sum())
+        rows.append({"model_a": model_a, "model_b": model_b, "difference": difference,
+                     "ci_low": tested.ci_low, "ci_high": tested.ci_high, "n": len(both),
                      "test": tested.test, "statistic": tested.statistic, "p": tested.p,
                      "effect_size_name": tested.effect_size_name, "effect_size": tested.effect_size,
                      "test_note": tested.note})  # fmt: skip
