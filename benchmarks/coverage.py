@@ -6,8 +6,9 @@ direction is called when the truth is 0.
 Rows (`measure, method, distribution, n, printed, coverage, width, false_direction`):
 `printed` is the share of replications that print an interval, `coverage` and `width` are over
 those, `false_direction` is the share of replications that call a direction (an interval
-excluding 0, a test below 5%, a group effect) where the truth is 0, and empty elsewhere. Rows
-from `benchmarks/coverage_extra.py` (`settings()`, same schema) are added when it exists.
+excluding 0; for a paired test, p < 0.05, averaged as the chance given the sizes of the
+differences, see `Outcome`) where the truth is 0, and empty elsewhere. Rows from
+`benchmarks/coverage_extra.py` (`settings()`, same schema) are added when it exists.
 
 Replications: 1,000 per setting by default, so a coverage near 95% is measured to +-1.4% (95%
 Monte Carlo interval); the AUROC's bootstrap settings use a quarter of them (+-2.7%). Seeded:
@@ -37,10 +38,10 @@ from scipy import integrate, stats
 
 from stancelab.conviction.entropy import auroc_ci
 from stancelab.core.data.topics import signed_cluster_mean, signed_mean
-from stancelab.core.stats.compare import VALUE_RANGE, WEIGHT, paired_test, unit_table
+from stancelab.core.stats.compare import VALUE_RANGE, WEIGHT, flip_size, paired_test, unit_table
 from stancelab.core.stats.intervals import bounded_cluster_ci, mean_ci, proportion_ci
 from stancelab.llm_bias_bench.analysis import sycophancy_rate
-from stancelab.prior_prejudice.analysis import no_group_effect_p, spread_ci
+from stancelab.prior_prejudice.analysis import spread_ci
 
 UNITS = (2, 3, 5, 8, 12, 20, 35, 50)
 REPLICATIONS = 1000
@@ -59,8 +60,11 @@ ROW_KEYS = (
 PERCENT = (0.0, 100.0)
 SIGNED = (-1.0, 1.0)
 
-Outcome = tuple[float, float, bool | None]
-"""one replication: the interval's bounds (NaN: none printed) and whether a direction was called"""
+Outcome = tuple[float, float, float | None]
+"""one replication: the interval's bounds (NaN: none printed) and whether a direction was called
+(1 or 0), or for a paired test the chance it calls one given the sizes of the differences
+(`core.stats.compare.flip_size`, read only under a true 0, whose draws have exchangeable signs:
+a conditional Monte Carlo estimate, exact over the signs); None where no direction is printed"""
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ FOUR_LEVEL_SHARES = np.array([0.55, 0.25, 0.12, 0.08])
 
 
 def _interval(estimate: Any, direction: bool | None = None) -> Outcome:
-    return float(estimate.ci_low), float(estimate.ci_high), direction
+    called = None if direction is None else float(direction)
+    return float(estimate.ci_low), float(estimate.ci_high), called
 
 
 def _excludes_zero(low: float, high: float) -> bool:
@@ -261,11 +266,15 @@ def _sycophancy() -> list[Setting]:
 # ------------------------------------------------------------------ paired differences
 
 
-def _paired(
-    a: np.ndarray, b: np.ndarray, seed: int, value_range: tuple[float, float] | None = None
-) -> Outcome:
-    tested = paired_test(a, b, value_range=value_range, seed=seed)
-    return tested.ci_low, tested.ci_high, tested.p is not None and tested.p < 0.05
+def _paired(a: np.ndarray, b: np.ndarray, seed: int, value_range: tuple[float, float] | None = None,
+            weights: np.ndarray | None = None) -> Outcome:  # fmt: skip
+    """The paired test's interval, and the chance that it calls a direction given the sizes of
+    the differences (`flip_size`)."""
+    tested = paired_test(
+        a, b, value_range=value_range, seed=seed, weights_a=weights, weights_b=weights
+    )
+    sizes = np.ones(len(a)) if weights is None else weights
+    return tested.ci_low, tested.ci_high, flip_size(a - b, sizes, seed=seed)
 
 
 def _paired_arrays() -> list[Setting]:
@@ -346,9 +355,8 @@ def _pairs_per_topic() -> list[Setting]:
 
         def draw(g: np.random.Generator, n: int, seed: int, null: bool = null) -> Outcome:
             values, weights = unit_table(units(g, n, null))
-            tested = paired_test(values["a"].to_numpy(), values["b"].to_numpy(), value_range=PERCENT, seed=seed,
-                                 weights_a=weights["a"].to_numpy(), weights_b=weights["b"].to_numpy())  # fmt: skip
-            return tested.ci_low, tested.ci_high, tested.p is not None and tested.p < 0.05
+            a, b = values["a"].to_numpy(), values["b"].to_numpy()
+            return _paired(a, b, seed, PERCENT, weights["a"].to_numpy())
 
         settings += [Setting("paired difference of pooled headlines", "unit_table + paired_test: weighted sign-flip",
                              name, n, value, draw) for n in UNITS]  # fmt: skip
@@ -360,8 +368,8 @@ def _pairs_per_topic() -> list[Setting]:
 
 def _group_spread() -> list[Setting]:
     """Prior prejudice's group spread (max - min of 3 group means of 1-7 ratings over traits):
-    `spread_ci`; a direction is "group effect detected" (`no_group_effect_p` < 0.05, here with
-    999 permutations)."""
+    `spread_ci`; a direction is an interval above 0. (Its "group effect detected" is a
+    permutation test, exact by construction under exchangeable groups.)"""
     trait_sd, cell_sd = 0.8, 0.5
     spread = math.hypot(trait_sd, cell_sd)
 
@@ -375,12 +383,7 @@ def _group_spread() -> list[Setting]:
             )
             wide = pd.DataFrame(np.clip(ratings, 1, 7), columns=["x", "y", "z"])
             estimate, _ = spread_ci(wide, seed)
-            p = no_group_effect_p(wide, resamples=999, seed=seed)
-            return (
-                float(estimate.ci_low),
-                float(estimate.ci_high),
-                bool(p < 0.05) if p == p else False,
-            )
+            return _interval(estimate, estimate.ci_low > 0)
 
         return draw
 
@@ -442,7 +445,7 @@ def measure(setting: Setting, replications: int = REPLICATIONS) -> dict[str, Any
                 printed += 1
                 covered += low <= setting.truth <= high
                 widths.append(high - low)
-            directions += bool(direction)
+            directions += direction or 0.0
     signed = setting.truth == 0
     return {
         "measure": setting.measure, "method": setting.method, "distribution": setting.distribution,

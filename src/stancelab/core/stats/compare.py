@@ -69,6 +69,7 @@ LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
 FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on each side (2 / 2^6)
 _TIE_DIGITS = 10  # subset means equal to this many digits (of the largest |difference|) tie
+_P_DIGITS = 12  # probabilities summed over many flips are rounded to this many digits
 
 
 @dataclass(frozen=True)
@@ -104,51 +105,88 @@ def _weighted_sums(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return (rows * weights).sum(axis=1)
 
 
-def _exact_flips(differences: np.ndarray, weights: np.ndarray) -> FlipDistribution | None:
-    """Every sign flip, with units of equal (difference, weight) grouped: k of a group's m
-    flipped has binomial probability; None when the patterns exceed EXACT_PATTERNS."""
+@dataclass(frozen=True)
+class _Patterns:
+    """Sign-flip patterns of units grouped by equal (difference, weight): each row holds how
+    many of each group's units are flipped, with its probability (the observed, unflipped
+    pattern counted once more when the patterns are drawn at random)."""
+
+    flipped: np.ndarray
+    probabilities: np.ndarray
+    differences: np.ndarray
+    weights: np.ndarray
+    sizes: np.ndarray
+    exact: bool
+
+
+def _patterns(differences: np.ndarray, weights: np.ndarray, seed: int) -> _Patterns:
+    """Every sign flip (k of a group's m units flipped has binomial probability) when they are
+    at most EXACT_PATTERNS, else PERMUTATION_RESAMPLES random ones (seeded) and the observed,
+    each of probability 1 / (draws + 1)."""
     pairs = np.round(np.column_stack([differences, weights]), 12)
     groups, sizes = np.unique(pairs, axis=0, return_counts=True)
-    if math.prod(int(size) + 1 for size in sizes) > EXACT_PATTERNS:
-        return None
-    grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
-    flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
-    probabilities = np.ones(len(flipped))
-    for column, size in enumerate(sizes):
-        probabilities *= binom.pmf(np.arange(size + 1), size, 0.5)[flipped[:, column].astype(int)]
-    mass = _weighted_sums(flipped, groups[:, 1])
-    empty = mass == 0
-    means = _weighted_sums(flipped[~empty], groups[:, 0] * groups[:, 1]) / mass[~empty]
-    return FlipDistribution(means, probabilities[~empty], float(probabilities[empty].sum()), True)
-
-
-def _random_flips(differences: np.ndarray, weights: np.ndarray, seed: int) -> FlipDistribution:
-    """PERMUTATION_RESAMPLES random sign flips (seeded), each of probability 1 / (draws + 1):
-    the observed counts once more, as an unflipped pattern."""
+    if math.prod(int(size) + 1 for size in sizes) <= EXACT_PATTERNS:
+        grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
+        flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
+        probabilities = np.ones(len(flipped))
+        for column, size in enumerate(sizes):
+            probabilities *= binom.pmf(np.arange(size + 1), size, 0.5)[
+                flipped[:, column].astype(int)
+            ]
+        return _Patterns(
+            flipped, probabilities, groups[:, 0], groups[:, 1], sizes.astype(float), True
+        )
     rng = np.random.default_rng(seed)
     bits = rng.integers(
         0, 256, size=(PERMUTATION_RESAMPLES, -(-differences.size // 8)), dtype=np.uint8
     )
-    flipped = np.unpackbits(bits, axis=1)[:, : differences.size].astype(float)
-    mass = _weighted_sums(flipped, weights)
-    empty = mass == 0
-    means = _weighted_sums(flipped[~empty], differences * weights) / mass[~empty]
-    share = 1.0 / (PERMUTATION_RESAMPLES + 1)
-    return FlipDistribution(
-        means, np.full(means.size, share), share * (1 + int(empty.sum())), False
-    )
+    drawn = np.unpackbits(bits, axis=1)[:, : differences.size].astype(float)
+    flipped = np.vstack([np.zeros((1, differences.size)), drawn])
+    probabilities = np.full(len(flipped), 1.0 / len(flipped))
+    return _Patterns(flipped, probabilities, differences, weights, np.ones(differences.size), False)
 
 
 def flip_distribution(
     differences: np.ndarray, weights: np.ndarray, seed: int = 0
 ) -> FlipDistribution:
-    """The sign-flip null distribution of the weighted mean difference, exact where it can be."""
-    exact = _exact_flips(differences, weights)
-    flips = exact if exact is not None else _random_flips(differences, weights, seed)
+    """The sign-flip null distribution of the weighted mean difference, exact where it can be:
+    the mean over each flipped subset, sorted."""
+    patterns = _patterns(differences, weights, seed)
+    mass = _weighted_sums(patterns.flipped, patterns.weights)
+    empty = mass == 0
+    means = (
+        _weighted_sums(patterns.flipped[~empty], patterns.differences * patterns.weights)
+        / mass[~empty]
+    )
     scale = float(np.max(np.abs(differences))) or 1.0
-    tied = np.round(flips.means / scale, _TIE_DIGITS) * scale
+    tied = np.round(means / scale, _TIE_DIGITS) * scale
     order = np.argsort(tied, kind="stable")
-    return FlipDistribution(tied[order], flips.probabilities[order], flips.unflipped, flips.exact)
+    kept = patterns.probabilities[~empty]
+    return FlipDistribution(
+        tied[order], kept[order], float(patterns.probabilities[empty].sum()), patterns.exact
+    )
+
+
+def flip_size(
+    differences: np.ndarray, weights: np.ndarray, level: float = LEVEL, seed: int = 0
+) -> float:
+    """The chance that the sign-flip test calls a direction (p < 1 - `level`) when the signs
+    of `differences` are exchangeable (no difference between the models), given their sizes:
+    the probability of the flips whose statistic lies in the test's two tails. At most 1 -
+    `level` by construction; the coverage benchmark averages it over draws (a conditional
+    Monte Carlo estimate of the false-direction rate, without the noise of the signs)."""
+    patterns = _patterns(differences, weights, seed)
+    totals = patterns.differences * patterns.weights
+    statistics = np.round(_weighted_sums(patterns.sizes - 2 * patterns.flipped, totals), 9)
+    values, inverse = np.unique(statistics, return_inverse=True)
+    mass = np.bincount(inverse, weights=patterns.probabilities)
+    at_most, at_least = np.cumsum(mass), np.cumsum(mass[::-1])[::-1]
+    two_sided = np.round(np.minimum(1.0, 2 * np.minimum(at_most, at_least)), _P_DIGITS)
+    return (
+        round(float(mass[two_sided < round(1 - level, _P_DIGITS)].sum()), _P_DIGITS)
+        if values.size
+        else 0.0
+    )
 
 
 def _tails(flips: FlipDistribution, delta: float) -> tuple[float, float]:
@@ -157,7 +195,7 @@ def _tails(flips: FlipDistribution, delta: float) -> tuple[float, float]:
     flipped subset's mean is at most (at least) delta."""
     above = flips.unflipped + float(flips.probabilities[flips.means <= delta].sum())
     below = flips.unflipped + float(flips.probabilities[flips.means >= delta].sum())
-    return min(above, 1.0), min(below, 1.0)
+    return min(round(above, _P_DIGITS), 1.0), min(round(below, _P_DIGITS), 1.0)
 
 
 def flip_p(flips: FlipDistribution) -> float:
@@ -166,15 +204,17 @@ def flip_p(flips: FlipDistribution) -> float:
 
 
 def flip_interval(flips: FlipDistribution, level: float = LEVEL) -> tuple[float, float]:
-    """Every difference delta the test keeps at `level` (both one-sided p above (1 - level)
-    / 2): from the subset mean where the lower tail first exceeds it to where the upper one
-    last does; NaN when either tail never reaches it (too few units)."""
+    """Every difference delta the test keeps at `level` (both one-sided p at least (1 -
+    level) / 2, so that it excludes 0 exactly when the two-sided p is below 1 - level): from
+    the subset mean where the lower tail first reaches it to where the upper one last does;
+    NaN when the observed pattern alone reaches it (too few units)."""
     half = (1 - level) / 2
     rising = flips.unflipped + np.cumsum(flips.probabilities)
     falling = flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1]
-    kept_low = np.flatnonzero(rising > half * (1 + 1e-9))
-    kept_high = np.flatnonzero(falling > half * (1 + 1e-9))
-    if flips.unflipped > half * (1 + 1e-9) or not kept_low.size or not kept_high.size:
+    rising, falling, half = (np.round(x, _P_DIGITS) for x in (rising, falling, half))
+    kept_low = np.flatnonzero(rising >= half)
+    kept_high = np.flatnonzero(falling >= half)
+    if round(flips.unflipped, _P_DIGITS) >= half or not kept_low.size or not kept_high.size:
         return math.nan, math.nan
     return float(flips.means[kept_low[0]]), float(flips.means[kept_high[-1]])
 
