@@ -58,7 +58,7 @@ def test_summary_json_has_each_pairs_test_interval_and_adjusted_p(
     # two issues are too few for a sign-flip interval: none, and the CLI says why
     assert all(row["ci_low"] is None and row["ci_high"] is None for row in rows)
     assert "holm-adjusted p=" in text and SIGN_FLIP in text
-    assert "no CI (n = 2: a sign-flip interval needs 6 units)" in text
+    assert "no CI (n = 2, a sign-flip interval needs 6 units)" in text
 
 
 def test_analyze_adjusts_by_benjamini_hochberg_when_asked(

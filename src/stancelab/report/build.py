@@ -174,7 +174,7 @@ def _differences_figure(profiles: list[Profile], differences: pd.DataFrame) -> F
         f"Pairwise differences in {first.label}",
         plots.difference_heatmap(values, marked, first.unit),
         "Row model minus column model: the difference of their headlines over the units (issues, "
-        "statements, topics) both were measured on; * marks a pair whose p, adjusted ({_adjustment_name(differences)}) "
+        f"statements, topics) both were measured on; * marks a pair whose p, adjusted ({_adjustment_name(differences)}) "
         f"across every comparison in this report, is below {SIGNIFICANCE} (shown up to 12 "
         "models; a 95% CI may exclude 0 where the adjusted p does not). Every pair with its CI, n, test, p and "
         "adjusted p is in the table 'Pairwise differences' and in 'Compare two models'.",

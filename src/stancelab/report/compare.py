@@ -129,7 +129,7 @@ def _pair_row(entry: LensDifferences, row: pd.Series) -> PairRow:
         lens=entry.lens, title=entry.title, anchor=entry.anchor,
         difference=_number(row["difference"], signed=True) or "n/a",
         interval=(f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]" if _number(row["ci_low"])
-                  else no_difference_ci(int(row["n"]), row["difference"])),
+                  else no_difference_ci(int(row["n"]), row["difference"], row["test_note"])),
         n=int(row["n"]),
         test=row["test"] if measured else (row["test_note"] or "no test"),
         p=_number(row["p"]), p_adjusted=f"{adjusted} ({row['adjustment']})" if adjusted else "",

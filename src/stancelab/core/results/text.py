@@ -34,7 +34,7 @@ def format_differences(summary: dict[str, Any]) -> str:
         interval = (
             f"[{low:.3g}, {high:.3g}]"
             if low is not None and high is not None
-            else no_difference_ci(row["n"], row["difference"])
+            else no_difference_ci(row["n"], row["difference"], row.get("test_note"))
         )
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
         lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"

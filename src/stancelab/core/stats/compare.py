@@ -9,17 +9,22 @@ unit's contribution (headlines 80 and 20 over the same units give +60). Without 
 unit counts once.
 
 Test and interval are one procedure, so they never disagree: the sign-flip permutation test of
-that weighted mean (under no difference, each unit's two values are exchangeable), and its
-inversion (Hartigan 1969): the interval holds every difference the two-sided test at 5% keeps,
-its ends the 2.5% and 97.5% points of the mean over each subset of the units. Its null
-distribution is exact whenever the units' distinct (difference, weight) values allow it (every
-sign flip, ties and zero differences grouped, up to 40,000 patterns: any 15 units, or many
-units of few values), else 9,999 seeded random flips (scipy's convention, p counting the
-observed). Where every shared unit is one yes/no outcome for both models (weight 1, values at
-the ends of the value range; 0 and 1 without one), whatever the lens declares, the test is
-exact McNemar: the same sign flips, and its p is McNemar's (statsmodels). Below 6 units no
-flip test reaches 5% on each side: the difference then has no interval (its p is still shown).
-A direction (an interval that excludes 0) comes only with p < 0.05 on the same test.
+that weighted mean (under no difference the two models are exchangeable on each unit, and the
+test is exact), and its inversion (Hartigan 1969): the interval holds the differences delta
+that the test of "the mean difference is delta" keeps, its ends points of the distribution of
+the mean over each subset of the units. The end towards 0 is at 2.5% on its side, so the
+interval excludes 0 exactly when the two-sided p is below 0.05, and a direction comes only
+with that p; the end away from 0 at 1.25%, a margin for differences skewed away from 0 (the
+inversion assumes differences symmetric round delta; `benchmarks/coverage.py` measured 93%
+without the margin at 8 skewed units, 94-96% with it). The null distribution is exact whenever
+the units' distinct (difference, weight) values allow it (every sign flip, ties and zero
+differences grouped, up to 40,000 patterns: any 15 units, or many units of few values), else
+9,999 seeded random flips (scipy's convention, p counting the observed). Where every shared
+unit is one yes/no outcome for both models (weight 1, values at the ends of the value range;
+0 and 1 without one), whatever the lens declares, the test is exact McNemar: the same sign
+flips, and its p is McNemar's (statsmodels). Below 6 units no flip test reaches 2.5% on a
+side: the difference has no interval (its p is still shown, and `test_note` says why); an end
+away from 0 that no flip reaches is the widest difference the value range allows.
 
 Effect size: d_z, the mean difference over the SD of the unit differences (its sign that of
 the difference; none when every difference is equal); with McNemar, the discordant odds ratio
@@ -67,7 +72,8 @@ EXACT_PATTERNS = 40_000  # enumerate every sign flip (grouped by tied units) up 
 PERMUTATION_RESAMPLES = 9999
 LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
-FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on each side (2 / 2^6)
+FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on a side (1 / 2^6)
+NO_CI = "no CI: "
 _TIE_DIGITS = 10  # subset means equal to this many digits (of the largest |difference|) tie
 _P_DIGITS = 12  # probabilities summed over many flips are rounded to this many digits
 
@@ -203,20 +209,38 @@ def flip_p(flips: FlipDistribution) -> float:
     return min(1.0, 2 * min(_tails(flips, 0.0)))
 
 
-def flip_interval(flips: FlipDistribution, level: float = LEVEL) -> tuple[float, float]:
-    """Every difference delta the test keeps at `level` (both one-sided p at least (1 -
-    level) / 2, so that it excludes 0 exactly when the two-sided p is below 1 - level): from
-    the subset mean where the lower tail first reaches it to where the upper one last does;
-    NaN when the observed pattern alone reaches it (too few units)."""
+def _end(flips: FlipDistribution, tail: float, lower: bool) -> float | None:
+    """The lowest (`lower`) or highest difference delta whose one-sided p (towards that end)
+    is at least `tail`; None when no flip reaches it (the observed pattern alone does not)."""
+    if round(flips.unflipped, _P_DIGITS) >= round(tail, _P_DIGITS):
+        return None
+    if lower:
+        rising = np.round(flips.unflipped + np.cumsum(flips.probabilities), _P_DIGITS)
+        return float(flips.means[np.flatnonzero(rising >= round(tail, _P_DIGITS))[0]])
+    falling = np.round(flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1], _P_DIGITS)
+    return float(flips.means[np.flatnonzero(falling >= round(tail, _P_DIGITS))[-1]])
+
+
+def flip_interval(flips: FlipDistribution, estimate: float, level: float = LEVEL,
+                  widest: float | None = None) -> tuple[float, float]:  # fmt: skip
+    """The differences the test keeps: the end towards 0 where the one-sided p reaches (1 -
+    level) / 2, so the interval excludes 0 exactly when the two-sided p is below 1 - level;
+    the end away from 0 (from the `estimate`) where it reaches half that, a margin for
+    differences skewed away from 0 (`benchmarks/coverage.py`: 93% without it at 8 to 12
+    units). An end no flip reaches is `widest` (+- the widest difference), where known;
+    NaN when the end towards 0 is unreachable (fewer than 6 units) or no bound is known."""
     half = (1 - level) / 2
-    rising = flips.unflipped + np.cumsum(flips.probabilities)
-    falling = flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1]
-    rising, falling, half = (np.round(x, _P_DIGITS) for x in (rising, falling, half))
-    kept_low = np.flatnonzero(rising >= half)
-    kept_high = np.flatnonzero(falling >= half)
-    if round(flips.unflipped, _P_DIGITS) >= half or not kept_low.size or not kept_high.size:
+    low = _end(flips, half if estimate >= 0 else half / 2, lower=True)
+    high = _end(flips, half if estimate <= 0 else half / 2, lower=False)
+    near = low if estimate >= 0 else high
+    if near is None:
         return math.nan, math.nan
-    return float(flips.means[kept_low[0]]), float(flips.means[kept_high[-1]])
+    if widest is not None:
+        low = -widest if low is None else low
+        high = widest if high is None else high
+    if low is None or high is None:
+        return math.nan, math.nan
+    return low, high
 
 
 def _weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
@@ -246,13 +270,24 @@ def _contributions(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_
     return (shares_a * a - shares_b * b) / weights, weights
 
 
-def no_difference_ci(n: int, difference: float | None) -> str:
-    """Why a paired difference has no interval, as the CLI and the report show it."""
+def _no_interval_note(n: int, differences: np.ndarray, low: float, high: float) -> str:
+    """Why `paired_test` gives no interval, as its note says it ("no CI: ...")."""
+    if n < FLIP_UNITS:
+        return f"{NO_CI}n = {n}, a sign-flip interval needs {FLIP_UNITS} units"
+    if not math.isnan(low) and high <= low:
+        return f"{NO_CI}every difference is {float(differences[0]):+.3g}"
+    return f"{NO_CI}{n} units without a value range are too few for the end away from 0"
+
+
+def no_difference_ci(n: int, difference: float | None, note: str | None = None) -> str:
+    """Why a paired difference has no interval, as the CLI and the report show it: the test's
+    note where it says ("no CI: ..."), else the unit count."""
     if n < 2 or difference is None or math.isnan(difference):
         return no_ci_reason(n, difference)
-    if n < FLIP_UNITS:
-        return f"no CI (n = {n}: a sign-flip interval needs {FLIP_UNITS} units)"
-    return "no CI (every difference equal)"
+    reason = next(
+        (part[len(NO_CI) :] for part in (note or "").split("; ") if part.startswith(NO_CI)), ""
+    )
+    return f"no CI ({reason})" if reason else no_ci_reason(n, difference)
 
 
 def paired_test(
@@ -272,10 +307,14 @@ def paired_test(
     differences, weights = _contributions(a, b, weights_a, weights_b)
     difference = float(weights @ differences / weights.sum())
     flips = flip_distribution(differences, weights, seed)
-    low, high = flip_interval(flips, level)
-    notes = []
-    if not math.isnan(low) and high <= low:
-        low, high = math.nan, math.nan
+    widest = None if value_range is None else value_range[1] - value_range[0]
+    low, high = flip_interval(flips, difference, level, widest)
+    notes = (
+        [_no_interval_note(len(a), differences, low, high)]
+        if math.isnan(low) or high <= low
+        else []
+    )
+    low, high = (math.nan, math.nan) if notes else (low, high)
     ends = value_range if value_range is not None else (0.0, 1.0)
     if _one_outcome_each(a, b, weights_a, weights_b, ends):
         only_a = int(np.sum((a == ends[1]) & (b == ends[0])))
