@@ -62,11 +62,12 @@ ROW_KEYS = (
 PERCENT = (0.0, 100.0)
 SIGNED = (-1.0, 1.0)
 
-Outcome = tuple[float, float, float | None]
+Outcome = tuple[float, float, float | Callable[[], float] | None]
 """one replication: the interval's bounds (NaN: none printed) and whether a direction was called
 (1 or 0), or for a paired test the chance it calls one given the sizes of the differences
 (`core.stats.compare.flip_size`, read only under a true 0, whose draws have exchangeable signs:
-a conditional Monte Carlo estimate, exact over the signs); None where no direction is printed"""
+a conditional Monte Carlo estimate, exact over the signs; a callable, evaluated only there);
+None where no direction is printed"""
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,7 @@ def _paired(a: np.ndarray, b: np.ndarray, seed: int, value_range: tuple[float, f
         a, b, value_range=value_range, seed=seed, weights_a=weights, weights_b=weights
     )
     sizes = np.ones(len(a)) if weights is None else weights
-    return tested.ci_low, tested.ci_high, flip_size(a - b, sizes, seed=seed)
+    return tested.ci_low, tested.ci_high, lambda: flip_size(a - b, sizes, seed=seed)
 
 
 def _paired_arrays() -> list[Setting]:
@@ -438,7 +439,8 @@ def measure(setting: Setting, replications: int = REPLICATIONS) -> dict[str, Any
     and mean width of those, and (truth 0) the share calling a direction."""
     generator = np.random.default_rng(_seed(setting.key))
     count = max(1, round(replications * setting.share))
-    covered, widths, printed, directions = 0, [], 0, 0
+    covered, widths, printed, directions = 0, [], 0, 0.0
+    signed = setting.truth == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for replication in range(count):
@@ -447,8 +449,8 @@ def measure(setting: Setting, replications: int = REPLICATIONS) -> dict[str, Any
                 printed += 1
                 covered += low <= setting.truth <= high
                 widths.append(high - low)
-            directions += direction or 0.0
-    signed = setting.truth == 0
+            if signed and direction is not None:
+                directions += direction() if callable(direction) else direction
     return {
         "measure": setting.measure, "method": setting.method, "distribution": setting.distribution,
         "n": setting.n, "printed": printed / count,
