@@ -18,7 +18,8 @@ with that p; the end away from 0 at 1.25%, a margin for differences skewed away 
 inversion assumes differences symmetric round delta; `benchmarks/coverage.py` measured 93%
 without the margin at 8 skewed units, 94-96% with it). The null distribution is exact whenever
 the units' distinct (difference, weight) values allow it (every sign flip, ties and zero
-differences grouped, up to 40,000 patterns: any 15 units, or many units of few values), else
+differences grouped, up to a million patterns x groups: any 15 units, or hundreds of yes/no
+units), else
 9,999 seeded random flips (scipy's convention, p counting the observed). Where every shared
 unit is one yes/no outcome for both models (weight 1, values at the ends of the value range;
 0 and 1 without one), whatever the lens declares, the test is exact McNemar: the same sign
@@ -68,7 +69,7 @@ SIGN_FLIP = "sign-flip permutation test of the mean"
 MCNEMAR = "exact McNemar"
 STANDARDIZED = "d_z (mean difference / SD of unit differences)"
 ODDS_RATIO = "discordant odds ratio (a only / b only)"
-EXACT_PATTERNS = 40_000  # enumerate every sign flip (grouped by tied units) up to this many
+EXACT_CELLS = 1_000_000  # enumerate every sign flip (grouped by tied units) while patterns x groups stay below
 PERMUTATION_RESAMPLES = 9999
 LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
@@ -126,12 +127,12 @@ class _Patterns:
 
 
 def _patterns(differences: np.ndarray, weights: np.ndarray, seed: int) -> _Patterns:
-    """Every sign flip (k of a group's m units flipped has binomial probability) when they are
-    at most EXACT_PATTERNS, else PERMUTATION_RESAMPLES random ones (seeded) and the observed,
+    """Every sign flip (k of a group's m units flipped has binomial probability) while the
+    patterns times the groups are at most EXACT_CELLS, else PERMUTATION_RESAMPLES random ones (seeded) and the observed,
     each of probability 1 / (draws + 1)."""
     pairs = np.round(np.column_stack([differences, weights]), 12)
     groups, sizes = np.unique(pairs, axis=0, return_counts=True)
-    if math.prod(int(size) + 1 for size in sizes) <= EXACT_PATTERNS:
+    if math.prod(int(size) + 1 for size in sizes) * len(sizes) <= EXACT_CELLS:
         grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
         flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
         probabilities = np.ones(len(flipped))
@@ -325,7 +326,10 @@ def paired_test(
         odds = only_a / only_b if only_a and only_b else None
         if odds is None:
             notes.append(f"no odds ratio: discordant units {only_a} (a only) vs {only_b} (b only)")
-        return PairedTest(MCNEMAR, float(result.statistic), float(result.pvalue), ODDS_RATIO, odds,
+        if not flips.exact:  # its interval's flips are drawn: p from the same flips, so they agree
+            notes.append(f"p from {PERMUTATION_RESAMPLES} random sign flips")
+        p = float(result.pvalue) if flips.exact else flip_p(flips)
+        return PairedTest(MCNEMAR, float(result.statistic), p, ODDS_RATIO, odds,
                           "; ".join(notes) or None, low, high)  # fmt: skip
     if measure == "binary":
         notes.insert(
