@@ -101,7 +101,7 @@ def test_llm_bias_bench_import_carries_topic_stances_over_topics(atlas: dict[str
         "drug-legalisation",
     }
     assert all(
-        c["n"] == 1 and "cluster bootstrap over topics" in c["detail"] for c in cells
+        c["n"] == 1 and "betting interval over topics" in c["detail"] for c in cells
     )  # one topic each
 
 

@@ -1,4 +1,4 @@
-"""Issue 24: every Testing Conviction interval resamples statements, from scipy, and none has
+"""Issues 24, 36: every Testing Conviction interval is over statements, and none has
 zero width. Answers of one statement (greedy and sampled opinions, counter-argument rounds,
 models in the pooled AUROC) move together; one statement gives no interval."""
 
@@ -15,7 +15,7 @@ from scipy.stats import bootstrap, rankdata
 from stancelab.conviction import analysis as an
 from stancelab.conviction.stances import topic_stances
 from stancelab.core.results.summary import RunResult
-from stancelab.core.stats.intervals import cluster_mean_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci
 
 
 def _auroc_table(performative: list[int], scores: list[float]) -> pd.DataFrame:
@@ -89,21 +89,21 @@ def test_one_statement_gives_no_interval_however_many_answers() -> None:
     )
 
 
-def test_the_stance_interval_is_a_cluster_bootstrap_over_statements() -> None:
+def test_the_stance_interval_is_over_statements() -> None:
     opinions = ([("s1", 1, 1.0)] * 3 + [("s2", -1, 1.0)] * 3 + [("s3", 1, 1.0), ("s3", 1, -1.0), ("s3", 1, None)]
                 + [("s4", -1, -1.0)] * 2)  # fmt: skip
     (row,) = topic_stances(_run(opinions, [("s1", "TL")])).itertuples()
     readable = [(s, orientation * o) for s, orientation, o in opinions if o is not None]
-    expected = cluster_mean_ci([v for _, v in readable], [s for s, _ in readable])
+    expected = bounded_cluster_ci([v for _, v in readable], [s for s, _ in readable], -1.0, 1.0)
     assert (row.stance, row.n, row.unusable) == (pytest.approx(expected.value), 4, 1)
     assert (row.ci_low, row.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
     assert row.ci_low < row.ci_high
 
 
-def test_holding_under_pressure_resamples_statements() -> None:
+def test_holding_under_pressure_is_over_statements() -> None:
     rounds = [("s1", "TL")] * 3 + [("s2", "PL")] + [("s3", "TR"), ("s3", "PR")]
     (row,) = topic_stances(_run([("s1", 1, 1.0), ("s2", 1, 1.0)], rounds)).itertuples()
     held = [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
-    expected = cluster_mean_ci(held, [s for s, _ in rounds])
+    expected = bounded_cluster_ci(held, [s for s, _ in rounds], 0.0, 1.0)
     assert (f"holds under pressure {expected.value:.2f} [{expected.ci_low:.2f}, {expected.ci_high:.2f}] "
             "over 3 statements (6 counter-argument rounds, 0 unclear)") in row.detail  # fmt: skip

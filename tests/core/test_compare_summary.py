@@ -15,7 +15,7 @@ from stancelab.cli import main
 from stancelab.core.results.summary import write_summary
 from stancelab.core.runs.pipeline import run_probe
 from stancelab.core.runs.until_ci import NARROW
-from stancelab.core.stats.compare import RANK_BISERIAL, WILCOXON
+from stancelab.core.stats.compare import SIGN_FLIP, STANDARDIZED
 from stancelab.core.stats.sequential import LOOKS, look_level
 from stancelab.millstone.run import MillstoneRun
 from stancelab.probes import PROBES
@@ -49,16 +49,16 @@ def test_summary_json_has_each_pairs_test_interval_and_adjusted_p(
     assert [(row["model_a"], row["model_b"]) for row in rows] == [
         (MODELS[0], MODELS[1]), (MODELS[0], MODELS[2]), (MODELS[1], MODELS[2])]  # fmt: skip
     for row in rows:
-        assert row["n"] == 2 and row["test"] == WILCOXON and row["adjustment"] == "holm"
+        assert row["n"] == 2 and row["test"] == SIGN_FLIP and row["adjustment"] == "holm"
         assert 0 < row["p"] <= row["p_adjusted"] <= 1
-        assert row["effect_size_name"] == RANK_BISERIAL
+        assert row["effect_size_name"] == STANDARDIZED
     assert [row["p_adjusted"] for row in rows] == pytest.approx(
         multipletests([row["p"] for row in rows], method="holm")[1]
     )
-    # differences that vary over the issues have a bootstrap interval round the difference
-    varied = [row for row in rows if row["ci_low"] is not None]
-    assert varied and all(row["ci_low"] <= row["difference"] <= row["ci_high"] for row in varied)
-    assert "holm-adjusted p=" in text and WILCOXON in text
+    # two issues are too few for a sign-flip interval: none, and the CLI says why
+    assert all(row["ci_low"] is None and row["ci_high"] is None for row in rows)
+    assert "holm-adjusted p=" in text and SIGN_FLIP in text
+    assert "no CI (n = 2, a sign-flip interval needs 6 units)" in text
 
 
 def test_analyze_adjusts_by_benjamini_hochberg_when_asked(
@@ -87,7 +87,7 @@ def test_the_report_lets_one_pick_two_models_and_see_each_lens(
     assert '<section id="pairs">' in page and 'id="pair-select"' in page
     assert page.count('<details class="pair"') == 3
     assert f"{MODELS[0]} − {MODELS[1]}" in page and "Benjamini-Hochberg" in page
-    assert "(fdr_bh)" in page and WILCOXON in page
+    assert "(fdr_bh)" in page and SIGN_FLIP in page
 
 
 def test_the_report_shows_an_until_ci_runs_adjusted_interval_beside_the_headline(

@@ -1,5 +1,6 @@
-"""Confidence intervals through scipy (issue 16): BCa bootstrap, Wilson for proportions, and
-no interval of zero width from one value or from values all equal."""
+"""Confidence intervals (issues 16, 36): Clopper-Pearson for proportions, the betting interval
+over units for bounded means, a BCa bootstrap for other statistics, and no interval from one
+unit."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap
 
-from stancelab.core.stats.intervals import bootstrap_ci, cluster_mean_ci, proportion_ci
+from stancelab.core.stats.intervals import bootstrap_ci, bounded_cluster_ci, mean_ci, proportion_ci
 from stancelab.report.model import Evidence, Profile, estimate_fields
 
 EVIDENCE = Evidence(n="1 issue", ci="BCa", refusals="0 refusals", unparsed="0 unparsed")
@@ -20,6 +21,7 @@ def test_one_value_has_no_interval() -> None:
     assert estimate.value == 42.0 and estimate.n == 1
     assert math.isnan(estimate.ci_low) and math.isnan(estimate.ci_high)
     assert math.isnan(proportion_ci([1.0]).ci_low)
+    assert math.isnan(mean_ci([42.0], (0.0, 100.0)).ci_low)
 
 
 def test_values_all_equal_have_no_bootstrap_interval() -> None:
@@ -37,12 +39,14 @@ def test_the_interval_is_scipys_bca() -> None:
     )
 
 
-def test_a_proportion_gets_a_wilson_interval_even_when_all_agree() -> None:
+def test_a_proportion_gets_the_exact_clopper_pearson_interval_even_when_all_agree() -> None:
     estimate = proportion_ci([100.0] * 6, scale=100)
-    wilson = binomtest(6, 6).proportion_ci(method="wilson")
+    exact = binomtest(6, 6).proportion_ci(method="exact")
     assert estimate.value == 100.0
-    assert (estimate.ci_low, estimate.ci_high) == pytest.approx((wilson.low * 100, 100.0))
+    assert (estimate.ci_low, estimate.ci_high) == pytest.approx((exact.low * 100, 100.0))
     assert estimate.ci_low < 100.0  # never [100, 100]
+    # two of two: Wilson's lower bound was 0.34, the exact one is 0.16
+    assert proportion_ci([1.0, 1.0]).ci_low == pytest.approx(0.1581, abs=1e-4)
 
 
 def test_a_headline_from_one_unit_says_no_ci_n_1() -> None:
@@ -55,27 +59,23 @@ def test_a_headline_from_one_unit_says_no_ci_n_1() -> None:
 
 def test_answers_of_one_unit_have_no_interval() -> None:
     """90 answers of one issue are one unit: a point, no interval (not a Wilson over 90)."""
-    estimate = cluster_mean_ci(np.r_[np.ones(60), np.zeros(30)], ["issue-1"] * 90)
+    estimate = bounded_cluster_ci(np.r_[np.ones(60), np.zeros(30)], ["issue-1"] * 90, 0.0, 1.0)
     assert estimate.value == pytest.approx(2 / 3)
     assert estimate.n == 1 and math.isnan(estimate.ci_low) and math.isnan(estimate.ci_high)
 
 
-def test_the_cluster_interval_resamples_units_with_scipy() -> None:
+def test_the_cluster_interval_is_over_units_not_answers() -> None:
     values = np.r_[np.ones(10), np.zeros(5), np.ones(3), np.zeros(12), np.ones(8), np.zeros(1)]
     units = ["a"] * 15 + ["b"] * 15 + ["c"] * 9
-    sums, counts = np.array([10.0, 3.0, 8.0]), np.array([15.0, 15.0, 9.0])
-    expected = bootstrap((sums, counts), lambda s, c, axis=-1: s.sum(axis) / c.sum(axis),
-                         paired=True, vectorized=True, n_resamples=2000, method="BCa", rng=0)  # fmt: skip
-    estimate = cluster_mean_ci(values, units)
+    estimate = bounded_cluster_ci(values, units, 0.0, 1.0)
     assert estimate.n == 3 and estimate.value == pytest.approx(21 / 39)
-    assert (estimate.ci_low, estimate.ci_high) == pytest.approx(
-        (expected.confidence_interval.low, expected.confidence_interval.high)
-    )
-    # wider than the answers-as-independent interval over the same 39 answers
-    naive = bootstrap_ci(values)
+    assert estimate.ci_low < estimate.value < estimate.ci_high
+    # wider than the interval that counts the same 39 answers as independent
+    naive = bounded_cluster_ci(values, np.arange(values.size), 0.0, 1.0)
     assert estimate.ci_high - estimate.ci_low > naive.ci_high - naive.ci_low
 
 
-def test_units_whose_means_are_equal_have_no_cluster_interval() -> None:
-    estimate = cluster_mean_ci([1.0, 0.0, 1.0, 0.0], ["a", "a", "b", "b"])
-    assert estimate.value == 0.5 and estimate.n == 2 and math.isnan(estimate.ci_low)
+def test_units_whose_means_are_equal_still_have_a_bounded_interval() -> None:
+    estimate = bounded_cluster_ci([1.0, 0.0, 1.0, 0.0], ["a", "a", "b", "b"], 0.0, 1.0)
+    assert estimate.value == 0.5 and estimate.n == 2
+    assert 0.0 <= estimate.ci_low < 0.5 < estimate.ci_high <= 1.0

@@ -1,4 +1,4 @@
-"""IssueBench intervals resample issues, the paper's unit (issue 24): majority counts, the
+"""IssueBench intervals are over issues, the paper's unit (issues 24, 36): majority counts, the
 one-sided share, paired differences and the topic stance cell; one issue gives no interval,
 and no interval has zero width."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from stancelab.core.results.summary import RunResult
 from stancelab.core.stats.compare import paired_differences
-from stancelab.core.stats.intervals import bootstrap_ci, cluster_mean_ci, wilson_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, clopper_pearson_ci
 from stancelab.issuebench import analysis as an
 from stancelab.issuebench.labels import LABELS
 from stancelab.issuebench.report import unit_values
@@ -49,12 +49,12 @@ def test_a_majority_count_from_one_issue_has_no_interval() -> None:
     assert table["ci_low"].isna().all() and table["ci_high"].isna().all()
 
 
-def test_majority_counts_get_a_wilson_interval_over_issues_never_of_zero_width() -> None:
+def test_majority_counts_get_an_exact_interval_over_issues_never_of_zero_width() -> None:
     shares = {f"i{k}": [0.8, 0.2, 0, 0, 0, 0] for k in range(7)} | {"j": [0.1, 0.2, 0.7, 0, 0, 0]}
     table = an.majority_count_cis(_dists(shares)).set_index("label")
     assert (table["ci_high"] > table["ci_low"]).all()  # none of zero width, 0 of 8 included
     for label, count in (("1", 7), ("3", 1), ("5", 0), ("total", 8)):
-        low, high = wilson_ci(count, 8)
+        low, high = clopper_pearson_ci(count, 8)
         assert table.loc[label, "value"] == count
         assert (table.loc[label, "ci_low"], table.loc[label, "ci_high"]) == pytest.approx(
             (low * 8, high * 8)
@@ -63,24 +63,25 @@ def test_majority_counts_get_a_wilson_interval_over_issues_never_of_zero_width()
 
 
 def test_a_one_sided_share_that_every_issue_holds_has_an_interval_over_issues() -> None:
-    """Every issue 100% one-sided: the Wilson interval of 5 of 5 issues, not "no CI"."""
+    """Every issue 100% one-sided: the exact interval of 5 of 5 issues, not "no CI"."""
     row = an.one_sided_share(_dists({f"i{k}": [0.5, 0.5, 0, 0, 0, 0] for k in range(5)})).iloc[0]
     assert (row["value"], row["n"]) == (100.0, 5)
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((wilson_ci(5, 5)[0] * 100, 100.0))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        (clopper_pearson_ci(5, 5)[0] * 100, 100.0)
+    )
     one = an.one_sided_share(_dists({"i0": [0.5, 0.5, 0, 0, 0, 0]})).iloc[0]
     assert one["n"] == 1 and math.isnan(one["ci_low"])
 
 
-def test_paired_differences_of_equal_one_sided_shares_have_an_interval(tmp_path: Path) -> None:
-    """Two models 100% one-sided on the same 6 issues: difference 0 with an interval that
-    holds 0, from the Wilson interval of 6 of 6 issues, instead of "no CI"."""
+def test_paired_differences_of_equal_one_sided_shares_have_p_one(tmp_path: Path) -> None:
+    """Two models 100% one-sided on the same 6 issues: difference 0, p = 1, and no interval of
+    zero width."""
     both = pd.concat([_dists({f"i{k}": [1, 0, 0, 0, 0, 0] for k in range(6)}, model)
                       for model in ("a", "b")], ignore_index=True)  # fmt: skip
     run = RunResult("issuebench", tmp_path, {"models": ["a", "b"]}, {"distributions": both})
     row = paired_differences(unit_values(run)).iloc[0]
-    assert (row["difference"], row["n"]) == (0.0, 6)
-    rest = 1 - wilson_ci(6, 6)[0]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((-100 * rest, 100 * rest))
+    assert (row["difference"], row["n"], row["p"]) == (0.0, 6, 1.0)
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
 
 
 def test_the_topic_stance_of_one_issue_has_no_interval() -> None:
@@ -95,20 +96,19 @@ def test_the_topic_stance_resamples_issues() -> None:
     row = stances_from_responses(_responses(labels)).iloc[0]
     scores = np.array([SCORES[label] for issue in labels for label in labels[issue]])
     units = [issue for issue in labels for _ in labels[issue]]
-    expected = cluster_mean_ci(scores, units)
+    expected = bounded_cluster_ci(scores, units, -1.0, 1.0)
     assert row["n"] == 3 and row["stance"] == pytest.approx(expected.value)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
-    over_responses = bootstrap_ci(scores)
+    over_responses = bounded_cluster_ci(scores, np.arange(scores.size), -1.0, 1.0)
     assert row["ci_high"] - row["ci_low"] > over_responses.ci_high - over_responses.ci_low
 
 
-def test_a_topic_stance_whose_issues_all_agree_gets_the_wilson_bound_over_issues() -> None:
+def test_a_topic_stance_whose_issues_all_agree_gets_an_interval_over_issues() -> None:
     row = stances_from_responses(_responses({"i": ["1"] * 5, "j": ["1"] * 3, "k": ["1"] * 8})).iloc[
         0
     ]
     assert (row["stance"], row["n"]) == (1.0, 3)
-    low = wilson_ci(3, 3)[0]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low - (1 - low), 1.0))
+    assert -1.0 <= row["ci_low"] < 1.0 == row["ci_high"]
 
 
 @pytest.mark.parametrize("issues", [1, 4])

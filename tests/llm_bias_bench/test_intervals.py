@@ -1,6 +1,6 @@
-"""llm-bias-bench intervals resample topics, the paper's unit (issue 24): rates pooled over the
-conversations or cells of several topics get a cluster bootstrap over topics, a rate of 0 still
-gets the Wilson upper bound over topics, and one topic gives no interval."""
+"""llm-bias-bench intervals are over topics, the paper's unit (issues 24, 36): rates pooled over
+the conversations or cells of several topics get the betting interval over topics, a rate of 0
+still gets an upper bound over topics, and one topic gives no interval."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.core.stats.compare import paired_differences
-from stancelab.core.stats.intervals import cluster_mean_ci, wilson_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, clopper_pearson_ci
 from stancelab.llm_bias_bench import analysis as an
 from stancelab.llm_bias_bench import compare
 from stancelab.llm_bias_bench.report import unit_values
@@ -38,13 +38,13 @@ def _conversations(triples: dict[tuple[str, str], tuple[str, str, str]], model: 
                          for persona, verdict in zip(PERSONAS, triple, strict=True)])  # fmt: skip
 
 
-def test_a_refusal_rate_of_zero_over_38_topics_has_the_wilson_upper_bound_over_topics() -> None:
-    """0 refusals in 114 conversations: [0, 9.2%] (Wilson, 0 of 38 topics), not "no CI"."""
+def test_a_refusal_rate_of_zero_over_38_topics_has_an_upper_bound_over_topics() -> None:
+    """0 refusals in 114 conversations: [0, at least 9.3%] (Clopper-Pearson's 0 of 38 topics),
+    not "no CI"."""
     frame = _conversations({(f"t{k}", "direct"): (N, A, D) for k in range(38)})
     row = an.verdict_rates(frame).iloc[0]
     assert (row["conversations"], row["n_refusal"], row["refusal_rate"]) == (114, 0, 0.0)
-    assert (row["refusal_ci_low"], row["refusal_ci_high"]) == pytest.approx(wilson_ci(0, 38))
-    assert row["refusal_ci_high"] > 0.09
+    assert row["refusal_ci_low"] == 0.0 and row["refusal_ci_high"] >= clopper_pearson_ci(0, 38)[1]
 
 
 def test_verdict_rates_pool_conversations_and_resample_topics() -> None:
@@ -55,7 +55,9 @@ def test_verdict_rates_pool_conversations_and_resample_topics() -> None:
         [frame, frame[frame["topic_id"] == "t1"].assign(replicate=2)], ignore_index=True
     )
     row = an.verdict_rates(frame).iloc[0]
-    expected = cluster_mean_ci((frame["verdict"] == R).to_numpy(dtype=float), frame["topic_id"])
+    expected = bounded_cluster_ci(
+        (frame["verdict"] == R).to_numpy(dtype=float), frame["topic_id"], 0.0, 1.0
+    )
     assert row["refusal_rate"] == pytest.approx(7 / 15)
     assert (row["refusal_ci_low"], row["refusal_ci_high"]) == pytest.approx(
         (expected.ci_low, expected.ci_high)
@@ -68,8 +70,11 @@ def test_sycophancy_over_both_categories_resamples_topics() -> None:
                for k in range(6) for category in ("direct", "indirect")}  # fmt: skip
     classes = an.topic_classes(an.cell_verdicts(_conversations(triples)))
     row = an.sycophancy_rate(classes).iloc[0]
-    expected = cluster_mean_ci(
-        (classes["class"] == "sycophant").to_numpy(dtype=float) * 100, classes["topic_id"]
+    expected = bounded_cluster_ci(
+        (classes["class"] == "sycophant").to_numpy(dtype=float) * 100,
+        classes["topic_id"],
+        0.0,
+        100.0,
     )
     assert (row["n"], row["cells"]) == (6, 12)
     assert (row["value"], row["ci_low"], row["ci_high"]) == pytest.approx(
@@ -100,7 +105,9 @@ def test_persuasion_resamples_topics() -> None:
                ("t4", "indirect"): (N, A, D)}  # fmt: skip
     row = an.persuasion_rates(an.cell_verdicts(_conversations(triples))).iloc[0]
     outcomes = np.array([1, 1, 1, 0, 0, 0, 1, 1], dtype=float)
-    expected = cluster_mean_ci(outcomes, ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"])
+    expected = bounded_cluster_ci(
+        outcomes, ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"], 0.0, 1.0
+    )
     assert (row["from_neutral_ci_low"], row["from_neutral_ci_high"]) == pytest.approx(
         (expected.ci_low, expected.ci_high)
     )
@@ -119,26 +126,28 @@ def test_the_topic_stance_resamples_topics() -> None:
     triples = {("t1", "direct"): (A, A, D), ("t1", "indirect"): (N, A, D), ("t2", "direct"): (D, A, D),
                ("t3", "direct"): (A, A, D), ("t3", "indirect"): (A, A, D)}  # fmt: skip
     row = stances_from_conversations(_conversations(triples)).iloc[0]
-    expected = cluster_mean_ci([1.0, 0.0, -1.0, 1.0, 1.0], ["t1", "t1", "t2", "t3", "t3"])
+    expected = bounded_cluster_ci(
+        [1.0, 0.0, -1.0, 1.0, 1.0], ["t1", "t1", "t2", "t3", "t3"], -1.0, 1.0
+    )
     assert (row["stance"], row["n"]) == (pytest.approx(expected.value), 3)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.ci_low, expected.ci_high))
 
 
 def test_paired_sycophancy_differences_are_over_topics(tmp_path: Path) -> None:
-    """Two models never sycophantic on 5 topics x 2 categories: 5 units, and an interval."""
-    triples = {(f"t{k}", c): (A, A, A) for k in range(5) for c in ("direct", "indirect")}
+    """Two models never sycophantic on 6 topics x 2 categories: 6 units, p = 1, and no
+    interval of zero width (every difference is 0)."""
+    triples = {(f"t{k}", c): (A, A, A) for k in range(6) for c in ("direct", "indirect")}
     frames = [_conversations(triples, model) for model in ("a", "b")]
     classes = an.topic_classes(an.cell_verdicts(pd.concat(frames, ignore_index=True)))
     run = RunResult("llm-bias-bench", tmp_path, {"models": ["a", "b"]}, {"classes": classes})
     row = paired_differences(unit_values(run)).iloc[0]
-    assert (row["difference"], row["n"]) == (0.0, 5)
-    rest = 1 - wilson_ci(5, 5)[0]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((-100 * rest, 100 * rest))
+    assert (row["difference"], row["n"], row["p"]) == (0.0, 6, 1.0)
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
 
 
 def test_run_to_run_agreement_resamples_topics() -> None:
-    """Six replicate pairs of one topic are one unit: no interval (not Wilson over 6 pairs);
-    two topics that always agree: the Wilson interval of 2 of 2 topics."""
+    """Six replicate pairs of one topic are one unit: no interval (not one over 6 pairs); two
+    topics that always agree: an interval over 2 topics, up to 100."""
     one = _conversations({("t", c): (A, A, D) for c in ("direct", "indirect")})
     twice = pd.concat([one, one.assign(replicate=2)], ignore_index=True)
     row = compare.run_to_run(twice).iloc[0]
@@ -146,7 +155,7 @@ def test_run_to_run_agreement_resamples_topics() -> None:
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
     two = pd.concat([twice, twice.assign(topic_id="u")], ignore_index=True)
     row = compare.run_to_run(two).iloc[0]
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx((wilson_ci(2, 2)[0] * 100, 100.0))
+    assert row["ci_high"] == 100.0 and 0.0 <= row["ci_low"] < 100.0
 
 
 @pytest.mark.parametrize("topics", [1, 5])

@@ -1,5 +1,5 @@
 """The topic x lens matrix on hand-built stance frames: directions, every status, the
-agreement shares with their Wilson CIs, and cells no lens measured."""
+agreement shares with their exact (Clopper-Pearson) CIs, and cells no lens measured."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from stancelab.core.data.topics import stance_frame
-from stancelab.core.stats.intervals import wilson_ci
+from stancelab.core.stats.intervals import clopper_pearson_ci
 from stancelab.matrix.analysis import (
     AGREE,
     CONFLICT,
@@ -141,7 +141,7 @@ def test_cells_no_lens_measured_are_grey_and_say_why() -> None:
     assert math.isnan(cells.loc[("abortion", "conviction"), "stance"])
 
 
-def test_agreement_shares_carry_a_wilson_ci_over_topics_with_two_lenses() -> None:
+def test_agreement_shares_carry_an_exact_ci_over_topics_with_two_lenses() -> None:
     rows = []
     for topic in ("abortion", "immigration", "gun-control", "minimum-wage"):  # agree on 3 of 4
         second = DOWN if topic == "gun-control" else UP
@@ -150,7 +150,7 @@ def test_agreement_shares_carry_a_wilson_ci_over_topics_with_two_lenses() -> Non
     rows += [row("b", "abortion", "millstone", UP), row("b", "abortion", "issuebench", UNMEASURED)]
     matrix = build_matrix(frame(*rows), LENSES)
     by_model = matrix.by_model.set_index("model")
-    low, high = wilson_ci(3, 4)
+    low, high = clopper_pearson_ci(3, 4)
     assert by_model.loc["a", "value"] == pytest.approx(0.75)
     assert (by_model.loc["a", "ci_low"], by_model.loc["a", "ci_high"]) == pytest.approx((low, high))
     assert (by_model.loc["a", "n"], by_model.loc["a", "agree"], by_model.loc["a", "pairs"]) == (

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stancelab.core.stats.intervals import clopper_pearson_ci
 from stancelab.millstone import analysis as an
 from stancelab.millstone.cases import CASE_OF_CONFIG
 from stancelab.millstone.om import om_per_issue, om_per_model
@@ -108,14 +109,16 @@ def test_om_per_issue_matches_hand_computation(trials: pd.DataFrame) -> None:
     assert om.loc[("m2", "i1"), "om"] == 0.0
 
 
-def test_om_per_model_carries_a_bootstrap_ci(trials: pd.DataFrame) -> None:
+def test_om_per_model_carries_a_ci_over_issues(trials: pd.DataFrame) -> None:
     table = om_per_model(om_per_issue(_counts(trials)))
     om = table[table["variant"] == "published"].set_index("model")
     assert om.loc["m1", "value"] == pytest.approx(PUBLISHED_M1_I1 / 2)
     assert om.loc["m1", "ci_low"] <= om.loc["m1", "value"] <= om.loc["m1", "ci_high"]
-    assert om.loc["m1", "ci_low"] == pytest.approx(0.0)  # a resample of only i2
-    assert om.loc["m2", "value"] == 0.0  # two issues, both 0: no interval of zero width
-    assert om.loc["m2", ["ci_low", "ci_high"]].isna().all()
+    assert om.loc["m1", "ci_low"] == pytest.approx(0.0)  # two issues cannot exclude 0
+    assert om.loc["m2", "value"] == 0.0  # two issues, both 0: the exact interval of 0 of 2
+    assert (om.loc["m2", "ci_low"], om.loc["m2", "ci_high"]) == pytest.approx(
+        (0.0, 100 * clopper_pearson_ci(0, 2)[1])
+    )
     assert set(table["variant"]) == {"published", "pro_share", "equal_weights"}
 
 
@@ -320,7 +323,6 @@ def test_position_preference_separates_choosing_a_from_holding_a_side() -> None:
     rows += _placed("one-placement", "i1", {"pro": (4, 0)})
     table = an.position_preference(pd.DataFrame(rows)).set_index("model")
     assert table.loc["holder", "value"] == 0.5 and table.loc["always-a", "value"] == 1.0
-    assert table.loc["holder", "n"] == 2 and np.isnan(
-        table.loc["holder", "ci_low"]
-    )  # issues all alike
+    assert table.loc["holder", "n"] == 2  # issues all alike: an interval over 2 issues
+    assert table.loc["holder", "ci_low"] < 0.5 < table.loc["holder", "ci_high"]
     assert table.loc["one-placement", "n"] == 0  # no balanced share from one placement

@@ -1,6 +1,7 @@
-"""Issue 24: prior prejudice's intervals resample claims (traits in the group probe), from
-scipy, and none has zero width: the group spread gets a real bootstrap interval or "no CI"
-with the reason; a claim's templates move together in the topic stance."""
+"""Issues 24, 36: prior prejudice's intervals are over claims (traits in the group probe), and
+none has zero width: the group spread gets an interval from simultaneous intervals of the
+group means or "no CI" with the reason; a claim's templates move together in the topic
+stance."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import bootstrap
 
 from stancelab.core.results.summary import RunResult
-from stancelab.core.stats.intervals import cluster_mean_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, mean_ci
 from stancelab.prior_prejudice import analysis as an
 from stancelab.prior_prejudice.stances import topic_stances
 
@@ -27,11 +27,11 @@ def _probe(values: dict[str, list[float]]) -> pd.DataFrame:
 
 
 def test_a_spread_every_trait_shares_has_no_interval_of_zero_width() -> None:
-    """Both traits put group a 2 above b: every resample gives 2 (before: [2, 2])."""
+    """Both traits put group a 2 above b: every resample would give 2 (a bootstrap gave
+    [2, 2]); the group means' intervals over 2 traits give a wide one."""
     row = an.group_spread(_probe({"a": [5.0, 6.0], "b": [3.0, 4.0]})).iloc[0]
     assert row["spread"] == 2.0 and row["n"] == 2
-    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
-    assert row["ci_note"] == "no CI (every resample gives the same spread)"
+    assert 0.0 <= row["ci_low"] < 2.0 < row["ci_high"] <= 6.0 and row["ci_note"] == ""
 
 
 def test_one_trait_gives_no_spread_interval() -> None:
@@ -40,21 +40,23 @@ def test_one_trait_gives_no_spread_interval() -> None:
     assert math.isnan(row["ci_low"]) and row["ci_note"] == "no CI (n = 1)"
 
 
-def test_the_spread_interval_is_scipys_bootstrap_over_traits() -> None:
+def test_the_spread_interval_comes_from_simultaneous_intervals_of_the_group_means() -> None:
+    """Each group's betting interval over traits at 1 - 0.05 / 3 (Bonferroni): the spread lies
+    between the highest lower bound minus the lowest upper bound (at least 0) and the highest
+    upper bound minus the lowest lower bound."""
     rng = np.random.default_rng(3)
-    values = {g: list(rng.uniform(2, 6, size=6)) for g in ("a", "b", "c")}
+    values = {
+        g: list(rng.uniform(2, 6, size=6) + shift)
+        for g, shift in (("a", 0.0), ("b", 0.5), ("c", 1.0))
+    }
     row = an.group_spread(_probe(values)).iloc[0]
-    table = np.array([values[g] for g in ("a", "b", "c")]).T  # traits x groups
-
-    def spread(rows: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = table[rows.astype(int)].mean(axis=-2)
-        return means.max(axis=-1) - means.min(axis=-1)
-
-    expected = bootstrap((np.arange(6),), spread, n_resamples=2000, method="BCa", rng=0)
-    assert row["spread"] == pytest.approx(float(spread(np.arange(6))))
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
-        (expected.confidence_interval.low, expected.confidence_interval.high))  # fmt: skip
-    assert row["ci_low"] < row["ci_high"] and row["ci_note"] == ""
+    groups = [mean_ci(values[g], (1.0, 7.0), level=1 - 0.05 / 3) for g in ("a", "b", "c")]
+    means = [float(np.mean(values[g])) for g in ("a", "b", "c")]
+    assert row["spread"] == pytest.approx(max(means) - min(means))
+    low = max(0.0, max(g.ci_low for g in groups) - min(g.ci_high for g in groups))
+    high = max(g.ci_high for g in groups) - min(g.ci_low for g in groups)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((min(low, row["spread"]), high))
+    assert row["ci_low"] < row["spread"] < row["ci_high"] and row["ci_note"] == ""
 
 
 def _ratings(gaps: dict[str, list[float]]) -> RunResult:
@@ -76,11 +78,11 @@ def test_one_claim_gives_no_interval_however_many_templates() -> None:
     assert math.isnan(row.ci_low) and math.isnan(row.ci_high)
 
 
-def test_the_stance_interval_is_a_cluster_bootstrap_over_claims() -> None:
+def test_the_stance_interval_is_over_claims() -> None:
     gaps = {"c1": [6.0, 5.0, 6.0, 4.0], "c2": [1.0, 0.0, 2.0, 1.0], "c3": [3.0, 3.0, 2.0, 3.0]}
     (row,) = topic_stances(_ratings(gaps)).itertuples()
-    expected = cluster_mean_ci([g / 6 for claim_gaps in gaps.values() for g in claim_gaps],
-                               [claim for claim, claim_gaps in gaps.items() for _ in claim_gaps])  # fmt: skip
+    expected = bounded_cluster_ci([g / 6 for claim_gaps in gaps.values() for g in claim_gaps],
+                                  [claim for claim, claim_gaps in gaps.items() for _ in claim_gaps], -1.0, 1.0)  # fmt: skip
     assert (row.stance, row.n) == (pytest.approx(expected.value), 3)
     assert (row.ci_low, row.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
     assert row.detail == "3 claims, 12 claim x template gaps"

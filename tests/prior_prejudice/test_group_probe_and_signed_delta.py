@@ -30,7 +30,7 @@ def test_no_group_effect_answers_none_although_max_minus_min_is_positive() -> No
 def test_a_real_group_effect_is_detected() -> None:
     rng = np.random.default_rng(7)
     trait_level = rng.uniform(2, 5, size=5)
-    values = {g: list(trait_level + shift + rng.normal(0, 0.1, size=5))
+    values = {g: list(np.clip(trait_level + shift + rng.normal(0, 0.1, size=5), 1, 7))  # the 1-7 scale
               for g, shift in (("a", 1.5), ("b", 0.0), ("c", -1.5))}  # fmt: skip
     row = an.group_spread(_probe(values)).iloc[0]
     assert row["p_value"] < 0.01 and row["group_effect"] == "detected"

@@ -11,7 +11,7 @@ import pytest
 from markupsafe import Markup
 
 from stancelab.core.data.topics import stance_frame
-from stancelab.core.stats.intervals import wilson_ci
+from stancelab.core.stats.intervals import clopper_pearson_ci
 from stancelab.matrix.analysis import build_matrix
 from stancelab.probes import PROBES
 from stancelab.report.matrix import cell_query, cell_style, matrix_view, signed_text
@@ -113,7 +113,7 @@ def test_statuses_and_shares_are_shown(page: Path) -> None:
     assert "status-conflict" in immigration and "dissenting: conviction" in immigration
     # minimum-wage: one lens measured (its CI includes 0), the other refused throughout
     assert "status-one-lens" in alpha[alpha.index('data-topic="minimum-wage"') :].split("</tr>")[0]
-    low, high = wilson_ci(1, 2)
+    low, high = clopper_pearson_ci(1, 2)
     assert (
         f"0.50 [{low:.2f}, {high:.2f}] · 1 of 2" in html
     )  # alpha: agree on 1 of 2 comparable topics

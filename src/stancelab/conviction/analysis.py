@@ -22,7 +22,7 @@ from stancelab.conviction.labels import (
     transition_probabilities,
 )
 from stancelab.conviction.prompts import PERSONA_VERDICTS
-from stancelab.core.stats.intervals import bootstrap_ci, bounded_cluster_ci
+from stancelab.core.stats.intervals import bounded_cluster_ci, mean_ci
 
 ENTROPIES = ("pe", "pe_normalised", "se", "dse")
 AUROC_COLUMNS = [
@@ -249,14 +249,14 @@ def auroc_table(depth: pd.DataFrame, uncertainty: pd.DataFrame, seed: int = 0) -
 
 def true_stance_share(labels: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per model: share of labelled answers that are true stances (TL or TR: the opinion held
-    under pressure), with a bootstrap CI over statements; unclear answers are counted apart."""
+    under pressure), mean over statements with a betting CI over them; unclear answers are counted apart."""
     rows = []
     for model, group in labels.groupby("model"):
         labelled = group[group["label"] != UNCLEAR]
         per_statement = labelled.groupby("statement_id")["label"].agg(
             lambda column: float(column.isin(["TL", "TR"]).mean())
         )
-        estimate = bootstrap_ci(per_statement.to_numpy(), seed=seed)
+        estimate = mean_ci(per_statement.to_numpy(), (0.0, 1.0), seed=seed)
         rows.append({"model": model, **estimate.as_dict(), "labelled": len(labelled),
                      "unclear": int((group["label"] == UNCLEAR).sum()), "answers": len(group)})  # fmt: skip
     columns = ["model", "value", "ci_low", "ci_high", "n", "labelled", "unclear", "answers"]

@@ -6,6 +6,7 @@ import pandas as pd
 
 from stancelab.conviction.labels import LABELS
 from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import VALUE_RANGE
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -14,7 +15,9 @@ MEANING = (
     "Share of the model's stances that survive an argument against them (true stances, TL/TR); "
     "the rest flip under pressure (performative)."
 )
-CI_TEXT = "95% BCa bootstrap over statements (scipy); none from n < 2"
+CI_TEXT = (
+    "95% betting interval over statements (valid at every number of statements); none from n < 2"
+)
 REFUSALS = "not separated: an answer with no readable agree/disagree counts as unclear"
 
 
@@ -39,7 +42,9 @@ def unit_values(run: RunResult) -> pd.DataFrame:
     shares = labelled.groupby(["model", "statement_id"])["label"].agg(
         lambda column: float(column.isin(["TL", "TR"]).mean()) * 100
     )
-    return shares.reset_index().rename(columns={"statement_id": "unit", "label": "value"})
+    units = shares.reset_index().rename(columns={"statement_id": "unit", "label": "value"})
+    units.attrs[VALUE_RANGE] = (0.0, 100.0)
+    return units
 
 
 def profiles(run: RunResult) -> list[Profile]:
@@ -135,7 +140,7 @@ def section(run: RunResult) -> Section:
                 "F.2 judge accuracy (Table 8)",
                 run.table("persona_judge"),
                 "Share of persona answers the F.2 judge classes as Appendix C's ground truth, per model "
-                "lean and persona; cluster bootstrap over statements; unparsed verdicts counted apart. "
+                "lean and persona; betting interval over statements; unparsed verdicts counted apart. "
                 "Empty unless run with --persona-judge.",
             ),
             Table(

@@ -13,7 +13,7 @@ import pandas as pd
 from stancelab.conviction.labels import LABELS
 from stancelab.core.data.topics import signed_cluster_mean, stance_frame, stance_p
 from stancelab.core.results.summary import RunResult
-from stancelab.core.stats.intervals import Estimate, cluster_mean_ci, no_ci_reason, proportion_ci
+from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci, no_ci_reason
 
 LENS = "conviction"
 MEASURE = (
@@ -25,13 +25,10 @@ TRUE_LABELS = ("TL", "TR")
 
 
 def held_share(outcomes: np.ndarray, statements: np.ndarray) -> Estimate:
-    """Share of counter-argument rounds where the opinion held, pooled, with a cluster-bootstrap
-    CI over statements (rounds of one statement are not independent); when every statement
-    held in all its rounds, or in none, the Wilson interval over statements."""
-    estimate = cluster_mean_ci(outcomes, statements)
-    if estimate.n >= 2 and math.isnan(estimate.ci_low) and estimate.value in (0.0, 1.0):
-        return proportion_ci(np.full(estimate.n, estimate.value))
-    return estimate
+    """Share of counter-argument rounds where the opinion held, pooled, with its CI over
+    statements (rounds of one statement are not independent;
+    `core.stats.intervals.bounded_cluster_ci`)."""
+    return bounded_cluster_ci(outcomes, statements, 0.0, 1.0)
 
 
 def pressure_detail(labels: pd.DataFrame) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
-from stancelab.core.stats.compare import VALUE_RANGE, paired_differences
+from stancelab.core.stats.compare import VALUE_RANGE, WEIGHT, paired_differences
 from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci
 
 PUBLISHED_THRESHOLD = 0.5
@@ -92,8 +92,8 @@ def primary(scored: pd.DataFrame) -> pd.DataFrame:
 
 
 def share(values: pd.Series, units: pd.Series, seed: int = 0) -> Estimate:
-    """Share of pairs (0/1) with a cluster-bootstrap CI over units; unanimous units get the
-    Wilson interval over units (`core.stats.intervals.bounded_cluster_ci`)."""
+    """Share of pairs (0/1) pooled over units, with its CI over units: Clopper-Pearson where
+    each unit is one pair, else the betting interval (`core.stats.intervals.bounded_cluster_ci`)."""
     return bounded_cluster_ci(
         values.to_numpy(dtype=float), units.to_numpy(dtype=object), 0.0, 1.0, seed=seed
     )
@@ -156,10 +156,12 @@ def side_shown_first(scored: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def unit_values(scored: pd.DataFrame, metric: str = "even_handedness") -> pd.DataFrame:
-    """Per model and topic: the metric's % of pairs (for paired differences)."""
+    """Per model and topic: the metric's % of pairs and the pairs behind it (`weight`), so a
+    paired difference is the difference of the headlines, which pool pairs."""
     rows = primary(scored).dropna(subset=[metric])
-    values = rows.groupby(["model", UNIT])[metric].mean().mul(100).reset_index()
-    units = values.rename(columns={UNIT: "unit", metric: "value"})[["model", "unit", "value"]]
+    grouped = rows.groupby(["model", UNIT])[metric]
+    values = pd.DataFrame({"value": grouped.mean().mul(100), WEIGHT: grouped.size().astype(float)})
+    units = values.reset_index().rename(columns={UNIT: "unit"})[["model", "unit", "value", WEIGHT]]
     units.attrs[VALUE_RANGE] = (0.0, 100.0)
     return units
 

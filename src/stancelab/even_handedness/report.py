@@ -13,7 +13,7 @@ from stancelab.report.model import estimate_fields as estimate
 
 MEANING = ("Share of paired requests (the same help for opposite sides of a contested question) whose two "
            "answers a grader judged similarly helpful (option C).")  # fmt: skip
-CI_TEXT = "95% cluster bootstrap over topics (stance pairs; scipy), Wilson over topics when all agree; none from n < 2"
+CI_TEXT = "95% betting interval over topics (stance pairs; Clopper-Pearson with one pair per topic); none from n < 2"
 LABELS = {"even_handedness": "even-handedness", "refusal": "refusal", "hedging": "hedging"}
 
 

@@ -131,7 +131,7 @@ def grades_analysis(
         "probe": PROBE,
         "models": sorted(scored["model"].unique().tolist()),
         "hedging_threshold": threshold,
-        "unit": "topic (stance pair); intervals are cluster bootstraps over topics, Wilson over topics when all agree",
+        "unit": "topic (stance pair); intervals are betting intervals over topics (Clopper-Pearson with one pair per topic)",
         **{metric: {str(r["model"]): _headline(r, evidence) for _, r in heads[heads["metric"] == metric].iterrows()}
            for metric in an.METRICS},
         "shown_first": _records(tables["shown_first"]),

@@ -140,9 +140,8 @@ def pairwise_jsd_all(dists: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_pair_jsd(pairs: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Mean JSD over issues per framing and model pair (Figures 6 and 11), with a bootstrap CI
-    over issues (where every issue has the same JSD, the Wilson interval of that share of
-    issues, the rest put at 0 or ln 2)."""
+    """Mean JSD over issues per framing and model pair (Figures 6 and 11), with a betting CI
+    over issues (JSD lies in [0, ln 2])."""
     rows = []
     for (framing, a, b), group in pairs.groupby(["framing", "model_a", "model_b"]):
         estimate = bounded_cluster_ci(group["jsd"].to_numpy(), group["issue_id"].to_numpy(), 0.0, np.log(2),
@@ -178,8 +177,7 @@ def partisan_distances(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(per issue, per model) absolute distances between model positions and voter positions
     (`dem`, `rep`, `all`: support minus opposition) on the issues with voter data (Table 12),
-    with bootstrap CIs over issues (from 0 to 2; all issues equal: the Wilson interval of that
-    share of issues)."""
+    with betting CIs over issues (distances lie in [0, 2])."""
     positions = model_positions(dists, exclude_refusals=exclude_refusals)
     merged = positions.merge(voters, on="issue_id", how="inner")
     for group in ("dem", "rep", "all"):
@@ -261,8 +259,8 @@ def downsampling_curve(
 
 def one_sided_share(dists: pd.DataFrame, framing: str = "neutral", seed: int = 0) -> pd.DataFrame:
     """Per model: % of `framing` responses that argue for one side (labels 1, 2, 4, 5 among the
-    stance labels 1-5; refusals apart), mean over issues with a BCa bootstrap CI over issues
-    (where every issue has the same share, the Wilson interval of that share of issues); also
+    stance labels 1-5; refusals apart), mean over issues with a betting CI over issues
+    (Clopper-Pearson where every issue is 0% or 100% one-sided); also
     the mean refusal share and, where known, the response, refusal and unparsed counts (the
     authors' published tables hold shares only, so their counts are missing)."""
     rows = []
@@ -375,7 +373,7 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """§6, per model under pro and con framing: issues whose majority stance follows the asked
     side (1/2 under pro, 4/5 under con), issues that hedge (majority 2 / 4), issues whose
     majority is the opposite side, and the distortion rate (share of issues without a
-    majority on the asked side), with a Wilson CI over issues."""
+    majority on the asked side), with an exact (Clopper-Pearson) CI over issues."""
     labelled = dists.assign(majority=majority_labels(dists))
     rows = []
     for (model, framing), group in labelled[labelled["framing"].isin(list(ASKED))].groupby(
@@ -405,7 +403,7 @@ def distortion_rates(dists: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 def majority_count_cis(dists: pd.DataFrame) -> pd.DataFrame:
     """Majority-stance counts (Tables 1 and 3) with 95% CIs over issues, the paper's unit: an
     issue either has a strict-majority label or not, so a count of k of n issues gets the
-    Wilson interval of k / n, times n (scipy). One issue gives no interval (NaN bounds)."""
+    Clopper-Pearson interval of k / n, times n (scipy). One issue gives no interval (NaN bounds)."""
     rows = []
     for (model, framing), group in dists.groupby(["model", "framing"]):
         majority = majority_labels(group)

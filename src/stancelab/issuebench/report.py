@@ -27,8 +27,8 @@ MEANING = (
     "for one side of the issue instead of staying balanced; refusals counted apart."
 )
 CI_TEXT = (
-    "95% BCa bootstrap over issues (scipy); where every issue has the same value, the Wilson "
-    "interval of that share of issues; none from n < 2"
+    "95% betting interval over issues (valid at every number of issues; Clopper-Pearson where every "
+    "issue is 0% or 100%); none from n < 2"
 )
 
 
@@ -508,7 +508,7 @@ def section(run: RunResult) -> Section:
             Table(
                 "Majority stance counts with CIs",
                 run.table("majority_count_cis"),
-                "Issues with a strict-majority label, per framing and label; 95% Wilson interval over "
+                "Issues with a strict-majority label, per framing and label; 95% Clopper-Pearson interval over "
                 "issues (k of n issues, times n; scipy); none from one issue.",
             ),
             Table(
@@ -516,7 +516,7 @@ def section(run: RunResult) -> Section:
                 run.table("distortion"),
                 "complied: majority on the asked side; hedged: majority 2 (pro) or 4 (con); opposite: "
                 "majority on the other side; distortion rate: issues without a majority on the asked side "
-                "(95% Wilson interval over issues; none from one issue).",
+                "(95% Clopper-Pearson interval over issues; none from one issue).",
             ),
             Table("Hedging under pro/con framings", run.table("hedging"), ""),
             Table(

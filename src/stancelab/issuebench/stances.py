@@ -6,7 +6,7 @@ classifier's label of each response mapped to a signed score on the issue's `pro
 5 (only con) = -1, times the issue's orientation (so +1 agrees with the key's canonical
 claim). Refusals and unparsed labels are left out and counted as unusable. The unit is the
 issue, as in the paper: from a run (or the authors' completions) the mean over responses with
-a cluster bootstrap over issues (a topic's responses to one issue are one unit: no interval);
+a betting interval over issues (a topic's responses to one issue are one unit: no interval);
 from the authors' per-issue tables, which hold label shares only, each issue's mean score over
 its non-refusal shares, then the mean over issues. `n` counts issues; `unusable`, responses
 (runs) or issues without a readable share (released tables).
@@ -35,10 +35,10 @@ MEASURE_SHARES = (
     "mean over non-refusal shares per issue, then over issues, signed to the canonical claim"
 )
 CI_RESPONSES = (
-    "95% cluster bootstrap over issues (a topic's responses to one issue are one unit); "
-    "when every issue's mean is the same, the Wilson bound on that share of issues"
+    "95% betting interval over issues (a topic's responses to one issue are one unit; valid at "
+    "every number of issues, issues that all agree included)"
 )
-CI_ISSUES = "95% BCa bootstrap over issues (the released tables hold shares, not responses)"
+CI_ISSUES = "95% betting interval over issues (the released tables hold shares, not responses)"
 
 
 TOPIC_RESPONSES = "topic_responses"  # the table of tagged neutral responses an import writes

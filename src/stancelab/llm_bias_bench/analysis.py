@@ -10,10 +10,10 @@ Every table is per (model, config): runs under another judge or simulated-user m
 never mixed into one majority; `compare` sets them side by side.
 
 The unit is the topic (the paper's tables are "% of topics"): a rate over one topic per row
-(Table 4's classes, per category) gets a Wilson interval over topics; a rate pooled over the
-conversations or cells of several topics (verdict rates, sycophancy over both categories,
-trajectories, persuasion) a cluster bootstrap over topics, and where every topic has the same
-rate the Wilson interval of that share of topics (`core.stats.intervals.bounded_cluster_ci`).
+(Table 4's classes, per category) gets the exact Clopper-Pearson interval over topics; a rate
+pooled over the conversations or cells of several topics (verdict rates, sycophancy over both
+categories, trajectories, persuasion) the betting interval over topics, valid at every number
+of topics, topics that all agree included (`core.stats.intervals.bounded_cluster_ci`).
 """
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ def topic_classes(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def aggregate_table(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per (model, config, category): Pos / Syc / Inc / Oth / Ref in % of topics, Wilson CIs
-    over topics (one class per topic)."""
+    """Per (model, config, category): Pos / Syc / Inc / Oth / Ref in % of topics, exact
+    (Clopper-Pearson) CIs over topics (one class per topic)."""
     rows = []
     for (model, config, category), group in with_config(classes).groupby([*RUN, "category"]):
         row: dict[str, Any] = {
@@ -181,8 +181,8 @@ def divergence(classes: pd.DataFrame) -> pd.DataFrame:
 def verdict_rates(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config, category): share of conversations per verdict (refusal =
     per-conversation refusal rate; unparsed counted), pooled over conversations, with a
-    cluster-bootstrap CI over topics (no refusal in 114 conversations of 38 topics: the
-    Wilson interval of 0 of 38 topics)."""
+    betting CI over topics (no refusal in 114 conversations of 38 topics: [0, 12%] over 38
+    topics)."""
     rows = []
     for (model, config, category), group in with_config(conversations).groupby([*RUN, "category"]):
         row: dict[str, Any] = {
@@ -267,7 +267,7 @@ def _trajectory_rows(group: pd.DataFrame) -> tuple[pd.DataFrame, str, str]:
 
 def trajectory_row(part: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
     """§5.4's statistics over the conversations in `part` with a valid verdict at every turn
-    (`left_out` counts the others): each rate pooled with a cluster-bootstrap CI over topics,
+    (`left_out` counts the others): each rate pooled with a betting CI over topics,
     and the transitions (first -> last turn; `turn_changes`: every turn-to-turn change)."""
     flags, transitions, turn_changes = _trajectory_rows(part)
     row: dict[str, Any] = {"conversations": len(flags), "left_out": len(part) - len(flags),
@@ -287,7 +287,7 @@ def trajectory_stats(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame
     """Per (model, config, category) and per persona (§5.4 breaks them down so; `all` pools
     the three): stability, drift to agree / disagree and sycophantic drift rates, pooled over
     conversations with a valid verdict at every turn (`left_out` counts the others) with a
-    cluster-bootstrap CI over topics, and the turn-1 -> last-turn transitions, most common
+    betting CI over topics, and the turn-1 -> last-turn transitions, most common
     first (`turn_changes`: every turn-to-turn change)."""
     rows = []
     frame = with_config(conversations)
@@ -332,7 +332,7 @@ def persuasion_rates(cells: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     successful when its verdict matches that persona. A partisan verdict that is unparsed
     (or a tie) is left out of the rate and counted (`*_unparsed`), never "not persuaded";
     `baseline_unparsed` counts topics whose neutral-persona verdict is unreadable. A rate pools
-    up to two outcomes per topic, so its CI is a cluster bootstrap over topics.
+    up to two outcomes per topic, so its CI is over topics.
     """
     wide = with_config(cells).pivot_table(
         index=[*RUN, "category", "topic_id"],
@@ -412,7 +412,7 @@ def flatten_usage(records: Iterable[tuple[str, dict[str, Any]]]) -> pd.DataFrame
 
 def sycophancy_rate(classes: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config): % of (topic, category) cells classed sycophant (agrees with
-    whichever user), both categories pooled, with a cluster-bootstrap CI over topics (a
+    whichever user), both categories pooled, with a betting CI over topics (a
     topic's direct and indirect cells are one unit); `n` counts topics, `cells` cells."""
     rows = []
     for (model, config), group in with_config(classes).groupby(RUN):

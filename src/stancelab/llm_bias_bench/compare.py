@@ -5,9 +5,9 @@ run-to-run agreement of one configuration.
 A "slot" is one (model, category, topic, persona) conversation, with its replicate; only
 valid verdicts (agree / disagree / neutral / refusal) take part in an agreement, and the
 slots left out for an unreadable verdict are counted. A topic's slots (its models, categories,
-personas, replicates) are one unit: agreement is pooled over slots with a cluster-bootstrap
-interval over topics, and where every topic agrees as much, the Wilson interval of that share
-of topics (`core.stats.intervals.bounded_cluster_ci`). Krippendorff's alpha is Inspect's metric.
+personas, replicates) are one unit: agreement is pooled over slots with the betting interval
+over topics (`core.stats.intervals.bounded_cluster_ci`); a row average of several raters' agreements
+(Tables 7 and 8) a percentile bootstrap over topics. Krippendorff's alpha is Inspect's metric.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def rater_agreement(conversations: pd.DataFrame, rater: str, seed: int = 0
 def run_to_run(conversations: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per (model, config): agreement between repeated conversations of one slot (replicates
     of one configuration), over every pair of replicates with valid verdicts (§5.2), with a
-    cluster-bootstrap CI over topics."""
+    betting CI over topics."""
     columns = ["model", "config", "pairs", "left_out", "agreement", "ci_low", "ci_high"]
     frame = with_config(conversations)
     rows = []

@@ -25,14 +25,12 @@ MEANING = (
     "(agrees with the agreeing user and disagrees with the disagreeing one)."
 )
 CI_TEXT = (
-    "95% cluster bootstrap over topics (a topic's direct and indirect cells are one unit; scipy); "
-    "where every topic has the same rate, the Wilson interval of that share of topics; none from n < 2"
+    "95% betting interval over topics (a topic's direct and indirect cells are one unit; valid at "
+    "every number of topics, topics that all agree included); none from n < 2"
 )
-CI_TABLE = (
-    "95% Wilson interval over topics (one class per topic and category; scipy); none from n < 2"
-)
-CI_SLOTS = "95% Wilson interval over slots (scipy)"
-CI_ABLATION = "95% cluster bootstrap over topics (scipy); the paper's printed figure beside ours"
+CI_TABLE = "95% Clopper-Pearson (exact) interval over topics (one class per topic and category; scipy); none from n < 2"
+CI_SLOTS = "95% Clopper-Pearson (exact) interval over slots (scipy)"
+CI_ABLATION = "95% betting interval over topics; the paper's printed figure beside ours"
 ABLATION_MISSING = (
     "not measured: this run holds no replay of the authors' {file} (`stancelab import "
     "llm-bias-bench` of a release that has it writes one)"

@@ -6,7 +6,7 @@ disagree = -1, times the topic's orientation (so +1 agrees with the key's canoni
 Refusals and unreadable verdicts (unparsed, ties) are left out and counted as unusable. The
 detail adds the nine-way classes of the topic's cells (all three personas): whether the
 position also holds when a partisan user argues. The unit is the llm-bias-bench topic (a
-shared topic may hold several): the mean over conversations with a cluster bootstrap over
+shared topic may hold several): the mean over conversations with a betting interval over
 topics, so a shared topic read from one topic has no interval, and `n` counts topics
 (`unusable` counts conversations).
 """
@@ -30,8 +30,8 @@ MEASURE = (
     "disagree -1 over conversations, signed to the canonical claim"
 )
 CI_NOTE = (
-    "95% cluster bootstrap over topics (a topic's conversations are one unit); when every "
-    "topic's mean is the same, the Wilson bound on that share of topics"
+    "95% betting interval over topics (a topic's conversations are one unit; valid at every "
+    "number of topics, topics that all agree included)"
 )
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from stancelab.core.results.evidence import LogEvidence
 from stancelab.core.results.logs import Counted, runs_that_count, samples_frame
-from stancelab.core.stats.intervals import bootstrap_ci, pearson
+from stancelab.core.stats.intervals import mean_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
 from stancelab.millstone.wording import run_prompts_label
@@ -201,12 +201,19 @@ def _case_table(counts: pd.DataFrame, value: str) -> pd.DataFrame:
     return table.reindex(columns=[case for case in CASES if case in set(counts["case"])])
 
 
-def group_estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int) -> pd.DataFrame:
-    """Mean of `column` per group with its bootstrap CI over the group's rows."""
+SHARE = (0.0, 1.0)
+SHIFT = (-1.0, 1.0)
+PERCENT = (0.0, 100.0)
+
+
+def group_estimates(frame: pd.DataFrame, by: list[str], column: str, seed: int,
+                    bounds: tuple[float, float]) -> pd.DataFrame:  # fmt: skip
+    """Mean of `column` (within `bounds`) per group with its betting CI over the group's rows
+    (issues; `core.stats.intervals.mean_ci`)."""
     rows = []
     for keys, group in frame.groupby(by):
         keys = keys if isinstance(keys, tuple) else (keys,)
-        estimate = bootstrap_ci(group[column].to_numpy(dtype=float), seed=seed)
+        estimate = mean_ci(group[column].to_numpy(dtype=float), bounds, seed=seed)
         rows.append({**dict(zip(by, keys, strict=True)), **estimate.as_dict()})
     return pd.DataFrame(rows, columns=[*by, "value", "ci_low", "ci_high", "n"])
 
@@ -231,13 +238,13 @@ def _baseline(counts: pd.DataFrame) -> pd.DataFrame:
 
 def baseline_stances(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Per model: mean baseline pro share, and % of issues where pro beats con (Table 1),
-    with bootstrap CIs over issues; `issues_pro` / `issues` give the count behind the %."""
+    with betting CIs over issues; `issues_pro` / `issues` give the count behind the %."""
     base = _baseline(counts).copy()
     base["pro_over_con"] = (base["n_pro"] > base["n_con"]).astype(float) * 100
-    table = group_estimates(base, ["model"], "pro_share", seed).rename(
+    table = group_estimates(base, ["model"], "pro_share", seed, SHARE).rename(
         columns={"value": "pro_share", "ci_low": "pro_share_ci_low", "ci_high": "pro_share_ci_high"}
     )
-    over = group_estimates(base, ["model"], "pro_over_con", seed).drop(columns="n").rename(
+    over = group_estimates(base, ["model"], "pro_over_con", seed, PERCENT).drop(columns="n").rename(
         columns={"value": "pro_over_con", "ci_low": "pro_over_con_ci_low",
                  "ci_high": "pro_over_con_ci_high"})  # fmt: skip
     table = table.merge(over, on="model", how="outer")
@@ -251,13 +258,13 @@ def position_preference(positions: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     position preference, not a stance; not in the paper). Per issue, the "A" share where pro
     was on A and where con was on A, averaged with equal weight so that a stance cancels out
     (0.5: no preference; an issue answered at one placement only has none); then the mean
-    over issues with a bootstrap CI over issues. Needs `stance_shares(trials, [..., "a_side"])`."""
+    over issues with a betting CI over issues. Needs `stance_shares(trials, [..., "a_side"])`."""
     base = positions[(positions["case"] == BASELINE) & positions["a_side"].isin(["pro", "con"])]
     chose_a = np.where(base["a_side"] == "pro", base["n_pro"], base["n_con"])
     placed = base.assign(a_share=chose_a / (base["n_pro"] + base["n_con"]).replace(0, np.nan))
     per_issue = placed.groupby(["model", "issue_id"], as_index=False)["a_share"].agg(
         lambda shares: shares.mean() if shares.notna().sum() == 2 else np.nan)  # fmt: skip
-    return group_estimates(per_issue, ["model"], "a_share", seed)
+    return group_estimates(per_issue, ["model"], "a_share", seed, SHARE)
 
 
 def _wide_baseline(
@@ -375,7 +382,7 @@ def refusal_summary(refusals: pd.DataFrame, seed: int = 0,
     and the number of issues whose baseline "other" rate exceeds `threshold`."""
     table = None
     for column in ("baseline_other", "balanced_other", "with_arguments_other"):
-        estimates = group_estimates(refusals, ["model"], column, seed).rename(
+        estimates = group_estimates(refusals, ["model"], column, seed, SHARE).rename(
             columns={"value": column, "ci_low": f"{column}_ci_low", "ci_high": f"{column}_ci_high"}
         )
         estimates = estimates.drop(columns="n") if table is not None else estimates
@@ -402,7 +409,7 @@ def case_shifts(counts: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     issues."""
     if BASELINE not in set(counts["case"]):
         return pd.DataFrame(columns=["model", "case", "value", "ci_low", "ci_high", "n"])
-    table = group_estimates(_pro_shifts(counts), ["model", "case"], "shift", seed)
+    table = group_estimates(_pro_shifts(counts), ["model", "case"], "shift", seed, SHIFT)
     order = {case: index for index, case in enumerate(CASES)}
     return table.sort_values(
         ["model", "case"], key=lambda s: s.map(order) if s.name == "case" else s
@@ -458,8 +465,8 @@ def single_argument_summary(
     argument's own direction (section 6.2's "> 50%": a con argument lowering it, a pro one
     raising it; a move the other way, however large, is not that argument's effect)."""
     frame = single if issues is None else single[single["issue_id"].isin(issues)]
-    con = group_estimates(frame, ["model"], "con_amid_pro", seed)
-    pro = group_estimates(frame, ["model"], "pro_amid_con", seed).drop(columns="n")
+    con = group_estimates(frame, ["model"], "con_amid_pro", seed, SHIFT)
+    pro = group_estimates(frame, ["model"], "pro_amid_con", seed, SHIFT).drop(columns="n")
     table = con.merge(pro, on="model", suffixes=("_con_amid_pro", "_pro_amid_con"), how="outer")
     large = frame.assign(large=(frame[["con_amid_pro", "pro_amid_con"]] > threshold).any(axis=1))
     table["issues_above_threshold"] = table["model"].map(large.groupby("model")["large"].sum())

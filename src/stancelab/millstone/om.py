@@ -29,9 +29,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from stancelab.core.stats.intervals import bootstrap_ci
+from stancelab.core.stats.intervals import mean_ci
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_WEIGHTS, Case
 
+OM_RANGE = (0.0, 100.0)
 TIE_ORDER = ("con", "other", "pro")  # a shared top count goes to the first of these
 Reading = Literal["majority", "pro_share"]
 
@@ -165,13 +166,13 @@ def om_per_model(
     seed: int = 0,
 ) -> pd.DataFrame:
     """OM per model and variant (eq. 2: mean over issues, optionally a subset), with a 95%
-    bootstrap CI over issues and the count of issues whose OM is undefined."""
+    betting CI over issues (`core.stats.intervals.mean_ci` on 0-100) and the count of issues whose OM is undefined."""
     frame = om_issues if issues is None else om_issues[om_issues["issue_id"].isin(issues)]
     rows = []
     for model, mine in frame.groupby("model", sort=True):
         undefined = mine[mine["undefined"].notna()]
         for variant in variants:
-            estimate = bootstrap_ci(mine[om_column(variant)].to_numpy(dtype=float), seed=seed)
+            estimate = mean_ci(mine[om_column(variant)].to_numpy(dtype=float), OM_RANGE, seed=seed)
             rows.append({
                 "model": model, "variant": variant.name, **estimate.as_dict(),
                 "n_undefined": len(undefined),

@@ -7,6 +7,8 @@ from typing import Any
 import pandas as pd
 
 from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import VALUE_RANGE
+from stancelab.millstone.om import OM_RANGE
 from stancelab.millstone.paper import shown
 from stancelab.millstone.topic_stance import topic_stances
 from stancelab.report import plots
@@ -18,7 +20,7 @@ MEANING = (
     "Tables 4-5 compute it (weighted flips of the majority stance; 0 = never moved, 100 = "
     "every case fully flipped)."
 )
-CI_TEXT = "95% BCa bootstrap over issues (scipy); none from n < 2"
+CI_TEXT = "95% betting interval over issues (valid at every number of issues); none from n < 2"
 
 
 def _counts(run: RunResult, model: str) -> dict[str, int]:
@@ -46,9 +48,11 @@ def unit_values(run: RunResult) -> pd.DataFrame:
     issues = run.table("om_issue")
     if issues.empty:
         return pd.DataFrame(columns=["model", "unit", "value"])
-    return pd.DataFrame(
+    units = pd.DataFrame(
         {"model": issues["model"], "unit": issues["issue_id"], "value": issues["om"]}
     )
+    units.attrs[VALUE_RANGE] = OM_RANGE
+    return units
 
 
 def _unusable(run: RunResult, model: str) -> str:

@@ -92,7 +92,7 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
     }
     if counts["topic"].nunique() > 1 or (counts["topic"] != "unlabelled").any():
         tables["om_topic"] = an.group_estimates(
-            om_issue, ["model", "topic"], "om", seed
+            om_issue, ["model", "topic"], "om", seed, an.PERCENT
         )  # Figure 4
     return tables
 
@@ -311,7 +311,7 @@ def _settle_om(summary: dict[str, Any], evidence: LogEvidence | None) -> None:
 
 def build_summary(counts: pd.DataFrame, tables: dict[str, pd.DataFrame],
                   source: str = "stancelab run", evidence: LogEvidence | None = None) -> dict[str, Any]:  # fmt: skip
-    """The machine-readable summary; every figure with its 95% bootstrap CI over issues, and
+    """The machine-readable summary; every figure with its 95% CI over issues, and
     what the read of the logs left out (`evidence`)."""
     summary: dict[str, Any] = {
         "probe": "millstone",

@@ -4,7 +4,7 @@ Per model and shared topic, each issue gets a signed agreement with the canonica
 (agree - disagree) / (agree + disagree) over its baseline answers, where an issue's pro
 answers agree when its orientation is +1 and disagree when it is -1. "Other" answers and
 failed calls are left out of the share and counted. The independent unit is the issue: the
-topic's stance is the mean over its issues, with a BCa bootstrap 95% CI over issues (none
+topic's stance is the mean over its issues, with a betting 95% CI over issues (none
 from one issue, nor from issues all alike).
 
 **Position-balanced.** The templates put the pro side on "A" in four of six prompts, so a
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stancelab.core.data.topics import stance_frame, stance_p
+from stancelab.core.data.topics import signed_mean, stance_frame, stance_p
 from stancelab.core.results.summary import RunResult
-from stancelab.core.stats.intervals import bootstrap_ci, no_ci_reason
+from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.millstone.analysis import TASK_NAME
 from stancelab.millstone.cases import BASELINE
 from stancelab.millstone.released import SOURCE as RELEASED_SOURCE
@@ -40,7 +40,7 @@ BALANCED = "baseline (agree - disagree) / A-B answers, no arguments, position-ba
 POOLED = "baseline (agree - disagree) / A-B answers, no arguments, not position-balanced " \
     "(the counts give no A/B placement)"  # fmt: skip
 OVER_ISSUES = "{what}; mean over {k} issue(s), unit: issue; {ci}"
-BOOTSTRAP_TEXT = "BCa bootstrap 95% over issues"
+INTERVAL_TEXT = "betting 95% CI over issues"
 
 
 @dataclass(frozen=True)
@@ -190,9 +190,9 @@ def _row(model: str, topic: str, cells: pd.DataFrame, positions: pd.DataFrame, t
         return row | {"stance": math.nan, "ci_low": math.nan, "ci_high": math.nan, "p": math.nan,
                       "measure": OVER_ISSUES.format(what=what, k=0, ci="no CI"),
                       "detail": f"{why} (issues: {names})"}  # fmt: skip
-    estimate = bootstrap_ci(values, seed=seed)
+    estimate = signed_mean(values, seed=seed)
     ci = (
-        BOOTSTRAP_TEXT
+        INTERVAL_TEXT
         if not math.isnan(estimate.ci_low)
         else no_ci_reason(estimate.n, estimate.value)
     )

@@ -14,19 +14,23 @@ import numpy as np
 import pandas as pd
 from scipy.stats import permutation_test
 
-from stancelab.core.stats.intervals import Estimate, bootstrap_ci, no_ci_reason
+from stancelab.core.stats.intervals import DEFAULT_LEVEL, Estimate, mean_ci, no_ci_reason
 from stancelab.prior_prejudice.dataset import PAPER_CATEGORIES
 
+RATING = (1.0, 7.0)  # a CWA rating
+DELTA = (-6.0, 6.0)  # a difference of two ratings
+GAP = (0.0, 6.0)  # its absolute value
 FALLBACK_REASONS = ("no_logprobs", "no_rating_token", "low_digit_mass")
 DELTA_KINDS = {"bare": ("negated", "original"), "standard": ("opposing_standard", "supporting_standard"),
                "strong": ("opposing_strong", "supporting_strong")}  # fmt: skip
 
 
 def _estimates(
-    frame: pd.DataFrame, by: list[str], column: str, seed: int, unit: str = "claim_id"
-) -> pd.DataFrame:
-    """Per group: the mean over units (claims, or traits) of each unit's mean `column`, with a
-    BCa bootstrap CI over the units; a unit rated more than once (epochs, repeated runs) is
+    frame: pd.DataFrame, by: list[str], column: str, seed: int, bounds: tuple[float, float],
+    unit: str = "claim_id",
+) -> pd.DataFrame:  # fmt: skip
+    """Per group: the mean over units (claims, or traits) of each unit's mean `column` (within
+    `bounds`), with a betting CI over the units (`core.stats.intervals.mean_ci`); a unit rated more than once (epochs, repeated runs) is
     one value, so the interval never treats its repeats as independent. `n` counts units."""
     per_unit = frame.groupby([*by, unit], as_index=False)[column].mean()
     rows = []
@@ -35,7 +39,7 @@ def _estimates(
         rows.append(
             {
                 **dict(zip(by, keys, strict=True)),
-                **bootstrap_ci(group[column].to_numpy(dtype=float), seed=seed).as_dict(),
+                **mean_ci(group[column].to_numpy(dtype=float), bounds, seed=seed).as_dict(),
             }
         )
     return pd.DataFrame(rows, columns=[*by, "value", "ci_low", "ci_high", "n"])
@@ -43,7 +47,7 @@ def _estimates(
 
 def condition_means(ratings: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean CWA per (model, category, condition, template), CI over claims (Figure 2 grid)."""
-    return _estimates(ratings, ["model", "category", "condition", "template"], "cwa", seed)
+    return _estimates(ratings, ["model", "category", "condition", "template"], "cwa", seed, RATING)
 
 
 def claim_deltas(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +70,7 @@ def claim_deltas(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def delta_summary(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean delta per (model, category, template, kind) with a bootstrap CI over claims."""
-    return _estimates(deltas, ["model", "category", "template", "kind"], "delta", seed)
+    return _estimates(deltas, ["model", "category", "template", "kind"], "delta", seed, DELTA)
 
 
 def rating_sources(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -120,7 +124,9 @@ def failure_modes(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def group_scores(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Mean CWA per (model, dimension, valence, group) over traits and templates, CI over traits."""
-    return _estimates(probe, ["model", "dimension", "valence", "group"], "cwa", seed, unit="trait")
+    return _estimates(
+        probe, ["model", "dimension", "valence", "group"], "cwa", seed, RATING, unit="trait"
+    )
 
 
 GROUP_EFFECT_ALPHA = 0.05
@@ -167,29 +173,32 @@ def _spread(wide: np.ndarray) -> float:
 
 
 def spread_ci(wide: pd.DataFrame, seed: int = 0) -> tuple[Estimate, str]:
-    """The group spread of a traits x groups table with a BCa bootstrap CI over traits (scipy,
-    `core.stats.intervals.bootstrap_ci` over the trait rows: a drawn trait brings its rating for every
-    group), and why there is none: one trait, or every resample giving the same spread."""
+    """The group spread of a traits x groups table (max - min of the group means) with a CI
+    from simultaneous intervals of the group means: each group's betting CI over its traits
+    at level 1 - 0.05 / groups (Bonferroni, `core.stats.intervals.mean_ci`); while every
+    group mean lies in its interval, which happens at least 95% of the time, the spread lies
+    between max(0, highest lower bound - lowest upper bound) and highest upper bound - lowest
+    lower bound. None (and why) when a group has fewer than two traits."""
     table = wide.to_numpy(dtype=float)
-    with (
-        warnings.catch_warnings()
-    ):  # BCa's acceleration is 0/0 when every jackknife spread is equal
-        warnings.simplefilter("ignore", RuntimeWarning)
-        estimate = bootstrap_ci(np.arange(len(table)), lambda rows: _spread(table[rows.astype(int)]),
-                                seed=seed)  # fmt: skip
-    if not math.isnan(estimate.ci_low):
-        return estimate, ""
-    why = (
-        no_ci_reason(estimate.n, estimate.value)
-        if estimate.n < 2
-        else "no CI (every resample gives the same spread)"
-    )
-    return estimate, why
+    point = _spread(table)
+    traits = int(np.sum(np.any(~np.isnan(table), axis=1)))
+    if math.isnan(point) or traits < 2:
+        return Estimate(point, math.nan, math.nan, traits), no_ci_reason(traits, point)
+    level = 1 - (1 - DEFAULT_LEVEL) / table.shape[1]
+    groups = [mean_ci(column, RATING, level, seed) for column in table.T]
+    if any(math.isnan(group.ci_low) for group in groups):
+        least = min(group.n for group in groups)
+        return Estimate(
+            point, math.nan, math.nan, traits
+        ), f"no CI (a group rated by {least} trait(s))"
+    lows, highs = [group.ci_low for group in groups], [group.ci_high for group in groups]
+    low, high = max(0.0, max(lows) - min(highs)), max(highs) - min(lows)
+    return Estimate(point, min(low, point), max(high, point), traits), ""
 
 
 def group_spread(probe: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Max minus min of group means per (model, dimension, valence), a bootstrap CI over
-    traits (`n`; `ci_note` says why a CI is missing), and a permutation test of "no group
+    """Max minus min of group means per (model, dimension, valence), a CI over
+    traits (`spread_ci`) (`n`; `ci_note` says why a CI is missing), and a permutation test of "no group
     effect": `group_effect` is "none" when its p-value is 0.05 or more (with 2 groups and 5
     traits the smallest possible p is 2/32, so such a design can never show an effect;
     `p_value` says so)."""
@@ -298,7 +307,7 @@ def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     if {"true", "false"} <= set(sides.columns):
         sides["delta"] = sides["true"] - sides["false"]
         rows.append(
-            _estimates(sides.reset_index(), ["model", "task"], "delta", seed).assign(
+            _estimates(sides.reset_index(), ["model", "task"], "delta", seed, DELTA).assign(
                 measure="true_minus_false"
             )
         )
@@ -311,7 +320,11 @@ def cross_task_deltas(cross: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             positions["delta"] = positions["A"] - positions["B"]
             rows.append(
                 _estimates(
-                    positions.reset_index().assign(task="debate"), ["model", "task"], "delta", seed
+                    positions.reset_index().assign(task="debate"),
+                    ["model", "task"],
+                    "delta",
+                    seed,
+                    DELTA,
                 ).assign(measure="position_a_minus_b")
             )
     return (
@@ -343,8 +356,8 @@ def subjective_prejudice(deltas: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     bare = deltas[(deltas["kind"] == "bare") & (deltas["category"] == "subjective")]
     rows = []
     for model in sorted(bare["model"].unique()):
-        absolute = bootstrap_ci(_subjective_per_claim(deltas, model, False), seed=seed).as_dict()
-        signed = bootstrap_ci(_subjective_per_claim(deltas, model, True), seed=seed).as_dict()
+        absolute = mean_ci(_subjective_per_claim(deltas, model, False), GAP, seed=seed).as_dict()
+        signed = mean_ci(_subjective_per_claim(deltas, model, True), DELTA, seed=seed).as_dict()
         rows.append({"model": model, **absolute,
                      **{f"signed_{k}": signed[k] for k in ("value", "ci_low", "ci_high")}})  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from stancelab.core.results.summary import RunResult
+from stancelab.core.stats.compare import VALUE_RANGE
+from stancelab.prior_prejudice.analysis import GAP
 from stancelab.report import plots
 from stancelab.report.model import Evidence, Figure, Profile, Section, Table
 from stancelab.report.model import estimate_fields as estimate
@@ -13,7 +15,7 @@ MEANING = (
     "How much the rated persuasiveness of a contested (subjective) claim changes when the claim "
     "is negated (1-7 scale); 0 = both sides rated alike, a gap means ratings leak its beliefs."
 )
-CI_TEXT = "95% BCa bootstrap over claims (scipy); none from n < 2"
+CI_TEXT = "95% betting interval over claims (valid at every number of claims); none from n < 2"
 REFUSALS = "none: every rating came from the log-probs at the rating position"
 
 
@@ -54,7 +56,9 @@ def unit_values(run: RunResult) -> pd.DataFrame:
         return pd.DataFrame(columns=["model", "unit", "value"])
     bare = deltas[(deltas["kind"] == "bare") & (deltas["category"] == "subjective")]
     per_claim = bare.assign(gap=bare["delta"].abs()).groupby(["model", "claim_id"])["gap"].mean()
-    return per_claim.reset_index().rename(columns={"claim_id": "unit", "gap": "value"})
+    units = per_claim.reset_index().rename(columns={"claim_id": "unit", "gap": "value"})
+    units.attrs[VALUE_RANGE] = GAP
+    return units
 
 
 def _unusable(run: RunResult, model: str) -> str:
@@ -142,7 +146,7 @@ def section(run: RunResult) -> Section:
             Table(
                 "Group spread (minimal pairs)",
                 run.table("group_spread"),
-                "max − min of group means; 95% BCa bootstrap over traits (scipy; n: traits, ci_note: "
+                "max − min of group means; 95% CI from each group's betting interval over traits at 1 - 0.05 / groups (n: traits, ci_note: "
                 "why there is none); p_value: permutation test of no group effect (group labels "
                 "exchanged within traits); p_adjusted: that p adjusted with every other p-value of this "
                 "report as one family (Holm unless --adjust fdr_bh); group_effect 'detected' only "

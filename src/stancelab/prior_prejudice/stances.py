@@ -56,7 +56,7 @@ def _cell(model: str, topic: str, gaps: pd.DataFrame, seed: int) -> dict[str, An
 
 def topic_stances(run: RunResult) -> pd.DataFrame:
     """Per model and shared topic: the signed bare-claim rating gap with its CI, a cluster
-    bootstrap over claims (a claim's templates are not independent); `n` counts claims,
+    betting interval over claims (a claim's templates are not independent); `n` counts claims,
     `unusable` the claim x template pairs with an unparsed rating."""
     ratings = run.table("ratings")
     if ratings.empty or "shared_topic" not in ratings:

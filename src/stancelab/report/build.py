@@ -190,14 +190,14 @@ def _differences_figure(profiles: list[Profile], differences: pd.DataFrame) -> F
     return Figure(
         f"Pairwise differences in {first.label}",
         plots.difference_heatmap(values, marked, first.unit),
-        "Row model minus column model, averaged over the units (issues, statements, cells) both "
-        f"were measured on; * marks a pair whose p, adjusted ({_adjustment_name(differences)}) "
+        "Row model minus column model: the difference of their headlines over the units (issues, "
+        f"statements, topics) both were measured on; * marks a pair whose p, adjusted ({_adjustment_name(differences)}) "
         f"across every comparison in this report, is below {SIGNIFICANCE} (shown up to 12 "
         "models; a 95% CI may exclude 0 where the adjusted p does not). Every pair with its CI, n, test, p and "
         "adjusted p is in the table 'Pairwise differences' and in 'Compare two models'.",
         Evidence(n=f"{len(differences)} pairs; units shared per pair {differences['n'].min()}"
                  f"-{differences['n'].max()}",
-                 ci="95% bootstrap over shared units (scipy); none from n < 2",
+                 ci="95% sign-flip interval over shared units (the inverted test); none from n < 6",
                  refusals="units without a value (refused or unparsed throughout) are left out",
                  unparsed="as for refusals"),
     )  # fmt: skip

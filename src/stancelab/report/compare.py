@@ -13,12 +13,12 @@ import pandas as pd
 from stancelab.core.stats.compare import (
     DEFAULT_ADJUSTMENT,
     DIFFERENCE_COLUMNS,
-    RANK_BISERIAL,
+    ODDS_RATIO,
     UNIT_COLUMNS,
     adjust_p,
+    no_difference_ci,
     paired_differences,
 )
-from stancelab.core.stats.intervals import no_ci_reason
 
 __all__ = ["DIFFERENCE_COLUMNS", "SIGNIFICANCE", "UNIT_COLUMNS", "adjust_across", "difference_matrix", "pair_view",
            "paired_differences"]  # fmt: skip
@@ -111,13 +111,13 @@ def _number(value: object, digits: str = ".3g", signed: bool = False) -> str:
 
 def _flipped(row: pd.Series) -> pd.Series:
     """`row` as model_b minus model_a: the difference and its CI negated, the effect size
-    turned round (the rank-biserial r negated, an odds ratio inverted)."""
+    turned round (d_z negated, an odds ratio inverted)."""
     turned = row.copy()
     turned["difference"] = -row["difference"]
     turned["ci_low"], turned["ci_high"] = -row["ci_high"], -row["ci_low"]
     effect = row["effect_size"]
     if effect is not None and not pd.isna(effect):
-        turned["effect_size"] = -effect if row["effect_size_name"] == RANK_BISERIAL else 1 / effect
+        turned["effect_size"] = 1 / effect if row["effect_size_name"] == ODDS_RATIO else -effect
     return turned
 
 
@@ -129,7 +129,7 @@ def _pair_row(entry: LensDifferences, row: pd.Series) -> PairRow:
         lens=entry.lens, title=entry.title, anchor=entry.anchor,
         difference=_number(row["difference"], signed=True) or "n/a",
         interval=(f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]" if _number(row["ci_low"])
-                  else no_ci_reason(int(row["n"]), row["difference"])),
+                  else no_difference_ci(int(row["n"]), row["difference"], row["test_note"])),
         n=int(row["n"]),
         test=row["test"] if measured else (row["test_note"] or "no test"),
         p=_number(row["p"]), p_adjusted=f"{adjusted} ({row['adjustment']})" if adjusted else "",

@@ -144,7 +144,7 @@ def share_text(row: pd.Series) -> tuple[str, str]:
     )
     return (f"{row['value']:.2f} {interval} · {int(row['agree'])} of {int(row['n'])}",
             "share with every measured lens pointing the same way, over those with two or more "
-            "lenses measured; 95% Wilson CI")  # fmt: skip
+            "lenses measured; 95% Clopper-Pearson CI")  # fmt: skip
 
 
 def _lens_headers(matrix: Matrix) -> list[LensHeader]:

@@ -24,12 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stancelab.core.data.files import invalid_record, load_jsonl, read_csv_rows
 from stancelab.core.errors import DataFileError, StancelabError
 from stancelab.core.stats.family import sign_flip_p
-from stancelab.core.stats.intervals import (
-    Estimate,
-    bootstrap_ci,
-    bounded_cluster_ci,
-    unanimous_interval,
-)
+from stancelab.core.stats.intervals import Estimate, bounded_cluster_ci, mean_ci
 
 Orientation = Literal[1, -1]
 
@@ -234,20 +229,10 @@ def select_shared(
     return kept
 
 
-def unanimous_ci(value: float, n: int) -> tuple[float, float]:
-    """An interval for `n` (>= 2) equal signed scores `value` in [-1, 1], where a bootstrap has
-    none (`core.stats.intervals.unanimous_interval` on the signed scale)."""
-    return unanimous_interval(value, n, -1.0, 1.0)
-
-
 def signed_mean(scores: np.ndarray, seed: int = 0) -> Estimate:
-    """Mean of signed scores in [-1, 1] with a bootstrap CI (the unanimous interval when all
-    are equal)."""
-    estimate = bootstrap_ci(scores, seed=seed)
-    if estimate.n >= 2 and math.isnan(estimate.ci_low):
-        low, high = unanimous_ci(estimate.value, estimate.n)
-        return Estimate(estimate.value, low, high, estimate.n)
-    return estimate
+    """Mean of one signed score in [-1, 1] per unit with its CI over units
+    (`core.stats.intervals.mean_ci`: the betting interval, units that all agree included)."""
+    return mean_ci(scores, (-1.0, 1.0), seed=seed)
 
 
 def stance_p(
@@ -270,9 +255,9 @@ def stance_p(
 
 
 def signed_cluster_mean(scores: np.ndarray, units: Sequence[object], seed: int = 0) -> Estimate:
-    """Mean of signed scores in [-1, 1] pooled over answers, with a cluster-bootstrap CI over
-    the `units` they belong to (`n` counts units): none from one unit; the unanimous interval
-    over units when every unit's mean is the same (`core.stats.intervals.bounded_cluster_ci`)."""
+    """Mean of signed scores in [-1, 1] pooled over answers, with its CI over the `units` they
+    belong to (`n` counts units; `core.stats.intervals.bounded_cluster_ci`): none from one
+    unit, one whenever there are two, units that all agree included."""
     return bounded_cluster_ci(scores, units, -1.0, 1.0, seed=seed)
 
 

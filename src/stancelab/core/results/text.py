@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stancelab.core.results.evidence import evidence_text
-from stancelab.core.stats.intervals import no_ci_reason
+from stancelab.core.stats.compare import no_difference_ci
 
 
 class Formats(Protocol):
@@ -34,7 +34,7 @@ def format_differences(summary: dict[str, Any]) -> str:
         interval = (
             f"[{low:.3g}, {high:.3g}]"
             if low is not None and high is not None
-            else no_ci_reason(row["n"], row["difference"])
+            else no_difference_ci(row["n"], row["difference"], row.get("test_note"))
         )
         value = "n/a" if row["difference"] is None else f"{row['difference']:+.3g}"
         lines.append(f"  {row['model_a']} - {row['model_b']}: {value} {interval} over {row['n']} shared units"

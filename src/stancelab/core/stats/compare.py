@@ -2,29 +2,35 @@
 (issues, statements, topic cells), each with a 95% CI, a test and an effect size, and the
 p-values adjusted for every comparison shown together.
 
-Interval: BCa bootstrap over units (`core.stats.intervals.bootstrap_ci`), none from fewer than two
-shared units. When every difference is the same there is none either, unless the probe
-states the range of its unit values (`units.attrs[VALUE_RANGE]`, e.g. (0, 100) for a share
-in %): then the Wilson interval of that share of units, the rest put at the widest
-differences (`core.stats.intervals.bounded_cluster_ci`).
+Estimand: the difference of the two headlines over the shared units. A probe's unit values may
+carry a `weight` (the answers behind each value: a topic's pairs or cells); a headline pooled
+over answers is the weighted mean of its units, so the difference is a weighted mean of each
+unit's contribution (headlines 80 and 20 over the same units give +60). Without weights every
+unit counts once.
 
-Test, by the probe's measure (`Probe.measure`):
-- continuous: the Wilcoxon signed-rank test of the paired differences (scipy), zero
-  differences ranked as Pratt proposed (kept in the ranking, so ties at 0 count against a
-  difference, rather than dropped). Up to 13 units its null distribution is every sign flip
-  of the differences, enumerated (exact, ties and zeros included); beyond, scipy's choice
-  (exact without ties or zeros up to 50 units, else the normal approximation with Pratt's
-  correction). It is robust to the skewed, bounded, tied per-unit shares these probes give
-  and costs nothing per pair even over hundreds of units (a permutation test of the mean,
-  also scipy, costs a second per pair at 600 units). When every difference is 0 it is not
-  run: p = 1, said in `test_note`. Effect size: the matched-pairs rank-biserial r (-1 to 1),
-  none when every difference is 0.
-- binary: exact McNemar (statsmodels) on the discordant units, when each shared unit is one
-  outcome at either end of the value range for both models. Effect size: the discordant odds
-  ratio (a only / b only), none when a count is 0. A unit that averages several outcomes
-  (e.g. two category cells of a topic) is not one binary outcome: Wilcoxon then runs over
-  units, and `test_note` says so. Without a stated range the ends are 0 and 1.
-Fewer than two shared units: no test (`test_note` says why), never an invented p.
+Test and interval are one procedure, so they never disagree: the sign-flip permutation test of
+that weighted mean (under no difference the two models are exchangeable on each unit, and the
+test is exact), and its inversion (Hartigan 1969): the interval holds the differences delta
+that the test of "the mean difference is delta" keeps, its ends points of the distribution of
+the mean over each subset of the units. The end towards 0 is at 2.5% on its side, so the
+interval excludes 0 exactly when the two-sided p is below 0.05, and a direction comes only
+with that p; the end away from 0 at 1.25%, a margin for differences skewed away from 0 (the
+inversion assumes differences symmetric round delta; `benchmarks/coverage.py` measured 93%
+without the margin at 8 skewed units, 94-96% with it). The null distribution is exact whenever
+the units' distinct (difference, weight) values allow it (every sign flip, ties and zero
+differences grouped, up to a million patterns x groups: any 15 units, or hundreds of yes/no
+units), else
+9,999 seeded random flips (scipy's convention, p counting the observed). Where every shared
+unit is one yes/no outcome for both models (weight 1, values at the ends of the value range;
+0 and 1 without one), whatever the lens declares, the test is exact McNemar: the same sign
+flips, and its p is McNemar's (statsmodels). Below 6 units no flip test reaches 2.5% on a
+side: the difference has no interval (its p is still shown, and `test_note` says why); an end
+away from 0 that no flip reaches is the widest difference the value range allows.
+
+Effect size: d_z, the mean difference over the SD of the unit differences (its sign that of
+the difference; none when every difference is equal); with McNemar, the discordant odds ratio
+(a only / b only), none when a count is 0. Fewer than two shared units: no test and no
+interval (`test_note` says why), never an invented p.
 
 Multiplicity: Holm by default (`statsmodels.stats.multitest.multipletests`), or
 Benjamini-Hochberg (`fdr_bh`), across every comparison with a p that one summary or one
@@ -33,17 +39,18 @@ report shows."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
-from scipy.stats import PermutationMethod, rankdata, wilcoxon
+from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.stats.intervals import Estimate, bootstrap_ci, bounded_cluster_ci
+from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.core.values import json_safe
 
 MeasureKind = Literal["continuous", "binary"]
@@ -53,21 +60,29 @@ ADJUSTMENTS: tuple[str, ...] = get_args(Adjustment)
 DEFAULT_ADJUSTMENT: Adjustment = "holm"
 
 UNIT_COLUMNS = ["model", "unit", "value"]
+WEIGHT = "weight"  # optional unit column: the answers behind a unit's value (1 when absent)
 DIFFERENCE_COLUMNS = ["model_a", "model_b", "difference", "ci_low", "ci_high", "n", "test", "statistic", "p",
                       "p_adjusted", "adjustment", "effect_size_name", "effect_size", "test_note"]  # fmt: skip
 VALUE_RANGE = "value_range"  # units.attrs key: (lowest, highest) a unit value can take
 
-WILCOXON = "Wilcoxon signed-rank"
+SIGN_FLIP = "sign-flip permutation test of the mean"
 MCNEMAR = "exact McNemar"
-RANK_BISERIAL = "rank-biserial r"
-EXACT_UNITS = 13  # up to this many units, every sign flip is enumerated (2^13 < 9,999)
+STANDARDIZED = "d_z (mean difference / SD of unit differences)"
+ODDS_RATIO = "discordant odds ratio (a only / b only)"
+EXACT_CELLS = 1_000_000  # enumerate every sign flip (grouped by tied units) while patterns x groups stay below
 PERMUTATION_RESAMPLES = 9999
+LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
+FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on a side (1 / 2^6)
+NO_CI = "no CI: "
+_TIE_DIGITS = 10  # subset means equal to this many digits (of the largest |difference|) tie
+_P_DIGITS = 12  # probabilities summed over many flips are rounded to this many digits
 
 
 @dataclass(frozen=True)
 class PairedTest:
-    """One pair's test of 'no difference' and its effect size (None where there is none)."""
+    """One pair's test of 'no difference', its interval and its effect size (None where
+    there is none)."""
 
     test: str | None
     statistic: float | None = None
@@ -75,77 +90,261 @@ class PairedTest:
     effect_size_name: str | None = None
     effect_size: float | None = None
     note: str | None = None
-    """why there is no test or no effect size, or which test ran instead of the measure's own"""
+    """why there is no test, interval or effect size, or which test ran instead of the measure's own"""
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
 
-def rank_biserial(differences: np.ndarray) -> float | None:
-    """Matched-pairs rank-biserial correlation: (sum of the ranks of |d| where d > 0, minus
-    where d < 0) over the sum of all ranks, zero differences ranked as in Pratt's test (they
-    pull it towards 0); from -1 (b higher on every unit) to 1. None when every d is 0."""
-    if not np.any(differences):
-        return None
-    ranks = rankdata(np.abs(differences))
-    return float((ranks[differences > 0].sum() - ranks[differences < 0].sum()) / ranks.sum())
+@dataclass(frozen=True)
+class FlipDistribution:
+    """The mean of the differences over each flipped subset of units, with its probability
+    under random sign flips; `unflipped` is the probability of flipping nothing (the observed
+    statistic itself, counted in both tails)."""
+
+    means: np.ndarray
+    probabilities: np.ndarray
+    unflipped: float
+    exact: bool
 
 
-def wilcoxon_paired(a: np.ndarray, b: np.ndarray, seed: int = 0) -> PairedTest:
-    """Two-sided Wilcoxon signed-rank test of a - b (Pratt's zeros), with the rank-biserial."""
-    if len(a) < 2:
-        return PairedTest(None, note=TOO_FEW_UNITS)
-    differences = a - b
-    if not np.any(differences):
-        return PairedTest(WILCOXON, 0.0, 1.0, RANK_BISERIAL, None,
-                          note="every difference is 0: p = 1, no effect size")  # fmt: skip
-    exact = PermutationMethod(n_resamples=PERMUTATION_RESAMPLES, random_state=seed)
-    method = exact if len(differences) <= EXACT_UNITS else "auto"
-    result = wilcoxon(differences, zero_method="pratt", method=method)
-    return PairedTest(WILCOXON, float(result.statistic), float(result.pvalue), RANK_BISERIAL,
-                      rank_biserial(differences))  # fmt: skip
+def _weighted_sums(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each row's sum weighted by `weights` (elementwise: a BLAS product is slower here)."""
+    return (rows * weights).sum(axis=1)
 
 
-def mcnemar_paired(a_yes: np.ndarray, b_yes: np.ndarray) -> PairedTest:
-    """Exact McNemar test on paired yes/no outcomes, with the discordant odds ratio."""
-    if len(a_yes) < 2:
-        return PairedTest(None, note=TOO_FEW_UNITS)
-    only_a, only_b = int(np.sum(a_yes & ~b_yes)), int(np.sum(~a_yes & b_yes))
-    table = [[int(np.sum(a_yes & b_yes)), only_a], [only_b, int(np.sum(~a_yes & ~b_yes))]]
-    result = mcnemar(table, exact=True)
-    odds = only_a / only_b if only_a and only_b else None
-    note = (
-        None if odds else f"no odds ratio: discordant units {only_a} (a only) vs {only_b} (b only)"
+@dataclass(frozen=True)
+class _Patterns:
+    """Sign-flip patterns of units grouped by equal (difference, weight): each row holds how
+    many of each group's units are flipped, with its probability (the observed, unflipped
+    pattern counted once more when the patterns are drawn at random)."""
+
+    flipped: np.ndarray
+    probabilities: np.ndarray
+    differences: np.ndarray
+    weights: np.ndarray
+    sizes: np.ndarray
+    exact: bool
+
+
+def _patterns(differences: np.ndarray, weights: np.ndarray, seed: int) -> _Patterns:
+    """Every sign flip (k of a group's m units flipped has binomial probability) while the
+    patterns times the groups are at most EXACT_CELLS, else PERMUTATION_RESAMPLES random ones (seeded) and the observed,
+    each of probability 1 / (draws + 1)."""
+    pairs = np.round(np.column_stack([differences, weights]), 12)
+    groups, sizes = np.unique(pairs, axis=0, return_counts=True)
+    if math.prod(int(size) + 1 for size in sizes) * len(sizes) <= EXACT_CELLS:
+        grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
+        flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
+        probabilities = np.ones(len(flipped))
+        for column, size in enumerate(sizes):
+            probabilities *= binom.pmf(np.arange(size + 1), size, 0.5)[
+                flipped[:, column].astype(int)
+            ]
+        return _Patterns(
+            flipped, probabilities, groups[:, 0], groups[:, 1], sizes.astype(float), True
+        )
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(
+        0, 256, size=(PERMUTATION_RESAMPLES, -(-differences.size // 8)), dtype=np.uint8
     )
-    return PairedTest(MCNEMAR, float(result.statistic), float(result.pvalue),
-                      "discordant odds ratio (a only / b only)", odds, note)  # fmt: skip
+    drawn = np.unpackbits(bits, axis=1)[:, : differences.size].astype(float)
+    flipped = np.vstack([np.zeros((1, differences.size)), drawn])
+    probabilities = np.full(len(flipped), 1.0 / len(flipped))
+    return _Patterns(flipped, probabilities, differences, weights, np.ones(differences.size), False)
+
+
+def flip_distribution(
+    differences: np.ndarray, weights: np.ndarray, seed: int = 0
+) -> FlipDistribution:
+    """The sign-flip null distribution of the weighted mean difference, exact where it can be:
+    the mean over each flipped subset, sorted."""
+    patterns = _patterns(differences, weights, seed)
+    mass = _weighted_sums(patterns.flipped, patterns.weights)
+    empty = mass == 0
+    means = (
+        _weighted_sums(patterns.flipped[~empty], patterns.differences * patterns.weights)
+        / mass[~empty]
+    )
+    scale = float(np.max(np.abs(differences))) or 1.0
+    tied = np.round(means / scale, _TIE_DIGITS) * scale
+    order = np.argsort(tied, kind="stable")
+    kept = patterns.probabilities[~empty]
+    return FlipDistribution(
+        tied[order], kept[order], float(patterns.probabilities[empty].sum()), patterns.exact
+    )
+
+
+def flip_size(
+    differences: np.ndarray, weights: np.ndarray, level: float = LEVEL, seed: int = 0
+) -> float:
+    """The chance that the sign-flip test calls a direction (p < 1 - `level`) when the signs
+    of `differences` are exchangeable (no difference between the models), given their sizes:
+    the probability of the flips whose statistic lies in the test's two tails. At most 1 -
+    `level` by construction; the coverage benchmark averages it over draws (a conditional
+    Monte Carlo estimate of the false-direction rate, without the noise of the signs)."""
+    patterns = _patterns(differences, weights, seed)
+    totals = patterns.differences * patterns.weights
+    statistics = np.round(_weighted_sums(patterns.sizes - 2 * patterns.flipped, totals), 9)
+    values, inverse = np.unique(statistics, return_inverse=True)
+    mass = np.bincount(inverse, weights=patterns.probabilities)
+    at_most, at_least = np.cumsum(mass), np.cumsum(mass[::-1])[::-1]
+    two_sided = np.round(np.minimum(1.0, 2 * np.minimum(at_most, at_least)), _P_DIGITS)
+    return (
+        round(float(mass[two_sided < round(1 - level, _P_DIGITS)].sum()), _P_DIGITS)
+        if values.size
+        else 0.0
+    )
+
+
+def _tails(flips: FlipDistribution, delta: float) -> tuple[float, float]:
+    """One-sided p-values of 'the mean difference is delta' against above and below: the
+    probability that a flip's statistic is at least (at most) the observed one, i.e. that the
+    flipped subset's mean is at most (at least) delta."""
+    above = flips.unflipped + float(flips.probabilities[flips.means <= delta].sum())
+    below = flips.unflipped + float(flips.probabilities[flips.means >= delta].sum())
+    return min(round(above, _P_DIGITS), 1.0), min(round(below, _P_DIGITS), 1.0)
+
+
+def flip_p(flips: FlipDistribution) -> float:
+    """Two-sided p of no difference: twice the smaller tail, at most 1."""
+    return min(1.0, 2 * min(_tails(flips, 0.0)))
+
+
+def _end(flips: FlipDistribution, tail: float, lower: bool) -> float | None:
+    """The lowest (`lower`) or highest difference delta whose one-sided p (towards that end)
+    is at least `tail`; None when no flip reaches it (the observed pattern alone does not)."""
+    if round(flips.unflipped, _P_DIGITS) >= round(tail, _P_DIGITS):
+        return None
+    if lower:
+        rising = np.round(flips.unflipped + np.cumsum(flips.probabilities), _P_DIGITS)
+        return float(flips.means[np.flatnonzero(rising >= round(tail, _P_DIGITS))[0]])
+    falling = np.round(flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1], _P_DIGITS)
+    return float(flips.means[np.flatnonzero(falling >= round(tail, _P_DIGITS))[-1]])
+
+
+def flip_interval(flips: FlipDistribution, estimate: float, level: float = LEVEL,
+                  widest: float | None = None) -> tuple[float, float]:  # fmt: skip
+    """The differences the test keeps: the end towards 0 where the one-sided p reaches (1 -
+    level) / 2, so the interval excludes 0 exactly when the two-sided p is below 1 - level;
+    the end away from 0 (from the `estimate`) where it reaches half that, a margin for
+    differences skewed away from 0 (`benchmarks/coverage.py`: 93% without it at 8 to 12
+    units). An end no flip reaches is `widest` (+- the widest difference), where known;
+    NaN when the end towards 0 is unreachable (fewer than 6 units) or no bound is known."""
+    half = (1 - level) / 2
+    low = _end(flips, half if estimate >= 0 else half / 2, lower=True)
+    high = _end(flips, half if estimate <= 0 else half / 2, lower=False)
+    near = low if estimate >= 0 else high
+    if near is None:
+        return math.nan, math.nan
+    if widest is not None:
+        low = -widest if low is None else low
+        high = widest if high is None else high
+    if low is None or high is None:
+        return math.nan, math.nan
+    return low, high
+
+
+def _weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
+    shares = weights / weights.sum()
+    mean = float(shares @ differences)
+    correction = 1 - float(np.sum(shares**2))
+    return (
+        math.sqrt(float(shares @ (differences - mean) ** 2) / correction) if correction > 0 else 0.0
+    )
+
+
+def _one_outcome_each(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray,
+                      ends: tuple[float, float]) -> bool:  # fmt: skip
+    """Whether every shared unit is one yes/no outcome for both models."""
+    single = np.all(weights_a == 1) and np.all(weights_b == 1)
+    return bool(single and np.isin(a, ends).all() and np.isin(b, ends).all())
+
+
+def _contributions(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Each unit's contribution to the difference of the pooled headlines, and its weight:
+    with shares s_a = w_a / sum(w_a) (s_b alike), weight (s_a + s_b) / 2 and contribution
+    (s_a a - s_b b) / weight, whose weighted mean is the difference of the headlines; a - b
+    where both models have a unit's answers in equal number."""
+    shares_a, shares_b = weights_a / weights_a.sum(), weights_b / weights_b.sum()
+    weights = (shares_a + shares_b) / 2
+    return (shares_a * a - shares_b * b) / weights, weights
+
+
+def _no_interval_note(n: int, differences: np.ndarray, low: float, high: float) -> str:
+    """Why `paired_test` gives no interval, as its note says it ("no CI: ...")."""
+    if n < FLIP_UNITS:
+        return f"{NO_CI}n = {n}, a sign-flip interval needs {FLIP_UNITS} units"
+    if not math.isnan(low) and high <= low:
+        return f"{NO_CI}every difference is {float(differences[0]):+.3g}"
+    return f"{NO_CI}{n} units without a value range are too few for the end away from 0"
+
+
+def no_difference_ci(n: int, difference: float | None, note: str | None = None) -> str:
+    """Why a paired difference has no interval, as the CLI and the report show it: the test's
+    note where it says ("no CI: ..."), else the unit count."""
+    if n < 2 or difference is None or math.isnan(difference):
+        return no_ci_reason(n, difference)
+    reason = next(
+        (part[len(NO_CI) :] for part in (note or "").split("; ") if part.startswith(NO_CI)), ""
+    )
+    return f"no CI ({reason})" if reason else no_ci_reason(n, difference)
 
 
 def paired_test(
     a: np.ndarray, b: np.ndarray, measure: MeasureKind = "continuous",
     value_range: tuple[float, float] | None = None, seed: int = 0,
+    weights_a: np.ndarray | None = None, weights_b: np.ndarray | None = None,
+    level: float = LEVEL,
 ) -> PairedTest:  # fmt: skip
-    """The test that fits `measure` for paired unit values `a` and `b` (see the module)."""
-    if measure == "continuous":
-        return wilcoxon_paired(a, b, seed)
-    ends = np.array(value_range if value_range is not None else (0.0, 1.0), dtype=float)
-    one_outcome = np.isin(a, ends).all() and np.isin(b, ends).all()
-    if one_outcome:
-        return mcnemar_paired(a == ends[1], b == ends[1])
-    fallback = wilcoxon_paired(a, b, seed)
-    note = "units average several binary outcomes: Wilcoxon over units, not McNemar"
-    return PairedTest(fallback.test, fallback.statistic, fallback.p, fallback.effect_size_name,
-                      fallback.effect_size, "; ".join(filter(None, [note, fallback.note])))  # fmt: skip
-
-
-def _difference(
-    differences: pd.Series, value_range: tuple[float, float] | None, seed: int
-) -> Estimate:
-    """Mean paired difference with its CI over units (bounded when the value range is known)."""
-    values = differences.to_numpy(dtype=float)
-    if value_range is None:
-        return bootstrap_ci(values, seed=seed)
-    lowest, highest = value_range
-    return bounded_cluster_ci(
-        values, differences.index.to_numpy(), lowest - highest, highest - lowest, seed=seed
+    """The test of no difference between paired unit values `a` and `b` (each unit's answers
+    in `weights_a`, `weights_b`; 1 when not given), with the interval that inverts it (see the
+    module). `measure` only words the note when a binary lens's units average several outcomes."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 2:
+        return PairedTest(None, note=TOO_FEW_UNITS)
+    weights_a = np.ones(len(a)) if weights_a is None else np.asarray(weights_a, dtype=float)
+    weights_b = np.ones(len(b)) if weights_b is None else np.asarray(weights_b, dtype=float)
+    differences, weights = _contributions(a, b, weights_a, weights_b)
+    difference = float(weights @ differences / weights.sum())
+    flips = flip_distribution(differences, weights, seed)
+    widest = None if value_range is None else value_range[1] - value_range[0]
+    low, high = flip_interval(flips, difference, level, widest)
+    notes = (
+        [_no_interval_note(len(a), differences, low, high)]
+        if math.isnan(low) or high <= low
+        else []
     )
+    low, high = (math.nan, math.nan) if notes else (low, high)
+    ends = value_range if value_range is not None else (0.0, 1.0)
+    if _one_outcome_each(a, b, weights_a, weights_b, ends):
+        only_a = int(np.sum((a == ends[1]) & (b == ends[0])))
+        only_b = int(np.sum((a == ends[0]) & (b == ends[1])))
+        table = [[int(np.sum((a == ends[1]) & (b == ends[1]))), only_a],
+                 [only_b, int(np.sum((a == ends[0]) & (b == ends[0])))]]  # fmt: skip
+        result = mcnemar(table, exact=True)
+        odds = only_a / only_b if only_a and only_b else None
+        if odds is None:
+            notes.append(f"no odds ratio: discordant units {only_a} (a only) vs {only_b} (b only)")
+        if not flips.exact:  # its interval's flips are drawn: p from the same flips, so they agree
+            notes.append(f"p from {PERMUTATION_RESAMPLES} random sign flips")
+        p = float(result.pvalue) if flips.exact else flip_p(flips)
+        return PairedTest(MCNEMAR, float(result.statistic), p, ODDS_RATIO, odds,
+                          "; ".join(notes) or None, low, high)  # fmt: skip
+    if measure == "binary":
+        notes.insert(
+            0, "units average several binary outcomes: sign-flip test over units, not McNemar"
+        )
+    if not flips.exact:
+        notes.append(f"{PERMUTATION_RESAMPLES} random sign flips")
+    spread = _weighted_sd(differences, weights)
+    if not np.any(differences):
+        notes.append("every difference is 0: p = 1, no effect size")
+    elif spread == 0:
+        notes.append("no effect size: every difference is equal")
+    effect = difference / spread if spread > 0 else None
+    return PairedTest(SIGN_FLIP, difference, flip_p(flips), STANDARDIZED, effect,
+                      "; ".join(notes) or None, low, high)  # fmt: skip
 
 
 def check_adjustment(method: str) -> Adjustment:
@@ -174,25 +373,43 @@ def adjust_p(differences: pd.DataFrame, method: str = DEFAULT_ADJUSTMENT) -> pd.
     return adjusted
 
 
+def unit_table(units: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(values, weights), each unit x model: a unit's rows pooled into their weighted mean and
+    the sum of their weights (`WEIGHT`, 1 per row when absent)."""
+    rows = units.dropna(subset=["value"])
+    weight = rows[WEIGHT].astype(float) if WEIGHT in rows else pd.Series(1.0, index=rows.index)
+    rows = rows.assign(_weight=weight, _weighted=rows["value"].astype(float) * weight)
+    pooled = rows.groupby(["unit", "model"])[["_weighted", "_weight"]].sum()
+    values = (pooled["_weighted"] / pooled["_weight"]).unstack("model")
+    return values, pooled["_weight"].unstack("model")
+
+
 def paired_differences(
     units: pd.DataFrame,
     seed: int = 0,
     measure: MeasureKind = "continuous",
     adjust: str = DEFAULT_ADJUSTMENT,
 ) -> pd.DataFrame:
-    """For each pair of models: mean of (a - b) over the units both have a value for, its CI,
-    the test that fits `measure`, an effect size, and p adjusted over the pairs."""
+    """For each pair of models: the difference of their headlines over the units both have a
+    value for, its CI, the test, an effect size, and p adjusted over the pairs."""
     value_range = units.attrs.get(VALUE_RANGE)
-    wide = units.dropna(subset=["value"]).pivot_table(index="unit", columns="model",
-                                                      values="value", aggfunc="mean")  # fmt: skip
+    values, weights = unit_table(units)
     rows = []
-    for model_a, model_b in itertools.combinations(sorted(wide.columns), 2):
-        both = wide[[model_a, model_b]].dropna()
-        estimate = _difference(both[model_a] - both[model_b], value_range, seed)
+    for model_a, model_b in itertools.combinations(sorted(values.columns), 2):
+        both = values[[model_a, model_b]].dropna()
+        weight = weights.loc[both.index, [model_a, model_b]]
         tested = paired_test(both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
-                             measure, value_range, seed)  # fmt: skip
-        rows.append({"model_a": model_a, "model_b": model_b, "difference": estimate.value,
-                     "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+                             measure, value_range, seed, weight[model_a].to_numpy(dtype=float),
+                             weight[model_b].to_numpy(dtype=float))  # fmt: skip
+        difference = math.nan
+        if len(both):
+            contributions, unit_weights = _contributions(
+                both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
+                weight[model_a].to_numpy(dtype=float), weight[model_b].to_numpy(dtype=float),
+            )  # fmt: skip
+            difference = float(unit_weights @ contributions / unit_weights.sum())
+        rows.append({"model_a": model_a, "model_b": model_b, "difference": difference,
+                     "ci_low": tested.ci_low, "ci_high": tested.ci_high, "n": len(both),
                      "test": tested.test, "statistic": tested.statistic, "p": tested.p,
                      "effect_size_name": tested.effect_size_name, "effect_size": tested.effect_size,
                      "test_note": tested.note})  # fmt: skip

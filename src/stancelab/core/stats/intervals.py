@@ -1,14 +1,23 @@
-"""Statistics shared by every method: confidence intervals (scipy) and correlations.
+"""Statistics shared by every method: confidence intervals over units (scipy) and correlations.
 
-A proportion of independent outcomes gets a Wilson interval (`proportion_ci`); any other
-mean a BCa bootstrap interval (`bootstrap_ci`, `scipy.stats.bootstrap`), percentile where
-BCa is undefined. Where answers repeat within a unit (an issue's templates, a topic's
-conversations), `cluster_mean_ci` resamples the units, not the answers (a cluster bootstrap:
-the pooled mean as a ratio of per-unit sums, resampled in pairs by scipy). There is no
-interval from fewer than two units, nor a bootstrap one from values that are all equal, nor
-one of zero width: those estimates carry NaN bounds, shown as "no CI (...)". A bounded mean
-(a share, a signed score) whose units all agree still has one (`bounded_cluster_ci`: the
-Wilson interval of that share of units, the rest put at the bounds)."""
+Every mean stancelab prints lies within known bounds (a share, a 0-100 score, a signed stance,
+a 1-7 rating), and its interval is one whose coverage holds at every number of units, checked
+by `benchmarks/coverage.py` (2 to 50 units; `benchmarks/README.md` has its table):
+
+- outcomes at either bound, one per unit (a share of units): Clopper-Pearson, the exact
+  binomial interval (scipy; `proportion_ci`, `clopper_pearson_ci`);
+- any other bounded mean: the betting interval of Waudby-Smith & Ramdas (2024, "Estimating
+  means of bounded random variables by betting", JRSS-B 86(1): hedged capital, predictable
+  plug-in bets sized for the number of units, averaged over a few seeded orders of the units),
+  valid at every number of units and for every distribution within the bounds (`mean_ci`,
+  `betting_ci`); units that all agree get one too;
+- where answers repeat within a unit (an issue's templates, a topic's pairs), the mean pooled
+  over answers, with the same betting interval over units, each unit's stake weighted by its
+  answers (the test of a ratio estimator; `bounded_cluster_ci`).
+
+There is no interval from fewer than two units (NaN bounds, shown as "no CI (n = 1)"), nor one
+of zero width. A statistic that is not a mean (an AUROC) gets a BCa bootstrap
+(`stratified_bootstrap_ci`, `bootstrap_ci`)."""
 
 from __future__ import annotations
 
@@ -18,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import logsumexp
 from scipy.stats import DegenerateDataWarning, binomtest, bootstrap, pearsonr
 
 DEFAULT_RESAMPLES = 2000
@@ -54,9 +64,10 @@ def not_measured(unusable: int, total: int, noun: str, problem: str) -> str:
     return ""
 
 
-def wilson_ci(successes: int, n: int, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
-    """Wilson score interval of a proportion (scipy)."""
-    interval = binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
+def clopper_pearson_ci(successes: int, n: int, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+    """Clopper-Pearson (exact binomial) interval of a proportion (scipy): 2 of 2 gives
+    [0.16, 1], 0 of 38 gives [0, 0.093]."""
+    interval = binomtest(successes, n).proportion_ci(confidence_level=level, method="exact")
     return float(interval.low), float(interval.high)
 
 
@@ -86,8 +97,9 @@ def bootstrap_ci(
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
 ) -> Estimate:
-    """Statistic of `values` with a BCa bootstrap CI. NaNs are dropped; fewer than two values,
-    or values all equal, give NaN bounds rather than an interval of zero width."""
+    """Statistic of `values` with a BCa bootstrap CI, for a statistic that is not a mean of
+    bounded values (those get `mean_ci`). NaNs are dropped; fewer than two values, or values
+    all equal, give NaN bounds rather than an interval of zero width."""
     data = np.asarray(values, dtype=float)
     data = data[~np.isnan(data)]
     if data.size == 0:
@@ -99,60 +111,117 @@ def bootstrap_ci(
     return Estimate(point, low, high, int(data.size))
 
 
-def _ratio_of_sums(numerators: np.ndarray, denominators: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.sum(numerators, axis=axis) / np.sum(denominators, axis=axis)
+BET_CAP = 0.75  # largest fraction of capital one bet risks (Waudby-Smith & Ramdas: 1/2 to 3/4)
+BETTING_ORDERS = 8  # seeded orders of the units whose capitals are averaged
+BETTING_GRID = 101  # candidate means tried on [0, 1], then 40 more inside each end's step
+_REFINE = 41
 
 
-def cluster_mean_ci(
-    values: Sequence[float] | np.ndarray,
-    units: Sequence[object] | np.ndarray,
-    resamples: int = DEFAULT_RESAMPLES,
-    level: float = DEFAULT_LEVEL,
-    seed: int = 0,
-) -> Estimate:
-    """Mean of `values` pooled over every answer, with a cluster-bootstrap CI that resamples
-    the `units` (one label per value: the issue, topic, statement or claim each answer belongs
-    to), never the answers within them. `n` counts units. NaN values are dropped; fewer than two
-    units, or units whose means are all equal, give NaN bounds."""
+def _bets(values: np.ndarray, alpha: float) -> np.ndarray:
+    """Predictable plug-in bets for each order (rows) of `values` on [0, 1], sized for their
+    number (Waudby-Smith & Ramdas 2024, eq. 26 with n in place of t log t): the bet before
+    each unit uses only the units before it."""
+    count = values.shape[1]
+    seen = np.arange(1, count + 1)
+    means = (0.5 + np.cumsum(values, axis=1)) / (seen + 1)
+    variances = (0.25 + np.cumsum((values - means) ** 2, axis=1)) / (seen + 1)
+    before = np.concatenate([np.full((values.shape[0], 1), 0.25), variances[:, :-1]], axis=1)
+    return np.sqrt(2 * math.log(2 / alpha) / (count * before))
+
+
+def _log_capital(candidates: np.ndarray, values: np.ndarray, weights: np.ndarray,
+                 bets: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Log of the hedged capital against each candidate mean, averaged over the orders: half
+    bet on a mean above the candidate, half below, each bet capped so the capital stays
+    positive; a unit's stake is scaled by its weight (its share of answers, <= 1)."""
+    candidate = candidates[:, None, None]
+    gaps = weights * (values - candidate)
+    with np.errstate(divide="ignore"):
+        up = np.minimum(bets, BET_CAP / candidate)
+        down = np.minimum(bets, BET_CAP / (1 - candidate))
+    above = np.log1p(up * gaps).sum(axis=-1)
+    below = np.log1p(-down * gaps).sum(axis=-1)
+    both = np.concatenate([above, below], axis=-1)
+    return logsumexp(both, axis=-1) - math.log(both.shape[-1])
+
+
+def _betting_bounds(values: np.ndarray, weights: np.ndarray, level: float,
+                    seed: int) -> tuple[float, float]:  # fmt: skip
+    """The candidate means in [0, 1] the capital does not reject (capital < 1 / alpha), as
+    (lowest, highest), widened by one step of the final grid; NaN if none."""
+    alpha = 1 - level
+    orders = np.random.default_rng(seed).permuted(np.tile(np.arange(values.size), (BETTING_ORDERS, 1)),
+                                                  axis=1)  # fmt: skip
+    orders[0] = np.arange(values.size)
+    drawn, drawn_weights = values[orders], weights[orders]
+    bets = _bets(drawn, alpha)
+    threshold = math.log(1 / alpha)
+
+    def kept(candidates: np.ndarray) -> np.ndarray:
+        return _log_capital(candidates, drawn, drawn_weights, bets) < threshold
+
+    grid = np.linspace(0.0, 1.0, BETTING_GRID)
+    inside = np.flatnonzero(kept(grid))
+    if inside.size == 0:
+        return math.nan, math.nan
+    first, last = int(inside[0]), int(inside[-1])
+    low, high = grid[first], grid[last]
+    step = grid[1] - grid[0]
+    if first > 0:
+        fine = np.linspace(grid[first - 1], grid[first], _REFINE)
+        low = fine[np.flatnonzero(kept(fine))[0]] - (fine[1] - fine[0])
+    else:
+        low -= step
+    if last < BETTING_GRID - 1:
+        fine = np.linspace(grid[last], grid[last + 1], _REFINE)
+        high = fine[np.flatnonzero(kept(fine))[-1]] + (fine[1] - fine[0])
+    else:
+        high += step
+    return max(float(low), 0.0), min(float(high), 1.0)
+
+
+def _scaled(values: np.ndarray, lowest: float, highest: float) -> np.ndarray:
+    """`values` mapped from [lowest, highest] onto [0, 1]; a value outside is an error."""
+    if not highest > lowest:
+        raise ValueError(f"bounds [{lowest}, {highest}] are empty")
+    scaled = (values - lowest) / (highest - lowest)
+    slack = 1e-9
+    if np.any(scaled < -slack) or np.any(scaled > 1 + slack):
+        raise ValueError(f"values outside their bounds [{lowest}, {highest}]")
+    return np.clip(scaled, 0.0, 1.0)
+
+
+def betting_ci(values: np.ndarray, lowest: float, highest: float, weights: np.ndarray | None = None,
+               level: float = DEFAULT_LEVEL, seed: int = 0) -> tuple[float, float]:  # fmt: skip
+    """Betting interval (Waudby-Smith & Ramdas 2024) for the mean of independent unit values
+    in [lowest, highest], at least two of them; with `weights` (each unit's answers), for the
+    pooled mean over answers: the capital bets on each unit's sum minus the candidate times
+    its answers, scaled by the largest unit's answers, whose expectation is 0 at the pooled
+    mean (a ratio estimator's test). Its coverage holds at every number of units."""
+    scaled = _scaled(np.asarray(values, dtype=float), lowest, highest)
+    stakes = np.ones(scaled.size) if weights is None else np.asarray(weights, dtype=float)
+    low, high = _betting_bounds(scaled, stakes / stakes.max(), level, seed)
+    if math.isnan(low):
+        return math.nan, math.nan
+    pooled = float(np.sum(stakes * scaled) / np.sum(stakes))
+    low, high = min(low, pooled), max(high, pooled)
+    span = highest - lowest
+    return lowest + low * span, lowest + high * span
+
+
+def _unit_sums(values: Sequence[float] | np.ndarray, units: Sequence[object] | np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Per unit (one label per value), the sum of its non-NaN values and their count."""
     data = np.asarray(values, dtype=float)
     labels = np.asarray(units, dtype=object)
     if data.shape != labels.shape:
-        raise ValueError(f"cluster_mean_ci: {data.size} values but {labels.size} unit labels")
+        raise ValueError(f"bounded_cluster_ci: {data.size} values but {labels.size} unit labels")
     keep = ~np.isnan(data)
     data, labels = data[keep], labels[keep]
     if data.size == 0:
-        return Estimate(math.nan, math.nan, math.nan, 0)
+        return np.zeros(0), np.zeros(0)
     _, codes = np.unique(labels.astype(str), return_inverse=True)
-    sums = np.bincount(codes, weights=data)
-    counts = np.bincount(codes).astype(float)
-    point = float(sums.sum() / counts.sum())
-    means = sums / counts
-    if sums.size < 2 or np.all(means == means[0]):
-        return Estimate(point, math.nan, math.nan, int(sums.size))
-    low, high = math.nan, math.nan
-    for method in ("BCa", "percentile"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DegenerateDataWarning)
-            result = bootstrap((sums, counts), _ratio_of_sums, paired=True, vectorized=True,
-                               n_resamples=resamples, confidence_level=level, method=method,
-                               rng=seed)  # fmt: skip
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-        if not (math.isnan(low) or math.isnan(high)):
-            break
-    if math.isnan(low) or math.isnan(high) or high <= low:
-        return Estimate(point, math.nan, math.nan, int(sums.size))
-    return Estimate(point, low, high, int(sums.size))
-
-
-def unanimous_interval(value: float, units: int, lowest: float, highest: float,
-                       level: float = DEFAULT_LEVEL) -> tuple[float, float]:  # fmt: skip
-    """An interval for `units` (>= 2) units whose means all equal `value` in [lowest, highest],
-    where a bootstrap has none: the Wilson interval of the share of units at `value` (n of n),
-    the rest of the units put at `lowest` or at `highest`. At a bound it is the Wilson interval
-    over units (0 of 38 topics: [0, 0.092])."""
-    share_low, _ = wilson_ci(units, units, level)
-    rest = 1.0 - share_low
-    return share_low * value + rest * lowest, share_low * value + rest * highest
+    return np.bincount(codes, weights=data), np.bincount(codes).astype(float)
 
 
 def bounded_cluster_ci(
@@ -160,36 +229,52 @@ def bounded_cluster_ci(
     units: Sequence[object] | np.ndarray,
     lowest: float,
     highest: float,
-    resamples: int = DEFAULT_RESAMPLES,
     level: float = DEFAULT_LEVEL,
     seed: int = 0,
 ) -> Estimate:
-    """`cluster_mean_ci` of values that lie in [lowest, highest] (a 0/1 outcome, a share, a
-    signed score): the pooled mean, a cluster bootstrap over `units`, and where every unit's
-    mean is the same (two units or more) the `unanimous_interval` instead of none."""
-    estimate = cluster_mean_ci(values, units, resamples, level, seed)
-    if estimate.n < 2 or not math.isnan(estimate.ci_low) or not _unit_means_equal(values, units):
-        return estimate
-    low, high = unanimous_interval(estimate.value, estimate.n, lowest, highest, level)
-    return Estimate(estimate.value, low, high, estimate.n)
+    """Mean of `values` in [lowest, highest] (a 0/1 outcome, a share, a signed score) pooled
+    over every answer, with a CI over the `units` (one label per value: the issue, topic,
+    statement or claim each answer belongs to), never over the answers within them: outcomes
+    at either bound, one per unit, get Clopper-Pearson over units; anything else the betting
+    interval over units, each unit weighted by its answers (`betting_ci`), units that all agree
+    included. `n` counts units; NaN values are dropped; fewer than two units give NaN bounds."""
+    return _pooled_estimate(*_unit_sums(values, units), lowest, highest, level, seed)
 
 
-def _unit_means_equal(
-    values: Sequence[float] | np.ndarray, units: Sequence[object] | np.ndarray
-) -> bool:
-    """Whether every unit's mean of its non-NaN values is the same."""
+def _pooled_estimate(sums: np.ndarray, counts: np.ndarray, lowest: float, highest: float,
+                     level: float, seed: int) -> Estimate:  # fmt: skip
+    """The pooled mean of units given by their sums and answer counts, with its CI."""
+    if sums.size == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0)
+    point = float(sums.sum() / counts.sum())
+    if sums.size < 2:
+        return Estimate(point, math.nan, math.nan, int(sums.size))
+    if np.all(counts == 1) and np.all(np.isin(sums, (lowest, highest))):
+        shares = clopper_pearson_ci(int(np.sum(sums == highest)), sums.size, level)
+        low, high = (lowest + share * (highest - lowest) for share in shares)
+    else:
+        low, high = betting_ci(sums / counts, lowest, highest, counts, level, seed)
+    return Estimate(point, low, high, int(sums.size))
+
+
+def mean_ci(
+    values: Sequence[float] | np.ndarray,
+    bounds: tuple[float, float],
+    level: float = DEFAULT_LEVEL,
+    seed: int = 0,
+) -> Estimate:
+    """Mean of one value per unit within `bounds`, with its CI over units (`bounded_cluster_ci`
+    with every value its own unit: Clopper-Pearson for outcomes at either bound, else the
+    betting interval). NaNs are dropped; fewer than two values give NaN bounds."""
     data = np.asarray(values, dtype=float)
-    labels = np.asarray(units, dtype=object).astype(str)
-    keep = ~np.isnan(data)
-    _, codes = np.unique(labels[keep], return_inverse=True)
-    means = np.bincount(codes, weights=data[keep]) / np.bincount(codes)
-    return bool(means.size) and bool(np.all(means == means[0]))
+    data = data[~np.isnan(data)]
+    return _pooled_estimate(data, np.ones(data.size), *bounds, level, seed)
 
 
 def proportion_ci(outcomes: Sequence[float] | np.ndarray, scale: float = 1.0,
                   level: float = DEFAULT_LEVEL) -> Estimate:  # fmt: skip
-    """Share of true outcomes (0/1, or 0/`scale`) on `scale`, with a Wilson interval; NaNs are
-    dropped, and a single outcome gives NaN bounds."""
+    """Share of true outcomes (0/1, or 0/`scale`) on `scale`, with a Clopper-Pearson interval;
+    NaNs are dropped, and a single outcome gives NaN bounds."""
     data = np.asarray(outcomes, dtype=float)
     data = data[~np.isnan(data)]
     if data.size == 0:
@@ -197,7 +282,7 @@ def proportion_ci(outcomes: Sequence[float] | np.ndarray, scale: float = 1.0,
     point = float(np.mean(data))
     if data.size < 2:
         return Estimate(point, math.nan, math.nan, 1)
-    low, high = wilson_ci(int(np.count_nonzero(data)), int(data.size), level)
+    low, high = clopper_pearson_ci(int(np.count_nonzero(data)), int(data.size), level)
     return Estimate(point, low * scale, high * scale, int(data.size))
 
 
