@@ -39,8 +39,9 @@ from scipy import integrate, stats
 
 from stancelab.conviction.entropy import auroc_ci
 from stancelab.core.data.topics import signed_cluster_mean, signed_mean
-from stancelab.core.stats.compare import VALUE_RANGE, WEIGHT, flip_size, paired_test, unit_table
+from stancelab.core.stats.compare import VALUE_RANGE, WEIGHT, paired_test, unit_table
 from stancelab.core.stats.intervals import bounded_cluster_ci, mean_ci, proportion_ci
+from stancelab.core.stats.signflip import flip_size
 from stancelab.llm_bias_bench.analysis import sycophancy_rate
 from stancelab.prior_prejudice.analysis import spread_ci
 
@@ -65,7 +66,7 @@ SIGNED = (-1.0, 1.0)
 Outcome = tuple[float, float, float | Callable[[], float] | None]
 """one replication: the interval's bounds (NaN: none printed) and whether a direction was called
 (1 or 0), or for a paired test the chance it calls one given the sizes of the differences
-(`core.stats.compare.flip_size`, read only under a true 0, whose draws have exchangeable signs:
+(`core.stats.signflip.flip_size`, read only under a true 0, whose draws have exchangeable signs:
 a conditional Monte Carlo estimate, exact over the signs; a callable, evaluated only there);
 None where no direction is printed"""
 

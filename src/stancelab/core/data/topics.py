@@ -239,14 +239,10 @@ def stance_p(
     scores: Sequence[float] | np.ndarray, units: Sequence[object] | None = None, seed: int = 0
 ) -> float:
     """Two-sided p of "no stance" for signed scores pooled over units: a sign-flip test of the
-    units' sums of scores (`core.stats.family.sign_flip_p`; the pooled mean's sign is their
-    sum's). Without `units` every score is its own unit."""
+    units' sums of scores (`core.stats.family.sign_flip_p`, the paired test's test: the pooled
+    mean's sign is their sum's). Without `units` every score is its own unit, in their order."""
     data = np.asarray(scores, dtype=float)
-    labels = (
-        np.arange(data.size).astype(str)
-        if units is None
-        else np.asarray(units, dtype=object).astype(str)
-    )
+    labels = np.arange(data.size) if units is None else np.asarray(units, dtype=object).astype(str)
     keep = ~np.isnan(data)
     if not keep.any():
         return math.nan

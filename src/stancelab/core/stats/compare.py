@@ -9,7 +9,8 @@ unit's contribution (headlines 80 and 20 over the same units give +60). Without 
 unit counts once.
 
 Test and interval are one procedure, so they never disagree: the sign-flip permutation test of
-that weighted mean (under no difference the two models are exchangeable on each unit, and the
+that weighted mean (`core.stats.signflip`, the same test the matrix's cells and the power
+planning use; under no difference the two models are exchangeable on each unit, and the
 test is exact), and its inversion (Hartigan 1969): the interval holds the differences delta
 that the test of "the mean difference is delta" keeps, its ends points of the distribution of
 the mean over each subset of the units. The end towards 0 is at 2.5% on its side, so the
@@ -45,12 +46,18 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.stats.intervals import no_ci_reason
+from stancelab.core.stats.signflip import (
+    LEVEL,
+    PERMUTATION_RESAMPLES,
+    flip_distribution,
+    flip_interval,
+    flip_p,
+)
 from stancelab.core.values import json_safe
 
 MeasureKind = Literal["continuous", "binary"]
@@ -69,14 +76,9 @@ SIGN_FLIP = "sign-flip permutation test of the mean"
 MCNEMAR = "exact McNemar"
 STANDARDIZED = "d_z (mean difference / SD of unit differences)"
 ODDS_RATIO = "discordant odds ratio (a only / b only)"
-EXACT_CELLS = 1_000_000  # enumerate every sign flip (grouped by tied units) while patterns x groups stay below
-PERMUTATION_RESAMPLES = 9999
-LEVEL = 0.95
 TOO_FEW_UNITS = "no test: fewer than 2 shared units"
 FLIP_UNITS = 6  # the fewest units whose sign flips reach 2.5% on a side (1 / 2^6)
 NO_CI = "no CI: "
-_TIE_DIGITS = 10  # subset means equal to this many digits (of the largest |difference|) tie
-_P_DIGITS = 12  # probabilities summed over many flips are rounded to this many digits
 
 
 @dataclass(frozen=True)
@@ -95,156 +97,9 @@ class PairedTest:
     ci_high: float = math.nan
 
 
-@dataclass(frozen=True)
-class FlipDistribution:
-    """The mean of the differences over each flipped subset of units, with its probability
-    under random sign flips; `unflipped` is the probability of flipping nothing (the observed
-    statistic itself, counted in both tails)."""
-
-    means: np.ndarray
-    probabilities: np.ndarray
-    unflipped: float
-    exact: bool
-
-
-def _weighted_sums(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Each row's sum weighted by `weights` (elementwise: a BLAS product is slower here)."""
-    return (rows * weights).sum(axis=1)
-
-
-@dataclass(frozen=True)
-class _Patterns:
-    """Sign-flip patterns of units grouped by equal (difference, weight): each row holds how
-    many of each group's units are flipped, with its probability (the observed, unflipped
-    pattern counted once more when the patterns are drawn at random)."""
-
-    flipped: np.ndarray
-    probabilities: np.ndarray
-    differences: np.ndarray
-    weights: np.ndarray
-    sizes: np.ndarray
-    exact: bool
-
-
-def _patterns(differences: np.ndarray, weights: np.ndarray, seed: int) -> _Patterns:
-    """Every sign flip (k of a group's m units flipped has binomial probability) while the
-    patterns times the groups are at most EXACT_CELLS, else PERMUTATION_RESAMPLES random ones (seeded) and the observed,
-    each of probability 1 / (draws + 1)."""
-    pairs = np.round(np.column_stack([differences, weights]), 12)
-    groups, sizes = np.unique(pairs, axis=0, return_counts=True)
-    if math.prod(int(size) + 1 for size in sizes) * len(sizes) <= EXACT_CELLS:
-        grids = np.meshgrid(*(np.arange(int(size) + 1) for size in sizes), indexing="ij")
-        flipped = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
-        probabilities = np.ones(len(flipped))
-        for column, size in enumerate(sizes):
-            probabilities *= binom.pmf(np.arange(size + 1), size, 0.5)[
-                flipped[:, column].astype(int)
-            ]
-        return _Patterns(
-            flipped, probabilities, groups[:, 0], groups[:, 1], sizes.astype(float), True
-        )
-    rng = np.random.default_rng(seed)
-    bits = rng.integers(
-        0, 256, size=(PERMUTATION_RESAMPLES, -(-differences.size // 8)), dtype=np.uint8
-    )
-    drawn = np.unpackbits(bits, axis=1)[:, : differences.size].astype(float)
-    flipped = np.vstack([np.zeros((1, differences.size)), drawn])
-    probabilities = np.full(len(flipped), 1.0 / len(flipped))
-    return _Patterns(flipped, probabilities, differences, weights, np.ones(differences.size), False)
-
-
-def flip_distribution(
-    differences: np.ndarray, weights: np.ndarray, seed: int = 0
-) -> FlipDistribution:
-    """The sign-flip null distribution of the weighted mean difference, exact where it can be:
-    the mean over each flipped subset, sorted."""
-    patterns = _patterns(differences, weights, seed)
-    mass = _weighted_sums(patterns.flipped, patterns.weights)
-    empty = mass == 0
-    means = (
-        _weighted_sums(patterns.flipped[~empty], patterns.differences * patterns.weights)
-        / mass[~empty]
-    )
-    scale = float(np.max(np.abs(differences))) or 1.0
-    tied = np.round(means / scale, _TIE_DIGITS) * scale
-    order = np.argsort(tied, kind="stable")
-    kept = patterns.probabilities[~empty]
-    return FlipDistribution(
-        tied[order], kept[order], float(patterns.probabilities[empty].sum()), patterns.exact
-    )
-
-
-def flip_size(
-    differences: np.ndarray, weights: np.ndarray, level: float = LEVEL, seed: int = 0
-) -> float:
-    """The chance that the sign-flip test calls a direction (p < 1 - `level`) when the signs
-    of `differences` are exchangeable (no difference between the models), given their sizes:
-    the probability of the flips whose statistic lies in the test's two tails. At most 1 -
-    `level` by construction; the coverage benchmark averages it over draws (a conditional
-    Monte Carlo estimate of the false-direction rate, without the noise of the signs)."""
-    patterns = _patterns(differences, weights, seed)
-    totals = patterns.differences * patterns.weights
-    statistics = np.round(_weighted_sums(patterns.sizes - 2 * patterns.flipped, totals), 9)
-    values, inverse = np.unique(statistics, return_inverse=True)
-    mass = np.bincount(inverse, weights=patterns.probabilities)
-    at_most, at_least = np.cumsum(mass), np.cumsum(mass[::-1])[::-1]
-    two_sided = np.round(np.minimum(1.0, 2 * np.minimum(at_most, at_least)), _P_DIGITS)
-    return (
-        round(float(mass[two_sided < round(1 - level, _P_DIGITS)].sum()), _P_DIGITS)
-        if values.size
-        else 0.0
-    )
-
-
-def _tails(flips: FlipDistribution, delta: float) -> tuple[float, float]:
-    """One-sided p-values of 'the mean difference is delta' against above and below: the
-    probability that a flip's statistic is at least (at most) the observed one, i.e. that the
-    flipped subset's mean is at most (at least) delta."""
-    above = flips.unflipped + float(flips.probabilities[flips.means <= delta].sum())
-    below = flips.unflipped + float(flips.probabilities[flips.means >= delta].sum())
-    return min(round(above, _P_DIGITS), 1.0), min(round(below, _P_DIGITS), 1.0)
-
-
-def flip_p(flips: FlipDistribution) -> float:
-    """Two-sided p of no difference: twice the smaller tail, at most 1."""
-    return min(1.0, 2 * min(_tails(flips, 0.0)))
-
-
-def _end(flips: FlipDistribution, tail: float, lower: bool) -> float | None:
-    """The lowest (`lower`) or highest difference delta whose one-sided p (towards that end)
-    is at least `tail`; None when no flip reaches it (the observed pattern alone does not)."""
-    if round(flips.unflipped, _P_DIGITS) >= round(tail, _P_DIGITS):
-        return None
-    if lower:
-        rising = np.round(flips.unflipped + np.cumsum(flips.probabilities), _P_DIGITS)
-        return float(flips.means[np.flatnonzero(rising >= round(tail, _P_DIGITS))[0]])
-    falling = np.round(flips.unflipped + np.cumsum(flips.probabilities[::-1])[::-1], _P_DIGITS)
-    return float(flips.means[np.flatnonzero(falling >= round(tail, _P_DIGITS))[-1]])
-
-
-def flip_interval(flips: FlipDistribution, estimate: float, level: float = LEVEL,
-                  widest: float | None = None) -> tuple[float, float]:  # fmt: skip
-    """The differences the test keeps: the end towards 0 where the one-sided p reaches (1 -
-    level) / 2, so the interval excludes 0 exactly when the two-sided p is below 1 - level;
-    the end away from 0 (from the `estimate`) where it reaches half that, a margin for
-    differences skewed away from 0 (`benchmarks/coverage.py`: 93% without it at 8 to 12
-    units). An end no flip reaches is `widest` (+- the widest difference), where known;
-    NaN when the end towards 0 is unreachable (fewer than 6 units) or no bound is known."""
-    half = (1 - level) / 2
-    low = _end(flips, half if estimate >= 0 else half / 2, lower=True)
-    high = _end(flips, half if estimate <= 0 else half / 2, lower=False)
-    near = low if estimate >= 0 else high
-    if near is None:
-        return math.nan, math.nan
-    if widest is not None:
-        low = -widest if low is None else low
-        high = widest if high is None else high
-    if low is None or high is None:
-        return math.nan, math.nan
-    return low, high
-
-
-def _weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
+def weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
+    """The SD of `differences` weighted by `weights` (reliability weights; the ordinary SD with
+    n - 1 when the weights are equal)."""
     shares = weights / weights.sum()
     mean = float(shares @ differences)
     correction = 1 - float(np.sum(shares**2))
@@ -253,14 +108,14 @@ def _weighted_sd(differences: np.ndarray, weights: np.ndarray) -> float:
     )
 
 
-def _one_outcome_each(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray,
+def one_outcome_each(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray,
                       ends: tuple[float, float]) -> bool:  # fmt: skip
     """Whether every shared unit is one yes/no outcome for both models."""
     single = np.all(weights_a == 1) and np.all(weights_b == 1)
     return bool(single and np.isin(a, ends).all() and np.isin(b, ends).all())
 
 
-def _contributions(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray
+def contributions(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray, weights_b: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Each unit's contribution to the difference of the pooled headlines, and its weight:
     with shares s_a = w_a / sum(w_a) (s_b alike), weight (s_a + s_b) / 2 and contribution
@@ -305,7 +160,7 @@ def paired_test(
         return PairedTest(None, note=TOO_FEW_UNITS)
     weights_a = np.ones(len(a)) if weights_a is None else np.asarray(weights_a, dtype=float)
     weights_b = np.ones(len(b)) if weights_b is None else np.asarray(weights_b, dtype=float)
-    differences, weights = _contributions(a, b, weights_a, weights_b)
+    differences, weights = contributions(a, b, weights_a, weights_b)
     difference = float(weights @ differences / weights.sum())
     flips = flip_distribution(differences, weights, seed)
     widest = None if value_range is None else value_range[1] - value_range[0]
@@ -317,7 +172,7 @@ def paired_test(
     )
     low, high = (math.nan, math.nan) if notes else (low, high)
     ends = value_range if value_range is not None else (0.0, 1.0)
-    if _one_outcome_each(a, b, weights_a, weights_b, ends):
+    if one_outcome_each(a, b, weights_a, weights_b, ends):
         only_a = int(np.sum((a == ends[1]) & (b == ends[0])))
         only_b = int(np.sum((a == ends[0]) & (b == ends[1])))
         table = [[int(np.sum((a == ends[1]) & (b == ends[1]))), only_a],
@@ -337,7 +192,7 @@ def paired_test(
         )
     if not flips.exact:
         notes.append(f"{PERMUTATION_RESAMPLES} random sign flips")
-    spread = _weighted_sd(differences, weights)
+    spread = weighted_sd(differences, weights)
     if not np.any(differences):
         notes.append("every difference is 0: p = 1, no effect size")
     elif spread == 0:
@@ -403,11 +258,11 @@ def paired_differences(
                              weight[model_b].to_numpy(dtype=float))  # fmt: skip
         difference = math.nan
         if len(both):
-            contributions, unit_weights = _contributions(
+            parts, unit_weights = contributions(
                 both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
                 weight[model_a].to_numpy(dtype=float), weight[model_b].to_numpy(dtype=float),
             )  # fmt: skip
-            difference = float(unit_weights @ contributions / unit_weights.sum())
+            difference = float(unit_weights @ parts / unit_weights.sum())
         rows.append({"model_a": model_a, "model_b": model_b, "difference": difference,
                      "ci_low": tested.ci_low, "ci_high": tested.ci_high, "n": len(both),
                      "test": tested.test, "statistic": tested.statistic, "p": tested.p,

@@ -17,12 +17,11 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import permutation_test
 from statsmodels.stats.multitest import multipletests
 
+from stancelab.core.stats.signflip import sign_flip_p as signflip_p
+
 ALPHA = 0.05
-SIGN_FLIPS = 9999
-"""seeded sign flips of a test over more units than 2^13 (below: every flip enumerated)"""
 CHANCE_DRAWS = 2000
 
 
@@ -59,23 +58,13 @@ def adjust_pvalues(pvalues: Sequence[float | None], method: str) -> list[float |
     return adjusted
 
 
-def _sum(sample: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.sum(sample, axis=axis)
-
-
 def sign_flip_p(unit_sums: Sequence[float] | np.ndarray, seed: int = 0) -> float:
     """Two-sided p of "the pooled mean is 0" from a sign-flip test over units: each unit's sum
-    of signed scores keeps its size and takes either sign with probability 1/2 (scipy's
-    `permutation_test`, exact up to 2^13 flips); 1 when every sum is 0, NaN under two units."""
-    sums = np.asarray(unit_sums, dtype=float)
-    sums = sums[~np.isnan(sums)]
-    if sums.size < 2:
-        return math.nan
-    if not np.any(sums):
-        return 1.0
-    result = permutation_test((sums,), _sum, permutation_type="samples", vectorized=True,
-                              n_resamples=SIGN_FLIPS, alternative="two-sided", random_state=seed)  # fmt: skip
-    return float(min(1.0, result.pvalue))
+    of signed scores keeps its size and takes either sign with probability 1/2. The statistic,
+    the sum of the sums, is the pooled mean's numerator, so this is `core.stats.signflip`'s
+    test of the mean (the paired test's), exact wherever the sums allow; 1 when every sum is 0,
+    NaN under two units."""
+    return signflip_p(unit_sums, seed=seed)
 
 
 def smallest_sign_flip_p(units: int) -> float:
