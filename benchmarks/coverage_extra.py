@@ -4,7 +4,7 @@
 - the topic x lens matrix under a true 0 (every lens's stance 0 on every topic): each cell's
   95% CI (`core.data.topics.signed_mean`, as the probes read a stance over units), its
   direction and the (model, topic) pairs marked "conflict", with the directions controlled
-  across cells (Holm, Benjamini-Hochberg) and, for comparison, read from the CI alone (the
+  across cells (Holm, Benjamini-Hochberg) and, for comparison, read from a BCa CI alone (the
   rule before issue 36: 71% of pairs in conflict with 2 units a cell);
 - one family per summary: three models compared on three metrics (even-handedness's), every
   pair's paired difference with its CI and test (`core.stats.compare`), the p-values adjusted
@@ -36,7 +36,8 @@ from benchmarks.until_ci import simulate as simulate_until_ci
 from stancelab.core.data.topics import signed_mean, stance_frame, stance_p, topic_ids
 from stancelab.core.results.family import Part, Tested, adjust_parts
 from stancelab.core.stats.family import adjusted_pvalues
-from stancelab.core.stats.power import wilcoxon_pvalues
+from stancelab.core.stats.intervals import bootstrap_ci
+from stancelab.core.stats.signflip import sign_flip_pvalues
 from stancelab.matrix.analysis import CONFLICT, build_matrix
 
 LENSES = (
@@ -54,32 +55,49 @@ METRICS = ("even_handedness", "refusal", "hedging")
 FAMILY_UNITS = (12, 35)
 
 
-def _null_stances(rng: np.random.Generator, units: int, topics: int, seed: int) -> pd.DataFrame:
-    """One model's stance frame with every lens's stance 0 on every topic: each cell the mean of
-    `units` continuous unit values uniform on [-1, 1], with its CI and p as the probes give them."""
+def _null_scores(
+    rng: np.random.Generator, units: int, topics: int
+) -> dict[tuple[str, str], np.ndarray]:
+    """Every lens's unit values on every topic with a true stance of 0: `units` continuous
+    values uniform on [-1, 1] a cell."""
+    return {
+        (topic, lens): rng.uniform(-1.0, 1.0, units)
+        for topic in topic_ids()[:topics]
+        for lens in LENSES
+    }
+
+
+def _stances(
+    scores: dict[tuple[str, str], np.ndarray], seed: int, bca: bool = False
+) -> pd.DataFrame:
+    """One model's stance frame of the cells' `scores`, each cell's mean with its CI and p as
+    the probes give them (`bca`: the BCa interval the probes printed before issue 36)."""
     rows = []
-    for topic in topic_ids()[:topics]:
-        for lens in LENSES:
-            scores = rng.uniform(-1.0, 1.0, units)
-            estimate = signed_mean(scores, seed)
-            rows.append({"model": "m", "topic": topic, "lens": lens, "stance": estimate.value,
-                         "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
-                         "p": stance_p(scores, seed=seed), "unusable": 0, "measure": "uniform",
-                         "detail": "", "transcripts": ""})  # fmt: skip
+    for (topic, lens), values in scores.items():
+        estimate = bootstrap_ci(values, seed=seed) if bca else signed_mean(values, seed)
+        rows.append({"model": "m", "topic": topic, "lens": lens, "stance": estimate.value,
+                     "ci_low": estimate.ci_low, "ci_high": estimate.ci_high, "n": estimate.n,
+                     "p": stance_p(values, seed=seed), "unusable": 0, "measure": "uniform",
+                     "detail": "", "transcripts": ""})  # fmt: skip
     return stance_frame(rows)
 
 
-def _ci_only(matrix_cells: pd.DataFrame) -> tuple[float, float]:
+def _null_stances(rng: np.random.Generator, units: int, topics: int, seed: int) -> pd.DataFrame:
+    """One model's stance frame with every lens's stance 0 on every topic (`_null_scores`)."""
+    return _stances(_null_scores(rng, units, topics), seed)
+
+
+def _ci_only(stances: pd.DataFrame) -> tuple[float, float]:
     """(share of cells with a direction, share of topics in conflict) when each cell points
     the way its CI lies, untested (the rule before issue 36)."""
-    cells = matrix_cells[matrix_cells["measured"]]
+    cells = stances[stances["ci_low"].notna()]
     sides = np.where(cells["ci_low"] > 0, 1, np.where(cells["ci_high"] < 0, -1, 0))
     sides = pd.Series(sides, index=cells.index)
     conflicts = [
         bool((sides[group.index] > 0).any() and (sides[group.index] < 0).any())
-        for _, group in cells.groupby("topic")
+        for _, group in stances.groupby("topic")
     ]
-    return float(np.mean(sides != 0)), float(np.mean(conflicts))
+    return float(np.mean(sides != 0)) if len(sides) else 0.0, float(np.mean(conflicts))
 
 
 def matrix_rows(
@@ -92,7 +110,8 @@ def matrix_rows(
                                        ("covers", "width", "holm_dir", "holm_conf", "bh_dir", "bh_conf",
                                         "ci_dir", "ci_conf", "expected")}  # fmt: skip
     for rep in range(reps):
-        stances = _null_stances(rng, units, topics, seed + rep)
+        scores = _null_scores(rng, units, topics)
+        stances = _stances(scores, seed + rep)
         for method, key in (("holm", "holm"), ("fdr_bh", "bh")):
             matrix = build_matrix(stances, LENSES, method)
             cells = matrix.cells[matrix.cells["measured"]]
@@ -100,7 +119,7 @@ def matrix_rows(
             tallies[f"{key}_conf"].append(float(np.mean(matrix.statuses["status"] == CONFLICT)))
             if method == "holm":
                 tallies["expected"].append(matrix.family["conflicts_expected_by_chance"] / topics)
-        direction, conflict = _ci_only(matrix.cells)
+        direction, conflict = _ci_only(_stances(scores, seed + rep, bca=True))
         tallies["ci_dir"].append(direction)
         tallies["ci_conf"].append(conflict)
         has_ci = cells["ci_low"].notna()
@@ -116,24 +135,23 @@ def matrix_rows(
                 "conflicts_expected_by_chance": np.mean(tallies["expected"])},
         base | {"method": "CI and sign-flip test, Benjamini-Hochberg across cells",
                 "false_direction": np.mean(tallies["bh_dir"]), "false_conflict": np.mean(tallies["bh_conf"])},
-        base | {"method": "CI alone (before issue 36)", "false_direction": np.mean(tallies["ci_dir"]),
+        base | {"method": "BCa CI alone (before issue 36)", "false_direction": np.mean(tallies["ci_dir"]),
                 "false_conflict": np.mean(tallies["ci_conf"])},
     ]  # fmt: skip
 
 
 def _summary_tests(rng: np.random.Generator, units: int) -> pd.DataFrame:
     """Each pair of three models on each of three metrics, no true difference (every unit 0 or
-    100 with P = 0.5 for every model): the Wilcoxon signed-rank test the summary runs (as
-    `core.stats.compare` runs it, vectorised: `core.stats.power.wilcoxon_pvalues`)."""
+    100 with P = 0.5 for every model): the test the summary runs (`core.stats.compare`'s exact
+    McNemar on yes/no units, the exact sign-flip p of their differences, vectorised:
+    `core.stats.signflip.sign_flip_pvalues`)."""
     rows, differences = [], []
     for metric in METRICS:
         values = {model: 100.0 * (rng.random(units) < 0.5) for model in MODELS}
         for first, second in itertools.combinations(MODELS, 2):
             rows.append({"metric": metric, "model_a": first, "model_b": second})
             differences.append(values[first] - values[second])
-    pvalues = wilcoxon_pvalues(np.array(differences))
-    untested = ~np.any(np.array(differences), axis=1)  # every difference 0: p = 1, as compare says
-    return pd.DataFrame(rows).assign(p=np.where(untested, 1.0, pvalues))
+    return pd.DataFrame(rows).assign(p=sign_flip_pvalues(np.array(differences)))
 
 
 def family_rows(units: int, reps: int, seed: int = 0) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from statsmodels.stats.power import TTestPower
 from stancelab.core.errors import StancelabError
 from stancelab.core.runs.design import PowerRequest, dataset_units, plan_design
 from stancelab.core.runs.estimate import PlannedCalls
+from stancelab.core.stats.compare import WEIGHT, paired_test, weighted_sd
 from stancelab.core.stats.power import (
     Plan,
     Spread,
@@ -26,15 +27,18 @@ from stancelab.core.stats.power import (
     detectable_difference,
     half_width,
     mcnemar_power,
+    normal_limit_pvalues,
     pilot_spread,
+    planned_measure,
     sample_size,
     sd_upper_limit,
     simulated_power,
+    simulated_samples,
     simulated_units,
     units_for_difference,
     units_for_half_width,
-    wilcoxon_pvalues,
 )
+from stancelab.core.stats.signflip import sign_flip_pvalues
 
 
 def test_units_for_a_paired_difference_match_statsmodels_and_gpower() -> None:
@@ -55,22 +59,86 @@ def test_units_for_a_half_width_are_the_fewest_whose_t_interval_fits() -> None:
     assert half_width(10.0, 99, 0.05) <= 2.0 < half_width(10.0, 98, 0.05)
 
 
-def test_the_wilcoxon_simulation_needs_a_little_more_than_the_t_test_on_normal_data() -> None:
-    """Wilcoxon's efficiency against the t-test on normal data is 3 / pi = 0.955: the 34 units
-    of the t-test (d = 0.5) become about 36."""
+def test_the_sign_flip_simulation_needs_about_the_t_tests_units_on_normal_data() -> None:
+    """The sign-flip test of the mean is as efficient as the t-test on normal data (its
+    asymptotic relative efficiency is 1): the 34 units of the t-test (d = 0.5) stay about 34."""
     spread = Spread(10.0, "known", False)
     simulated = simulated_units(spread, Plan(), 5.0, 0.8, 0.05, seed=0, reps=1000)
-    assert simulated is not None and 34 <= simulated <= 34 / 0.955 + 3, simulated
+    assert simulated is not None and 32 <= simulated <= 37, simulated
     analytic = TTestPower().power(effect_size=0.5, nobs=simulated, alpha=0.05)
-    assert simulated_power(None, 10.0, simulated, 5.0, 0.05, seed=0) == pytest.approx(
+    assert simulated_power(spread, simulated, 5.0, 0.05, seed=0) == pytest.approx(
         analytic, abs=0.05
     )
 
 
-def test_the_enumerated_wilcoxon_is_scipys_exact_test() -> None:
-    draws = np.random.default_rng(3).normal(0.4, 1.0, (20, 9))
-    expected = [stats.wilcoxon(row, method="exact").pvalue for row in draws]
-    assert wilcoxon_pvalues(draws) == pytest.approx(expected, abs=1e-9)
+def _weighted_pilot(units: int = 16) -> pd.DataFrame:
+    """Two models on `units` topics of 1 to 4 answers each (`weight`), a's rate rising with
+    them: the headline pools answers, so a difference weights each topic by its answers."""
+    weights = np.array([1.0, 2.0, 3.0, 4.0] * (units // 4))
+    a = np.clip(20.0 + 12.0 * weights + np.linspace(-8, 8, units), 0, 100)
+    b = np.full(units, 30.0) + np.linspace(5, -5, units)
+    return pd.concat([
+        pd.DataFrame({"model": "a", "unit": range(units), "value": a, WEIGHT: weights}),
+        pd.DataFrame({"model": "b", "unit": range(units), "value": b, WEIGHT: weights}),
+    ])  # fmt: skip
+
+
+def test_the_simulated_test_is_the_reports_paired_test() -> None:
+    """Each simulated sample (units with their weights, resampled from a pilot whose headline
+    pools answers) is tested by the report's own test: the power is the share of samples
+    whose `paired_test` p is below alpha (before issue 36's merge: a Wilcoxon test of
+    unweighted differences)."""
+    spread = pilot_spread(_weighted_pilot(), "difference", "pilot", (0.0, 100.0))
+    assert spread is not None and spread.weights is not None and spread.yes_no is False
+    values, weights = simulated_samples(spread, 9, 20.0, seed=4, reps=120)
+    assert weights.max() == pytest.approx(4 * weights.min())  # each topic's answers, as shares
+    pvalues = [paired_test(row, np.zeros(9), value_range=(0.0, 100.0), weights_a=w, weights_b=w).p
+               for row, w in zip(values, weights, strict=True)]  # fmt: skip
+    expected = float(np.mean(np.array(pvalues) < 0.05))
+    assert 0.1 < expected < 0.95
+    assert simulated_power(spread, 9, 20.0, 0.05, seed=4, reps=120) == expected
+
+
+def test_a_pooled_headlines_pilot_is_read_on_the_headlines_estimand() -> None:
+    """The pilot's paired differences are each topic's contribution to the difference of the
+    pooled headlines, weighted by its answers: their weighted SD is the spread planned."""
+    units = _weighted_pilot()
+    spread = pilot_spread(units, "difference", "RUN", (0.0, 100.0))
+    assert spread is not None and spread.values is not None and spread.weights is not None
+    a, b = (units[units["model"] == model] for model in ("a", "b"))
+    pooled = np.average(a["value"], weights=a[WEIGHT]) - np.average(b["value"], weights=b[WEIGHT])
+    assert np.average(spread.values, weights=spread.weights) == pytest.approx(pooled)
+    sd = weighted_sd(spread.values, spread.weights)
+    assert spread.sd == pytest.approx(sd_upper_limit(sd, 16))
+    assert "weighted by their answers" in spread.source
+    size = sample_size("difference", spread, 10.0, 0.8, 0.05, None, seed=0)
+    assert "resampled with their weights" in size.method and "sign-flip" in size.method
+
+
+def test_the_plan_runs_mcnemar_only_where_the_pilots_units_are_yes_no() -> None:
+    """A binary lens whose units pool two outcomes (llm-bias-bench's two categories a topic)
+    is compared by the sign-flip test, so it is planned for it; one outcome a unit, McNemar."""
+    rng = np.random.default_rng(1)
+    one = pd.DataFrame({"model": np.repeat(["a", "b"], 12), "unit": np.tile(range(12), 2),
+                        "value": 100.0 * (rng.random(24) < 0.5)})  # fmt: skip
+    single = pilot_spread(one, "difference", "RUN", (0.0, 100.0))
+    two = pd.concat([one, one.assign(value=100.0 * (rng.random(24) < 0.5))])
+    pooled = pilot_spread(two, "difference", "RUN", (0.0, 100.0))
+    assert single is not None and pooled is not None
+    assert planned_measure("binary", single) == "binary"
+    assert planned_measure("binary", pooled) == "continuous"
+    assert planned_measure("continuous", single) == "binary"  # whatever the lens declares
+    assert planned_measure("binary", Spread(100.0, "default", True)) == "binary"
+
+
+def test_many_units_read_their_p_from_the_sign_flip_tests_normal_limit() -> None:
+    """Above LARGE_UNITS units the simulation reads each sample's p from the normal limit of
+    its sign-flip distribution: the power agrees with the test's own flips at 200 units."""
+    spread = Spread(10.0, "known", False)
+    values, weights = simulated_samples(spread, 200, 1.6, seed=2, reps=400)
+    flips = np.mean(sign_flip_pvalues(values, weights) < 0.05)
+    limit = np.mean(normal_limit_pvalues(values, weights) < 0.05)
+    assert 0.4 < flips < 0.9 and limit == pytest.approx(flips, abs=0.02)
 
 
 def test_skewed_pilot_differences_are_resampled() -> None:
@@ -133,7 +201,7 @@ def test_the_worst_case_spread_of_a_difference_is_the_value_range() -> None:
 
 @pytest.mark.parametrize("ratio", [6.0, 20.0, 1000.0])
 def test_a_large_difference_plans_without_error(ratio: float) -> None:
-    """D / SD of 6 or more crashed the t-test's solver (ceil of NaN); the Wilcoxon test needs
+    """D / SD of 6 or more crashed the t-test's solver (ceil of NaN); the sign-flip test needs
     the units its smallest p allows: 6 at alpha 0.05 (2 / 2^6), 7 at 0.05 / 3."""
     spread = Spread(2.0, "pilot", False)
     closed = units_for_difference(2.0, 2.0 * ratio, 0.8, 0.05)
@@ -154,7 +222,7 @@ def test_the_plan_is_at_the_alpha_holm_leaves_each_pair() -> None:
     three = sample_size("difference", spread, 5.0, 0.8, 0.05, None, plan=Plan(comparisons=3))
     assert one.units is not None and three.units is not None and three.units > one.units + 8
     assert "0.05 / 3 = 0.0167" in three.method and "Holm" in three.method
-    assert simulated_power(None, 10.0, three.units, 5.0, 0.05 / 3, seed=0) >= 0.8
+    assert simulated_power(spread, three.units, 5.0, 0.05 / 3, seed=0) >= 0.8
 
 
 def test_a_binary_lens_is_planned_for_exact_mcnemar() -> None:
@@ -166,15 +234,22 @@ def test_a_binary_lens_is_planned_for_exact_mcnemar() -> None:
     plan = Plan("binary", 1, (0.0, 100.0))
     size = sample_size("difference", Spread(sd, "x", True), effect * sd, 0.8, 0.05, None, plan=plan)
     assert size.units is not None and size.units > 152 and "exact McNemar" in size.method
-    # against a simulation of the test itself
+    # against a simulation of the report's test itself (`paired_test` runs exact McNemar here)
     rng = np.random.default_rng(5)
     delta, discordant = effect * sd / 100, 0.5 + (effect * sd / 100) ** 2
     rejected = 0
-    for _ in range(1500):
+    for _ in range(600):
         cells = rng.multinomial(152, [discordant * (1 + delta / discordant) / 2,
                                       discordant * (1 - delta / discordant) / 2, 1 - discordant])  # fmt: skip
-        rejected += mcnemar([[0, cells[0]], [cells[1], 0]], exact=True).pvalue <= 0.05
-    assert rejected / 1500 == pytest.approx(mcnemar_power(152, effect * sd, sd, 0.05), abs=0.035)
+        a = np.repeat([100.0, 0.0, 100.0], cells)
+        b = np.repeat([0.0, 100.0, 100.0], cells)
+        tested = paired_test(a, b, "binary", (0.0, 100.0))
+        assert tested.test == "exact McNemar"
+        assert tested.p == pytest.approx(
+            mcnemar([[cells[2], cells[0]], [cells[1], 0]], exact=True).pvalue
+        )
+        rejected += tested.p < 0.05
+    assert rejected / 600 == pytest.approx(mcnemar_power(152, effect * sd, sd, 0.05), abs=0.05)
 
 
 @dataclass

@@ -81,7 +81,7 @@ def test_estimate_detect_prints_units_trials_and_cost_from_the_pilot(
     assert (
         "over the paired differences mockllm/steady - mockllm/swayed on 3 shared units" in printed
     )
-    assert "Wilcoxon signed-rank" in printed
+    assert "sign-flip permutation test of the difference of the headlines" in printed
     assert f"Design: --limit {units}" in printed
     # the design's calls: 66 per issue and trial, for each of the two models
     assert f"total: {2 * 66 * units} calls" in printed

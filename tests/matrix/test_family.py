@@ -24,7 +24,7 @@ LENSES = (
 
 def test_two_units_a_cell_under_a_true_zero_give_no_conflict() -> None:
     rows = {row["method"]: row for row in matrix_rows(2, reps=3, topics=20)}
-    before = rows["CI alone (before issue 36)"]
+    before = rows["BCa CI alone (before issue 36)"]
     assert before["false_conflict"] > 0.3  # the rule before issue 36
     for method in (
         "CI and sign-flip test, Holm across cells",

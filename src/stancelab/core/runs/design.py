@@ -26,6 +26,7 @@ from stancelab.core.stats.power import (
     default_spread,
     format_sample_size,
     pilot_spread,
+    planned_measure,
     sample_size,
 )
 
@@ -147,9 +148,8 @@ def plan_design(probe: Probe, options: ProbeRun, request: PowerRequest) -> tuple
     check_question(request.target, request.power, request.alpha)
     spread, value_range = question_spread(probe, request)
     models = len(options.models)
-    plan = Plan(
-        getattr(probe, "measure", "continuous"), max(1, models * (models - 1) // 2), value_range
-    )
+    measure = planned_measure(getattr(probe, "measure", "continuous"), spread)
+    plan = Plan(measure, max(1, models * (models - 1) // 2), value_range)
     available = dataset_units(probe, options)
     size = sample_size(request.question, spread, request.target, request.power, request.alpha, available,
                        request.seed, plan)  # fmt: skip

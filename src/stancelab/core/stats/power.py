@@ -5,13 +5,22 @@ The headline of every probe is a mean over units (issues, topics, statements, cl
 Two questions are answered from the spread of the per-unit values:
 
 * `--detect D`: units needed for the test the report will run on the paired unit values of
-  two models to find a headline difference of D with the given power, at the alpha the report's
-  adjustment leaves each comparison (Holm over the pairs of the models planned: its first step,
-  alpha / pairs, so every pair keeps the power). The test is the probe's own
-  (`core.stats.compare`): the Wilcoxon signed-rank test, simulated (seeded draws of paired
-  differences with mean D: the pilot's differences resampled where it has at least
-  MIN_RESAMPLE_UNITS units, else normal), or for a lens of one yes/no outcome per unit exact
-  McNemar, whose power is computed exactly (binomial sums over the discordant units).
+  two models (`core.stats.compare.paired_test`) to find a headline difference of D with the
+  given power, at the alpha the report's adjustment leaves each comparison (Holm over the
+  pairs of the models planned: its first step, alpha / pairs, so every pair keeps the power).
+  The estimand is the report's: the difference of the two headlines, a weighted mean of each
+  unit's contribution where the headline pools answers (`compare.contributions`). The test is
+  the report's sign-flip test of that mean (`core.stats.signflip.sign_flip_pvalues`, the same
+  code), simulated: seeded samples of units, each a paired difference and its weight, with
+  weighted mean D (the pilot's units, difference and weight together, resampled where it has
+  at least MIN_RESAMPLE_UNITS units, else normal differences of weight 1), each rejected
+  where its p is below the adjusted alpha. Above LARGE_UNITS units a sample's p is read from
+  the normal limit of its sign-flip distribution (mean 0, variance sum (w d)^2: Lindeberg's
+  central limit theorem; Lehmann & Romano 2005, "Testing Statistical Hypotheses", 3rd ed.,
+  sec. 15.2), which the test's 9,999 random flips estimate. Where every unit is one yes/no
+  outcome for both models (the pilot's units show it; without a pilot, a binary lens), the
+  report runs exact McNemar (whose p is the exact sign-flip p of such units), and its power
+  is computed exactly (binomial sums over the discordant units).
 * `--half-width H`: units needed for one model's headline CI to be at most H wide on either
   side (t interval on the SD of the unit values).
 
@@ -40,7 +49,15 @@ from scipy import optimize, stats
 from statsmodels.stats.power import TTestPower
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.stats.compare import EXACT_UNITS, MeasureKind
+from stancelab.core.stats.compare import (
+    VALUE_RANGE,
+    MeasureKind,
+    contributions,
+    one_outcome_each,
+    unit_table,
+    weighted_sd,
+)
+from stancelab.core.stats.signflip import PERMUTATION_RESAMPLES, sign_flip_pvalues
 
 Question = Literal["difference", "half_width"]
 DEFAULT_RANGE = (0.0, 100.0)
@@ -53,15 +70,19 @@ MIN_PILOT_UNITS = 3
 FEW_PILOT_UNITS = 10
 """below this many pilot units the plan warns that the pilot's SD is uncertain"""
 MIN_RESAMPLE_UNITS = 10
-"""the fewest pilot units whose paired differences are resampled (fewer: normal draws)"""
+"""the fewest pilot units whose paired differences (and weights) are resampled (fewer: normal draws)"""
 UCL_LEVEL = 0.8
 """one-sided level of the upper confidence limit taken for a pilot's SD (Browne 1995)"""
 SIMULATION_REPS = 2000
 MAX_UNITS = 100_000
 MAX_SIMULATED_UNITS = 5_000
 """the most units a simulation tries (reps x units draws are held at once)"""
-CHUNK = 256
-"""simulated samples tested at once by the enumerated Wilcoxon (2^13 sign flips each)"""
+LARGE_UNITS = 200
+"""above this many units a simulated sample's sign-flip p is read from its normal limit"""
+SIMULATED_EXACT_CELLS = 20_000
+"""the largest exact enumeration (patterns x groups) the simulation runs for a sample of more
+than 15 units with ties; a larger one is tested by the test's random flips (for speed: the p
+differs by their Monte Carlo error, about +-0.002 at 0.05)"""
 
 
 @dataclass(frozen=True)
@@ -76,6 +97,10 @@ class Spread:
     """the pilot's per-unit values (paired differences or unit values) a simulation resamples"""
     warning: str = ""
     """what the printout warns of (a small pilot); empty when nothing"""
+    weights: np.ndarray | None = None
+    """the weight of each of `values` (the answers behind a paired difference); None: 1 each"""
+    yes_no: bool | None = None
+    """whether every pilot unit is one yes/no outcome for both models (None: no pilot pair)"""
 
 
 @dataclass(frozen=True)
@@ -153,9 +178,11 @@ def sd_upper_limit(sd: float, units: int, level: float = UCL_LEVEL) -> float:
     return sd * math.sqrt((units - 1) / float(stats.chi2.ppf(1 - level, units - 1)))
 
 
-def _pilot_sd(values: np.ndarray, cap: float | None) -> tuple[float, str, str]:
-    """(the planned SD, how it was taken, a warning) from a pilot's values."""
-    sd = float(np.std(values, ddof=1))
+def _pilot_sd(values: np.ndarray, cap: float | None,
+              weights: np.ndarray | None = None) -> tuple[float, str, str]:  # fmt: skip
+    """(the planned SD, how it was taken, a warning) from a pilot's values (weighted by
+    `weights` where given, as the headline pools them)."""
+    sd = weighted_sd(values, np.ones(len(values)) if weights is None else weights)
     upper = sd_upper_limit(sd, len(values))
     capped = cap is not None and upper > cap
     planned = cap if capped and cap is not None else upper
@@ -167,37 +194,71 @@ def _pilot_sd(values: np.ndarray, cap: float | None) -> tuple[float, str, str]:
     return planned, how, warning
 
 
+@dataclass(frozen=True)
+class PairedUnits:
+    """One pair of models' shared pilot units as the report compares them."""
+
+    differences: np.ndarray
+    """each unit's contribution to the difference of the headlines"""
+    weights: np.ndarray
+    yes_no: bool
+    """every unit one yes/no outcome for both models (the report runs exact McNemar)"""
+
+
+def paired_units(values: pd.DataFrame, weights: pd.DataFrame, pair: tuple[str, str],
+                 ends: tuple[float, float]) -> PairedUnits:  # fmt: skip
+    """The pair's shared units (`compare.unit_table`'s values and weights) as `paired_test`
+    reads them: contributions to the difference of the headlines, their weights, and whether
+    every unit is one yes/no outcome for both models."""
+    a, b = pair
+    shared = values[[a, b]].dropna()
+    va, vb = shared[a].to_numpy(dtype=float), shared[b].to_numpy(dtype=float)
+    wa = weights.loc[shared.index, a].to_numpy(dtype=float)
+    wb = weights.loc[shared.index, b].to_numpy(dtype=float)
+    differences, unit_weights = contributions(va, vb, wa, wb)
+    return PairedUnits(differences, unit_weights, one_outcome_each(va, vb, wa, wb, ends))
+
+
 def pilot_spread(units: pd.DataFrame, question: Question, source: str,
                  value_range: tuple[float, float] | None = None) -> Spread | None:  # fmt: skip
-    """The spread in a pilot's unit values (columns model, unit, value), at its SD's upper
-    confidence limit; None when it has fewer than MIN_PILOT_UNITS units with a value."""
-    wide = units.dropna(subset=["value"]).pivot_table(
-        index="unit", columns="model", values="value", aggfunc="mean"
-    )
-    models = [model for model in sorted(wide.columns) if wide[model].count() >= MIN_PILOT_UNITS]
+    """The spread in a pilot's unit values (columns model, unit, value, optionally weight), at
+    its SD's upper confidence limit; None when it has fewer than MIN_PILOT_UNITS units with a
+    value. A difference's spread is that of the paired units' contributions to the difference
+    of the headlines, weighted as the headline pools answers."""
+    values, weights = unit_table(units)
+    models = [model for model in sorted(values.columns) if values[model].count() >= MIN_PILOT_UNITS]
     if not models:
         return None
     cap = widest_sd(question, value_range) if value_range is not None else None
     if question == "half_width":
-        widest = max(models, key=lambda model: wide[model].std())
-        values = wide[widest].dropna().to_numpy()
-        sd, how, warning = _pilot_sd(values, cap)
-        return Spread(sd, f"pilot {source}: {how}, over {widest}'s {len(values)} unit values (the widest of "
-                      f"{len(models)} model(s))", False, values, warning)  # fmt: skip
+        widest = max(models, key=lambda model: values[model].std())
+        unit_values = values[widest].dropna().to_numpy()
+        sd, how, warning = _pilot_sd(unit_values, cap)
+        return Spread(sd, f"pilot {source}: {how}, over {widest}'s {len(unit_values)} unit values (the widest of "
+                      f"{len(models)} model(s))", False, unit_values, warning)  # fmt: skip
     pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]
-             if wide[[a, b]].dropna().shape[0] >= MIN_PILOT_UNITS]  # fmt: skip
+             if values[[a, b]].dropna().shape[0] >= MIN_PILOT_UNITS]  # fmt: skip
     if not pairs:
-        values = wide[models[0]].dropna().to_numpy()
-        sd, how, warning = _pilot_sd(values, None)
+        unit_values = values[models[0]].dropna().to_numpy()
+        sd, how, warning = _pilot_sd(unit_values, None)
         sd = min(sd * math.sqrt(2), cap) if cap is not None else sd * math.sqrt(2)
-        return Spread(sd, f"pilot {source}: one model ({models[0]}, {len(values)} units), {how}, x sqrt(2) "
+        return Spread(sd, f"pilot {source}: one model ({models[0]}, {len(unit_values)} units), {how}, x sqrt(2) "
                       "assuming the two models are uncorrelated over units (models that rank units alike "
                       "differ less)", True, None, warning)  # fmt: skip
-    differences = {pair: (wide[pair[0]] - wide[pair[1]]).dropna().to_numpy() for pair in pairs}
-    (a, b), values = max(differences.items(), key=lambda item: np.std(item[1], ddof=1))
-    sd, how, warning = _pilot_sd(values, cap)
-    return Spread(sd, f"pilot {source}: {how}, over the paired differences {a} - {b} on {len(values)} "
-                  f"shared units (the widest of {len(pairs)} pair(s))", False, values, warning)  # fmt: skip
+    ends = value_range or units.attrs.get(VALUE_RANGE) or (0.0, 1.0)
+    paired = {pair: paired_units(values, weights, pair, ends) for pair in pairs}
+    (a, b), found = max(
+        paired.items(), key=lambda item: weighted_sd(item[1].differences, item[1].weights)
+    )
+    sd, how, warning = _pilot_sd(found.differences, cap, found.weights)
+    pooled = (
+        ""
+        if np.all(found.weights == found.weights[0])
+        else ", weighted by their answers as the headline pools them"
+    )
+    return Spread(sd, f"pilot {source}: {how}, over the paired differences {a} - {b} on {len(found.differences)} "
+                  f"shared units{pooled} (the widest of {len(pairs)} pair(s))", False, found.differences, warning,
+                  found.weights, found.yes_no)  # fmt: skip
 
 
 def units_for_difference(sd: float, difference: float, power: float, alpha: float) -> int:
@@ -233,57 +294,56 @@ def _t_half_width(sd: float, units: float, alpha: float) -> float:
     return float(stats.t.ppf(1 - alpha / 2, units - 1)) * sd / math.sqrt(units)
 
 
-def _sign_flips(units: int) -> np.ndarray:
-    """Every sign vector of `units` signs (2^units x units)."""
-    codes = np.arange(2**units)[:, None] >> np.arange(units)[None, :]
-    return np.where(codes & 1, 1.0, -1.0)
-
-
-def wilcoxon_pvalues(draws: np.ndarray) -> np.ndarray:
-    """Two-sided p of the Wilcoxon signed-rank test of each row of paired differences, zeros
-    ranked as Pratt proposed, as `core.stats.compare` runs it: up to EXACT_UNITS units every sign
-    flip enumerated (ties and zeros included), beyond scipy's choice."""
-    units = draws.shape[1]
-    if units > EXACT_UNITS:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            pvalues = stats.wilcoxon(draws, axis=1, zero_method="pratt", method="auto").pvalue
-        return np.nan_to_num(np.asarray(pvalues, dtype=float), nan=1.0)
-    flips = _sign_flips(units)
-    pvalues = np.empty(draws.shape[0])
-    for start in range(0, draws.shape[0], CHUNK):
-        chunk = draws[start : start + CHUNK]
-        ranks = stats.rankdata(np.abs(chunk), axis=1) * (chunk != 0)
-        observed = np.abs(np.sum(np.sign(chunk) * ranks, axis=1))
-        null = np.abs(ranks @ flips.T)
-        pvalues[start : start + CHUNK] = np.mean(null >= observed[:, None] - 1e-9, axis=1)
-    return pvalues
-
-
-def _draws(values: np.ndarray | None, sd: float, units: int, difference: float, seed: int,
-           reps: int) -> np.ndarray:  # fmt: skip
-    """`reps` seeded samples of `units` paired differences with mean `difference` and SD `sd`:
-    the pilot's differences resampled (centred, scaled to `sd`) where it has enough, else normal."""
+def simulated_samples(spread: Spread, units: int, difference: float, seed: int,
+           reps: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """`reps` seeded samples of `units` paired differences and their weights, with weighted mean
+    `difference` and SD `spread.sd`: the pilot's units (difference and weight together)
+    resampled, centred and scaled to the SD, where it has enough; else normal, weight 1."""
     rng = np.random.default_rng(seed)
-    if values is not None and len(values) >= MIN_RESAMPLE_UNITS and np.std(values) > 0:
-        centred = np.asarray(values, dtype=float) - np.mean(values)
-        scaled = centred * sd / float(np.std(values, ddof=1))
-        return rng.choice(scaled, size=(reps, units), replace=True) + difference
-    return rng.normal(difference, sd, size=(reps, units))
+    pilot = spread.values
+    stakes = (
+        None
+        if pilot is None
+        else (np.ones(len(pilot)) if spread.weights is None else spread.weights)
+    )
+    if pilot is not None and stakes is not None and len(pilot) >= MIN_RESAMPLE_UNITS:
+        pilot_sd = weighted_sd(pilot, stakes)
+        if pilot_sd > 0:
+            centred = np.asarray(pilot, dtype=float) - float(stakes @ pilot / stakes.sum())
+            picks = rng.integers(0, len(pilot), size=(reps, units))
+            return (centred * spread.sd / pilot_sd)[picks] + difference, stakes[picks]
+    return rng.normal(difference, spread.sd, size=(reps, units)), np.ones((reps, units))
 
 
-def simulated_power(values: np.ndarray | None, sd: float, units: int, difference: float, alpha: float,
-                    seed: int, reps: int = SIMULATION_REPS) -> float:  # fmt: skip
-    """Share of `reps` seeded samples of `units` paired differences (`_draws`) whose Wilcoxon
-    signed-rank test rejects at `alpha`."""
-    draws = _draws(values, sd, units, difference, seed, reps)
-    return float(np.mean(wilcoxon_pvalues(draws) <= alpha))
+def normal_limit_pvalues(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each sample's two-sided sign-flip p from the normal limit of its sign-flip distribution:
+    T = sum w d flips to a statistic of mean 0 and variance sum (w d)^2 (see the module); 1
+    where every value is 0."""
+    totals = values * weights
+    spread = np.sqrt(np.sum(totals**2, axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.abs(totals.sum(axis=1)) / spread
+    return np.where(spread > 0, 2 * stats.norm.sf(z), 1.0)
+
+
+def simulated_power(spread: Spread, units: int, difference: float, alpha: float, seed: int,
+                    reps: int = SIMULATION_REPS) -> float:  # fmt: skip
+    """Share of `reps` seeded samples of `units` paired units (`simulated_samples`) whose sign-flip test,
+    as the report runs it, rejects (p below `alpha`)."""
+    values, weights = simulated_samples(spread, units, difference, seed, reps)
+    if units > LARGE_UNITS:
+        pvalues = normal_limit_pvalues(values, weights)
+    else:
+        pvalues = sign_flip_pvalues(values, weights, seed, SIMULATED_EXACT_CELLS)
+    return float(np.mean(pvalues < alpha))
 
 
 def mcnemar_power(units: int, difference: float, sd: float, alpha: float,
                   value_range: tuple[float, float] = DEFAULT_RANGE) -> float:  # fmt: skip
-    """Exact power of the two-sided exact McNemar test over `units` paired yes/no units, for a
-    difference `difference` in the share of yes (on the value range's scale) when the paired
-    differences have SD `sd`: the discordant share is (sd / span)^2 + delta^2, at most 1."""
+    """Exact power of the two-sided exact McNemar test (p below `alpha`, as the report calls a
+    difference) over `units` paired yes/no units, for a difference `difference` in the share
+    of yes (on the value range's scale) when the paired differences have SD `sd`: the
+    discordant share is (sd / span)^2 + delta^2, at most 1."""
     span = value_range[1] - value_range[0]
     delta = min(abs(difference) / span, 1.0)
     discordant = min(1.0, (sd / span) ** 2 + delta**2)
@@ -297,8 +357,7 @@ def mcnemar_power(units: int, difference: float, sd: float, alpha: float,
             continue
         tail = np.arange(pairs + 1)
         rejects = (
-            np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(tail, pairs - tail), pairs, 0.5))
-            <= alpha
+            np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(tail, pairs - tail), pairs, 0.5)) < alpha
         )
         power += weight * float(stats.binom.pmf(tail[rejects], pairs, favoured).sum())
     return power
@@ -327,7 +386,7 @@ def difference_power(spread: Spread, plan: Plan, units: int, difference: float, 
     tested_at = plan.alpha(alpha)
     if plan.measure == "binary":
         return mcnemar_power(units, difference, spread.sd, tested_at, plan.value_range)
-    return simulated_power(spread.values, spread.sd, units, difference, tested_at, seed, reps)
+    return simulated_power(spread, units, difference, tested_at, seed, reps)
 
 
 def simulated_units(spread: Spread, plan: Plan, difference: float, power: float, alpha: float, seed: int,
@@ -365,14 +424,28 @@ def difference_method(plan: Plan, spread: Spread, alpha: float, seed: int) -> st
                 "pairs of the models planned: its first step, so every pair keeps the power)"
                 if plan.comparisons > 1 else f"at alpha {alpha:g} (one pair of models)")  # fmt: skip
     if plan.measure == "binary":
-        return (f"exact McNemar, as the report compares this lens's yes/no units, {adjusted}; power "
+        return (f"exact McNemar, as the report compares units of one yes/no outcome each, {adjusted}; power "
                 "computed exactly (binomial sums over the discordant units)")  # fmt: skip
-    draws = (f"the pilot's {len(spread.values)} paired differences resampled, scaled to the planned SD"
-             if spread.values is not None and len(spread.values) >= MIN_RESAMPLE_UNITS
+    pilot = spread.values is not None and len(spread.values) >= MIN_RESAMPLE_UNITS
+    weighted = (
+        pilot and spread.weights is not None and not np.all(spread.weights == spread.weights[0])
+    )
+    draws = (f"the pilot's {len(spread.values)} paired units resampled{' with their weights' if weighted else ''}, "
+             "scaled to the planned SD" if pilot and spread.values is not None
              else "normal paired differences at the planned SD")  # fmt: skip
-    return (f"Wilcoxon signed-rank test (Pratt's zeros; exact up to {EXACT_UNITS} units), as the report "
-            f"compares models, {adjusted}; power simulated: {SIMULATION_REPS} seeded samples (seed {seed}) "
-            f"of {draws}, shifted to D")  # fmt: skip
+    return (f"sign-flip permutation test of the difference of the headlines (exact up to 15 units or where "
+            f"ties allow, else {PERMUTATION_RESAMPLES:,} seeded flips), as the report compares models, {adjusted}; "
+            f"power simulated: {SIMULATION_REPS} seeded samples (seed {seed}) of {draws}, shifted to D, each "
+            f"tested by the report's code (its normal limit above {LARGE_UNITS} units)")  # fmt: skip
+
+
+def planned_measure(measure: MeasureKind, spread: Spread) -> MeasureKind:
+    """The test the report will run: exact McNemar ("binary") where the pilot's paired units
+    are one yes/no outcome each, the sign-flip test where they are not; without a pilot pair,
+    what the lens declares."""
+    if spread.yes_no is None:
+        return measure
+    return "binary" if spread.yes_no else "continuous"
 
 
 def sample_size(question: Question, spread: Spread, target: float, power: float, alpha: float,
