@@ -15,7 +15,11 @@ Bonferroni over the looks) and the same stopping on unadjusted 95% BCa looks. Se
 - signed, truth 0: the same with P(+1) = 0.5, for the share of final intervals that exclude 0.
 - lognormal: 150 units, exp(N(0.5, 1.5)) capped at 100 on 0-100 (truth 4.89), K = 5, W = 3.
 - first look: 150 units of 0/100 with P(100) = 0.97 (truth 97), W = 20, where most runs stop at
-  the first look; the coverage of the runs that stop there is shown for every setting too."""
+  the first look; the coverage of the runs that stop there is shown for every setting too.
+- pooled: 60 units of 1 to 9 answers of 0/100 each (a unit's `weight`), the chance of 100
+  rising with the answers from 0.2 to 0.76, so the headline's mean pooled over answers (truth
+  57.3) is not the mean of the unit values (48); W = 30. The issue-27 rules read the unit
+  values' mean, as before issue 36."""
 
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stancelab.core.stats.compare import WEIGHT
 from stancelab.core.stats.intervals import Estimate, bootstrap_ci
 from stancelab.core.stats.power import units_for_half_width, widest_sd
 from stancelab.core.stats.sequential import (
@@ -67,9 +72,19 @@ class Setting:
     truth: float
     width: float
     draw: Callable[[np.random.Generator, int], np.ndarray]
+    """unit values, or (with `answers`) each unit's answers"""
     looks: int = LOOKS
     sd: float = math.nan
     """the unit values' SD (for the fixed design that knows it)"""
+    answers: Callable[[np.random.Generator, np.ndarray], np.ndarray] | None = None
+    """each unit's value from its answers (`draw`'s), where the headline pools answers"""
+
+    def draw_units(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+        """One run's unit values and their answers (None: one each)."""
+        drawn = self.draw(rng, self.units)
+        if self.answers is None:
+            return drawn, None
+        return self.answers(rng, drawn), drawn
 
 
 def _shares(chance: float) -> Callable[[np.random.Generator, int], np.ndarray]:
@@ -78,6 +93,28 @@ def _shares(chance: float) -> Callable[[np.random.Generator, int], np.ndarray]:
 
 def _signed(chance: float) -> Callable[[np.random.Generator, int], np.ndarray]:
     return lambda rng, count: (2.0 * (rng.random((count, 4)) < chance) - 1.0).mean(axis=1)
+
+
+def _answer_counts(rng: np.random.Generator, count: int) -> np.ndarray:
+    return rng.integers(1, 10, count).astype(float)
+
+
+def _rising_chance(answers: np.ndarray) -> np.ndarray:
+    """The chance of 100 of a unit of `answers` answers: 0.2 at one answer, 0.76 at nine."""
+    return 0.2 + 0.07 * (answers - 1)
+
+
+def _pooled_shares(rng: np.random.Generator, answers: np.ndarray) -> np.ndarray:
+    return 100.0 * rng.binomial(answers.astype(int), _rising_chance(answers)) / answers
+
+
+_COUNTS = np.arange(1.0, 10.0)
+_POOLED_TRUTH = 100 * float(_COUNTS @ _rising_chance(_COUNTS) / _COUNTS.sum())
+_POOLED_SD = float(
+    np.std(
+        _pooled_shares(np.random.default_rng(0), _answer_counts(np.random.default_rng(1), 200_000))
+    )
+)
 
 
 def _lognormal(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -107,11 +144,17 @@ SETTINGS = {
     "lognormal": Setting("lognormal", UNITS, (0.0, 100.0), _LOG_MEAN, 3.0, _lognormal, sd=_LOG_SD),
     "first look": Setting("first look", UNITS, (0.0, 100.0), 97.0, 20.0, _shares(0.97),
                           sd=100 * math.sqrt(0.97 * 0.03)),
+    "pooled": Setting("pooled", 60, (0.0, 100.0), _POOLED_TRUTH, 30.0, _answer_counts, sd=_POOLED_SD,
+                      answers=_pooled_shares),
 }  # fmt: skip
 
 
-def unit_frame(units: list[str], values: np.ndarray) -> pd.DataFrame:
-    return pd.DataFrame({"model": MODEL, "unit": units, "value": values})
+def unit_frame(
+    units: list[str], values: np.ndarray, answers: np.ndarray | None = None
+) -> pd.DataFrame:
+    """One model's unit values (and each unit's answers, `weight`, where given)."""
+    frame = pd.DataFrame({"model": MODEL, "unit": units, "value": values})
+    return frame if answers is None else frame.assign(**{WEIGHT: answers})
 
 
 def _bca_intervals(frame: pd.DataFrame, level: float, seed: int) -> dict[str, Estimate]:
@@ -156,7 +199,7 @@ def simulate(setting: Setting, runs: int, rule: str = "sequence") -> dict[str, l
         "excludes_zero": [],
     }
     for seed in range(runs):
-        frame = unit_frame(units, setting.draw(np.random.default_rng(seed), setting.units))
+        frame = unit_frame(units, *setting.draw_units(np.random.default_rng(seed)))
         look, run_units, final = stop(frame, seed, setting, rule)
         for key, value in (("looks", look), ("units", run_units), ("covers", covers(final, setting.truth)),
                            ("width", final.ci_high - final.ci_low), ("excludes_zero", excludes_zero(final))):  # fmt: skip

@@ -117,49 +117,42 @@ BETTING_GRID = 101  # candidate means tried on [0, 1], then 40 more inside each 
 _REFINE = 41
 
 
-def _bets(values: np.ndarray, alpha: float) -> np.ndarray:
-    """Predictable plug-in bets for each order (rows) of `values` on [0, 1], sized for their
-    number (Waudby-Smith & Ramdas 2024, eq. 26 with n in place of t log t): the bet before
-    each unit uses only the units before it."""
-    count = values.shape[1]
-    seen = np.arange(1, count + 1)
-    means = (0.5 + np.cumsum(values, axis=1)) / (seen + 1)
-    variances = (0.25 + np.cumsum((values - means) ** 2, axis=1)) / (seen + 1)
-    before = np.concatenate([np.full((values.shape[0], 1), 0.25), variances[:, :-1]], axis=1)
-    return np.sqrt(2 * math.log(2 / alpha) / (count * before))
+def plug_in_bets(values: np.ndarray, alpha: float, horizon: int | None = None) -> np.ndarray:
+    """Predictable plug-in bets (Waudby-Smith & Ramdas 2024, eq. 26) before each unit of each
+    row (an order of the units) of `values` on [0, 1]: sqrt(2 log(2 / alpha) / (sigma^2 s)),
+    sigma^2 the running variance of the units before it (started at 1/4 about a mean started at
+    1/2), s the `horizon` (an interval at a fixed number of units: n in place of t log t), or
+    t log(1 + t) at the t-th unit (a confidence sequence, valid at every t). The bet before a
+    unit uses only the units before it."""
+    rows = np.atleast_2d(values)
+    seen = np.arange(1, rows.shape[1] + 1)
+    means = (0.5 + np.cumsum(rows, axis=1)) / (seen + 1)
+    variances = (0.25 + np.cumsum((rows - means) ** 2, axis=1)) / (seen + 1)
+    before = np.concatenate([np.full((rows.shape[0], 1), 0.25), variances[:, :-1]], axis=1)
+    sizes = np.full(seen.size, float(horizon)) if horizon is not None else seen * np.log1p(seen)
+    return np.sqrt(2 * math.log(2 / alpha) / (before * sizes))
 
 
-def _log_capital(candidates: np.ndarray, values: np.ndarray, weights: np.ndarray,
-                 bets: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Log of the hedged capital against each candidate mean, averaged over the orders: half
-    bet on a mean above the candidate, half below, each bet capped so the capital stays
-    positive; a unit's stake is scaled by its weight (its share of answers, <= 1)."""
+def capital_paths(candidates: np.ndarray, values: np.ndarray, weights: np.ndarray, bets: np.ndarray,
+                  cap: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The log capital, after each unit of each order (rows of `values` on [0, 1], their stakes
+    `weights` <= 1, their `bets`), of a bettor on a mean above each candidate and of one on a
+    mean below it (each candidates x orders x units): each bet capped at `cap` of the capital,
+    so it stays positive (Waudby-Smith & Ramdas 2024, the hedged capital process). A unit's
+    stake scales its gain w (x - m), which has mean 0 exactly at the mean pooled over answers
+    (the test of a ratio estimator)."""
     candidate = candidates[:, None, None]
     gaps = weights * (values - candidate)
     with np.errstate(divide="ignore"):
-        up = np.minimum(bets, BET_CAP / candidate)
-        down = np.minimum(bets, BET_CAP / (1 - candidate))
-    above = np.log1p(up * gaps).sum(axis=-1)
-    below = np.log1p(-down * gaps).sum(axis=-1)
-    both = np.concatenate([above, below], axis=-1)
-    return logsumexp(both, axis=-1) - math.log(both.shape[-1])
+        up = np.minimum(bets, cap / candidate)
+        down = np.minimum(bets, cap / (1 - candidate))
+    return np.cumsum(np.log1p(up * gaps), axis=-1), np.cumsum(np.log1p(-down * gaps), axis=-1)
 
 
-def _betting_bounds(values: np.ndarray, weights: np.ndarray, level: float,
-                    seed: int) -> tuple[float, float]:  # fmt: skip
-    """The candidate means in [0, 1] the capital does not reject (capital < 1 / alpha), as
-    (lowest, highest), widened by one step of the final grid; NaN if none."""
-    alpha = 1 - level
-    orders = np.random.default_rng(seed).permuted(np.tile(np.arange(values.size), (BETTING_ORDERS, 1)),
-                                                  axis=1)  # fmt: skip
-    orders[0] = np.arange(values.size)
-    drawn, drawn_weights = values[orders], weights[orders]
-    bets = _bets(drawn, alpha)
-    threshold = math.log(1 / alpha)
-
-    def kept(candidates: np.ndarray) -> np.ndarray:
-        return _log_capital(candidates, drawn, drawn_weights, bets) < threshold
-
+def betting_bounds(kept: Callable[[np.ndarray], np.ndarray]) -> tuple[float, float]:
+    """The lowest and highest candidate means in [0, 1] that `kept` keeps (its capital below
+    1 / alpha): a grid of BETTING_GRID, each end refined inside its step and widened by one
+    step of the finer grid; NaN if none."""
     grid = np.linspace(0.0, 1.0, BETTING_GRID)
     inside = np.flatnonzero(kept(grid))
     if inside.size == 0:
@@ -178,6 +171,26 @@ def _betting_bounds(values: np.ndarray, weights: np.ndarray, level: float,
     else:
         high += step
     return max(float(low), 0.0), min(float(high), 1.0)
+
+
+def _betting_bounds(values: np.ndarray, weights: np.ndarray, level: float,
+                    seed: int) -> tuple[float, float]:  # fmt: skip
+    """The fixed-n interval: the candidate means whose hedged capital after every unit,
+    averaged over seeded orders of the units and the two bettors, stays below 1 / alpha."""
+    alpha = 1 - level
+    orders = np.random.default_rng(seed).permuted(np.tile(np.arange(values.size), (BETTING_ORDERS, 1)),
+                                                  axis=1)  # fmt: skip
+    orders[0] = np.arange(values.size)
+    drawn, drawn_weights = values[orders], weights[orders]
+    bets = plug_in_bets(drawn, alpha, horizon=values.size)
+    threshold = math.log(1 / alpha)
+
+    def kept(candidates: np.ndarray) -> np.ndarray:
+        above, below = capital_paths(candidates, drawn, drawn_weights, bets, BET_CAP)
+        both = np.concatenate([above[..., -1], below[..., -1]], axis=-1)
+        return logsumexp(both, axis=-1) - math.log(both.shape[-1]) < threshold
+
+    return betting_bounds(kept)
 
 
 def _scaled(values: np.ndarray, lowest: float, highest: float) -> np.ndarray:
