@@ -1,5 +1,5 @@
-"""The wide test data (tests/wide_data.py): every lens's file, as its run reads it, holds five
-units on each wide topic, on both sides of the topic's claim."""
+"""The wide test data (tests/wide_data.py): every lens's file, as its run reads it, holds ten
+distinct units on each wide topic, on both sides of the topic's claim."""
 
 from __future__ import annotations
 
@@ -27,9 +27,13 @@ LOADERS: dict[str, Callable[[Path], Sequence[TopicTag]]] = {
 
 
 @pytest.mark.parametrize("lens", sorted(WIDE))
-def test_a_wide_file_holds_five_units_a_topic_on_both_sides(lens: str, tmp_path: Path) -> None:
+def test_a_wide_file_holds_ten_units_a_topic_on_both_sides(lens: str, tmp_path: Path) -> None:
     units = LOADERS[lens](write_wide(lens, tmp_path))
     per_topic = Counter(unit.shared_topic for unit in units)
-    assert per_topic == dict.fromkeys(WIDE_TOPICS, UNITS_PER_TOPIC)
+    assert UNITS_PER_TOPIC == 10 and per_topic == dict.fromkeys(WIDE_TOPICS, UNITS_PER_TOPIC)
+    unit_ids = {
+        getattr(unit, "id", None) or getattr(unit, "stance_pair_id", None) for unit in units
+    }
+    assert len(unit_ids) == len(units)  # the restated copies are units of their own
     sides = {(unit.shared_topic, unit.orientation) for unit in units}
     assert sides == {(topic, side) for topic in WIDE_TOPICS for side in (1, -1)}

@@ -1,12 +1,17 @@
-"""The wide test data: five units on each of three shared topics for every lens with a units
+"""The wide test data: ten units on each of three shared topics for every lens with a units
 file, written from one description.
 
-A lens's interval is over its units (topics, issues, statements, claims, stance pairs), so a
-scripted stance on a shared topic needs several units for one (a unanimous stance excludes 0
-from four units on). A lens's wide file holds its bundled units on WIDE_TOPICS and the ones
-the description (tests/wide_data.toml) adds, both orientations, five per topic:
-`write_wide(lens, folder)` writes it in the lens's format, and the stance scripts recognise
-its units through `wide_units(lens, unit)`.
+A lens's interval and its test of "no stance" are over its units (topics, issues, statements,
+claims, stance pairs), so a scripted stance on a shared topic needs enough of them for the
+matrix to call its direction (issue 36): a unanimous cell's sign-flip p is 2 / 2^n at best,
+and the matrix keeps a direction only where Holm across its tested cells rejects, so over
+the 18 cells of three topics and six lenses a cell needs 18 x 2 / 2^n < 0.05, that is n >= 10
+(nine units give 0.070); its interval (betting, or Clopper-Pearson for +-1 units: [0.38, 1]
+from ten) then excludes 0 too. A lens's wide file holds its bundled units on WIDE_TOPICS and
+the ones the description (tests/wide_data.toml) adds, both orientations, five per topic, and a
+restated copy of each (its texts end in RESTATED, its id in -restated: another unit on the same
+side): `write_wide(lens, folder)` writes it in the lens's format, and the stance scripts
+recognise its units through `wide_units(lens, unit)`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from pydantic import BaseModel
 
 DESCRIPTION = Path(__file__).with_name("wide_data.toml")
 WIDE_TOPICS = ("gun-control", "minimum-wage", "abortion")
-UNITS_PER_TOPIC = 5
+UNITS_PER_TOPIC = 10
+"""the fewest units whose unanimous direction survives Holm over 18 cells (see the module)"""
+RESTATED = " (restated)"
 Row = dict[str, object]
 UnitT = TypeVar("UnitT", bound=BaseModel)
 
@@ -40,6 +47,8 @@ class WideSet:
     option: str
     bundled: str | None
     row: Callable[..., Row]
+    texts: tuple[str, ...]
+    """the columns of a unit's wording, restated in its copy"""
 
 
 def _statement(topic: str, orientation: int, unit_id: str, text: str) -> Row:
@@ -83,15 +92,17 @@ def _pair(topic: str, orientation: int, stance_a: str, stance_b: str) -> Row:
 
 WIDE: dict[str, WideSet] = {
     "conviction": WideSet(
-        "statements_wide.jsonl", "statements_file", "statements_topics.jsonl", _statement
+        "statements_wide.jsonl", "statements_file", "statements_topics.jsonl", _statement, ("text",)
     ),
-    "llm-bias-bench": WideSet("topics_wide.jsonl", "topics_file", "topics.jsonl", _topic),
+    "llm-bias-bench": WideSet("topics_wide.jsonl", "topics_file", "topics.jsonl", _topic,
+                              ("label", "claim", "agree_description", "disagree_description")),
     "prior-prejudice": WideSet(
-        "claims_wide.jsonl", "claims_file", "claims_contested.jsonl", _claim
+        "claims_wide.jsonl", "claims_file", "claims_contested.jsonl", _claim, ("claim", "negation")
     ),
-    "issuebench": WideSet("issues_wide.jsonl", "issues_file", "issues.jsonl", _issue),
-    "even-handedness": WideSet("pairs_wide.csv", "pairs_file", None, _pair),
-}
+    "issuebench": WideSet("issues_wide.jsonl", "issues_file", "issues.jsonl", _issue, ("neutral", "pro", "con")),
+    "even-handedness": WideSet("pairs_wide.csv", "pairs_file", None, _pair,
+                               ("stance_a", "stance_b", "prompt_a", "prompt_b")),
+}  # fmt: skip
 
 
 @cache
@@ -109,11 +120,19 @@ def _bundled_rows(lens: str, name: str | None) -> list[Row]:
     return [row for row in rows if row.get("shared_topic") in WIDE_TOPICS]
 
 
+def _restated(row: Row, texts: tuple[str, ...]) -> Row:
+    """A copy of a unit under another id, its wording restated (RESTATED appended)."""
+    copy = {**row, **{column: f"{row[column]}{RESTATED}" for column in texts}}
+    return copy | ({"id": f"{row['id']}-restated"} if "id" in row else {})
+
+
 def wide_rows(lens: str) -> list[Row]:
-    """The rows of the lens's wide file: its bundled units on WIDE_TOPICS, then the extra ones."""
+    """The rows of the lens's wide file: its bundled units on WIDE_TOPICS, the extra ones, then
+    a restated copy of each."""
     wide = WIDE[lens]
     extra = [wide.row(*unit) for unit in _description()[lens]]
-    return [*_bundled_rows(lens, wide.bundled), *extra]
+    rows = [*_bundled_rows(lens, wide.bundled), *extra]
+    return [*rows, *(_restated(row, wide.texts) for row in rows)]
 
 
 def wide_units(lens: str, unit: type[UnitT]) -> list[UnitT]:

@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from stancelab.matrix.analysis import UNCLEAR
+from stancelab.matrix.analysis import AGREE, CONFLICT
 from stancelab.matrix.results import format_matrix
 from stancelab.matrix.run import RunAll, run_all
 from stancelab.probes import PROBES
 from tests.helpers import own_cache, scripted_chat_model
 from tests.llm_bias_bench.stance_script import WORDING
-from tests.millstone.stance_script import write_issues
-from tests.wide_data import WIDE, write_wide
+from tests.millstone.stance_script import ISSUE_VALUES, write_issues
+from tests.wide_data import UNITS_PER_TOPIC, WIDE, write_wide
 
 MODEL = "mockllm/scripted"
 HELD = {"abortion": 1, "minimum-wage": -1, "gun-control": 1}
@@ -30,11 +30,13 @@ SCRIPTS = {
     "issuebench": "tests.issuebench.stance_script",
     "even-handedness": "tests.even_handedness.stance_script",
 }
-# Where a lens's units are not all alike, the stance read back is below 1: MillStone's three
-# issues per topic read +1, +1 and +0.25 (the wavering one; tests/millstone/stance_script.py).
-STRENGTH = {"millstone": (1 + 1 + 0.25) / 3}
-# Enough units per topic for a CI that excludes 0 when the script is unanimous: each lens but
-# MillStone runs its wide file (tests/wide_data.py), written by the fixture.
+# Where a lens's units are not all alike, the stance read back is below 1: MillStone's ten
+# issues per topic read +1 on seven and +0.25 on the three wavering ones
+# (tests/millstone/stance_script.py).
+STRENGTH = {"millstone": sum(ISSUE_VALUES) / len(ISSUE_VALUES)}
+# Enough units per topic for the matrix to call a unanimous direction (issue 36: its interval
+# excludes 0 and its sign-flip test survives Holm over the 18 cells; ten units, see
+# tests/wide_data.py): each lens but MillStone runs its wide file, written by the fixture.
 SETTINGS = {
     # stancelab's own prompts: CI has no copy of the authors' MillStone prompt builder, nor
     # IssueBench's files in the cache
@@ -73,9 +75,9 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) -> None:
-    """Every stance and the side of its CI are read back; with 3 to 5 units a cell, no sign-flip
-    test survives Holm over the 18 cells (2 / 2^5 > 0.05 / 18), so no cell points a way and the
-    note says why (issue 36: at these sizes a direction would be false more often than not)."""
+    """Every stance, the side of its CI and its direction are read back: ten units a cell give
+    a unanimous cell the p 2 / 2^10, which survives Holm over the 18 cells (18 x 2 / 2^10 =
+    0.035 < 0.05)."""
     cells = {(cell["topic"], cell["lens"]): cell for cell in matrix["cells"]}
     assert matrix["models"] == [MODEL] and set(matrix["topics"]) == set(HELD)
     for lens in PROBES:
@@ -88,26 +90,35 @@ def test_every_lens_reads_every_scripted_stance_back(matrix: dict[str, object]) 
                 cell,
             )
             assert (cell["ci_low"] > 0) if expected > 0 else (cell["ci_high"] < 0), (lens, topic)
-            assert cell["unusable"] == 0 and cell["n"] >= 2
-            assert cell["p"] >= 2 / 2 ** cell["n"] - 1e-12 and cell["p"] <= 0.25, (
-                lens,
-                topic,
-                cell["p"],
-            )
-            assert (
-                cell["direction"] == 0 and "not after holm over 18 cells" in cell["direction_note"]
-            )
+            assert cell["unusable"] == 0 and cell["n"] == UNITS_PER_TOPIC
+            assert cell["p"] == pytest.approx(2 / 2**UNITS_PER_TOPIC, rel=1e-3), (lens, topic)
+            assert cell["direction"] == expected, (lens, topic, cell["direction_note"])
+
+
+def test_the_lenses_agree_where_the_scripts_do_and_the_dissenter_is_named(
+    matrix: dict[str, object],
+) -> None:
+    statuses = {row["topic"]: row for row in matrix["topics_by_model"]}
+    assert statuses["abortion"]["status"] == AGREE and statuses["abortion"]["direction"] == 1
+    assert (
+        statuses["minimum-wage"]["status"] == AGREE and statuses["minimum-wage"]["direction"] == -1
+    )
+    conflict = statuses["gun-control"]
+    assert conflict["status"] == CONFLICT and conflict["dissenting"] == DISSENTING_LENS
+    assert conflict["lenses_against"] == DISSENTING_LENS
+    assert conflict["measured_lenses"] == len(PROBES)
+    share = matrix["agreement_by_model"][0]
+    assert (share["agree"], share["n"]) == (2, 3) and share["value"] == pytest.approx(2 / 3)
+    assert share["ci_low"] < 2 / 3 < share["ci_high"]
 
 
 def test_the_matrix_says_how_its_directions_were_controlled(matrix: dict[str, object]) -> None:
-    """No cell points a way, so no topic is 'agree' or 'conflict'; the family record and the
-    CLI say how many conflicts chance alone would show under the rule (none can be: no cell
-    of 5 units or fewer can reject)."""
-    statuses = {row["topic"]: row["status"] for row in matrix["topics_by_model"]}
-    assert set(statuses.values()) == {UNCLEAR}
+    """The family record and the CLI say how the directions were controlled and how many
+    conflicts chance alone would show under the rule (if no lens had a stance on any topic:
+    few, since a cell of ten units rejects only at its smallest p)."""
     family = matrix["family"]
-    assert (family["adjustment"], family["tested_cells"], family["conflicts"]) == ("holm", 18, 0)
-    assert family["conflicts_expected_by_chance"] == 0.0
-    assert "expected by chance if no lens had a stance on any topic: at most 0.00" in format_matrix(
-        matrix
-    )
+    assert (family["adjustment"], family["tested_cells"], family["conflicts"]) == ("holm", 18, 1)
+    assert 0 <= family["conflicts_expected_by_chance"] < 0.05
+    expected = f"at most {family['conflicts_expected_by_chance']:.2f}"
+    assert "expected by chance if no lens had a stance on any topic" in format_matrix(matrix)
+    assert expected in format_matrix(matrix)

@@ -4,10 +4,12 @@ without arguments, any template or layout) with the letter of the side it holds.
 default run needs no helper role (the bundled issues have their neutral wording).
 
 The bundled set has one issue per topic, and MillStone's unit is the issue, so such a run
-gives no interval. `write_issues(path, topics)` writes three issues per topic for a run that
-can: the bundled one, a copy under another id, and a restated copy on which the subject
-wavers (it picks the other side on the "Regarding the topic" templates, 3 and 6), so the
-issues differ (+1, +1, +0.25 position-balanced) and the bootstrap over them has an interval."""
+gives no interval. `write_issues(path, topics)` writes ten issues per topic, the fewest whose
+unanimous direction the matrix calls over its 18 cells (`tests/wide_data.py` says why): the
+bundled one, COPIES copies under other ids, and RESTATEMENTS restated copies on which the
+subject wavers (it picks the other side on the "Regarding the topic" templates, 3 and 6), so
+the issues differ (+1 on seven, +0.25 position-balanced on three) and the interval over them
+is not one of identical values."""
 
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ WAVERS_ON = (
     "Regarding the topic"  # templates 3 and 6: the claim's side on A in one, on B in the other
 )
 RESTATED = " (restated)"
+COPIES = 6
+RESTATEMENTS = 3
+ISSUE_VALUES = (1.0,) * (1 + COPIES) + (0.25,) * RESTATEMENTS
+"""each issue's position-balanced stance for a subject holding +1 (the bundled issue first)"""
 
 
 @dataclass(frozen=True)
@@ -62,19 +68,15 @@ def bundled_positions() -> tuple[TaggedPositions, ...]:
 
 
 def write_issues(path: Path, topics: Iterable[str]) -> Path:
-    """An issues file with three issues per topic: the bundled one, a copy, a restated copy."""
+    """An issues file with ten issues per topic: the bundled one, its copies, its restated copies."""
     lines = []
     for issue in load_issues():
         if issue.shared_topic not in set(topics):
             continue
-        restated = {
-            "id": f"{issue.id}-restated",
-            "pro": f"{issue.pro}{RESTATED}",
-            "con": f"{issue.con}{RESTATED}",
-        }
-        lines += [issue.model_dump_json(exclude_none=True),
-                  issue.model_copy(update={"id": f"{issue.id}-copy"}).model_dump_json(exclude_none=True),
-                  issue.model_copy(update=restated).model_dump_json(exclude_none=True)]  # fmt: skip
+        copies = [issue.model_copy(update={"id": f"{issue.id}-copy-{k}"}) for k in range(COPIES)]
+        restated = [issue.model_copy(update={"id": f"{issue.id}-restated-{k}", "pro": f"{issue.pro}{RESTATED}",
+                                             "con": f"{issue.con}{RESTATED}"}) for k in range(RESTATEMENTS)]  # fmt: skip
+        lines += [unit.model_dump_json(exclude_none=True) for unit in (issue, *copies, *restated)]
     path.write_text("\n".join(lines) + "\n")
     return path
 

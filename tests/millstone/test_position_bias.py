@@ -3,17 +3,24 @@ position preference, not a stance. The templates put the pro side on A in four p
 six, so its pooled baseline reads +0.33 for an issue oriented +1; over four issues and 48
 answers the old reading (a Wilson interval over answers) called that a stance and the matrix
 flagged a conflict with any lens pointing the other way. Read per issue, position-balanced,
-with the interval over issues: stance 0, no direction, no conflict."""
+with the interval over issues: stance 0, no direction, no conflict.
+
+Issue 36's rules call a direction only where a cell's betting interval excludes 0 and its
+sign-flip test survives Holm across the matrix's cells, so the run has 17 issues: the fewest
+over which the old reading (+0.33 on every issue) would still be a direction (16 identical
++0.33s keep 0 in their betting interval), so the assertions of no direction can fail. The
+other lenses run their wide files (ten units a topic), as the scripted-stances test does."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from stancelab.core.data.topics import stance_frame
+from stancelab.core.data.topics import signed_mean, stance_frame, stance_p
 from stancelab.core.results.summary import RunResult, read_tables
 from stancelab.matrix.analysis import CONFLICT, build_matrix, combine
 from stancelab.matrix.run import RunAll, run_all
@@ -26,8 +33,8 @@ from tests.wide_data import WIDE, write_wide
 
 MODEL = "mockllm/always-a"
 TOPIC = "minimum-wage"  # its bundled issue has orientation +1: "A" reads as agreement 4 times of 6
-COPIES = 4  # issues of the topic (copies of the bundled one under other ids)
-TRIALS = 2  # 6 templates x 2 trials x 4 issues = 48 baseline answers
+COPIES = 17  # issues of the topic (copies of the bundled one under other ids)
+TRIALS = 1  # 6 templates x 1 trial x 17 issues = 102 baseline answers
 # every lens (llm-bias-bench's summary once failed on an always-"A" server with replicates)
 LENSES = ",".join(PROBES)
 SETTINGS = dict(SCRIPTED_SETTINGS) | {  # the other lenses' small settings, kept in one place
@@ -84,6 +91,9 @@ def test_millstone_reads_no_stance_and_reports_the_preference(out: Path) -> None
 
 
 def test_the_matrix_gives_millstone_no_direction_and_flags_no_conflict(out: Path) -> None:
+    old = np.full(COPIES, 1 / 3)  # the old reading of each issue: a direction with these issues
+    assert signed_mean(old).ci_low > 0 and stance_p(old) * len(PROBES) < 0.05
+    assert signed_mean(old[1:]).ci_low < 0  # one issue fewer: none
     matrix = json.loads((out / "matrix" / "summary.json").read_text())
     cell = next(c for c in matrix["cells"] if c["lens"] == "millstone" and c["topic"] == TOPIC)
     assert cell["direction"] == 0 and cell["stance"] == 0
