@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import binomtest
 
 from stancelab.core.data.topics import stance_p
+from stancelab.core.stats import signflip
 from stancelab.core.stats.compare import paired_test
 from stancelab.core.stats.family import sign_flip_p as cell_p
 from stancelab.core.stats.signflip import sign_flip_p, sign_flip_pvalues
@@ -79,3 +80,13 @@ def test_the_planning_may_trade_large_exact_enumerations_for_the_tests_random_fl
     drawn = sign_flip_pvalues(tied, exact_cells=1_000)
     assert not np.allclose(exact, drawn, atol=1e-12)
     assert drawn == pytest.approx(exact, abs=0.01)
+
+
+def test_random_flips_drawn_for_many_seeds_are_not_all_kept() -> None:
+    """Random flips are cached per (units, seed); a caller looping over seeds (the coverage
+    benchmark: one per replication, 4 MB each at 50 units) once held every draw until it ran
+    out of memory. The cache keeps a few."""
+    values = np.linspace(-1.0, 2.0, 50)
+    for seed in range(40):
+        sign_flip_p(values, seed=seed)
+    assert signflip._random_flips.cache_info().currsize <= 8

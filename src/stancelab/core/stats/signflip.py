@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy.stats import binom
@@ -75,7 +75,7 @@ def _is_exact(sizes: np.ndarray) -> bool:
     return _cells(sizes) <= EXACT_CELLS
 
 
-@cache
+@lru_cache(maxsize=8)  # bounded: a caller looping over seeds would otherwise keep each draw
 def _random_flips(units: int, seed: int) -> np.ndarray:
     """The observed pattern (nothing flipped) and PERMUTATION_RESAMPLES seeded random flips of
     `units` units (1: flipped), the same for every sample of that many units and that seed."""
