@@ -17,7 +17,7 @@ shared topic, a signed agreement with the topic's canonical claim and its 95% CI
   `agree` (two or more, every one pointing the same non-zero way), `unclear` (two or more,
   no conflict, but at least one whose CI includes 0 or has none);
 - per model across topics and per topic across models: the share of (model, topic) pairs
-  with `agree` among those with at least two lenses measured, with a Wilson CI and its n;
+  with `agree` among those with at least two lenses measured, with a Clopper-Pearson CI and its n;
   "not measured" (never 0) when no pair has two lenses measured.
 
 Directions, not magnitudes, are compared: the lenses measure different behaviours on
@@ -230,7 +230,7 @@ def topic_statuses(cells: pd.DataFrame) -> pd.DataFrame:
 
 def agreement_share(statuses: pd.DataFrame) -> dict[str, Any]:
     """Share of (model, topic) pairs whose measured lenses agree, over the pairs with at least
-    two lenses measured, with its Wilson CI (NaN bounds from one pair); NaN and a `not_measured`
+    two lenses measured, with its Clopper-Pearson CI (NaN bounds from one pair); NaN and a `not_measured`
     reason (never 0) without any."""
     comparable = statuses[statuses["measured_lenses"] >= 2]
     agree = int((comparable["status"] == AGREE).sum())

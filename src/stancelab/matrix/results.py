@@ -29,7 +29,7 @@ RULE = (
     "way (dissenting: the lenses on the smaller side, all non-zero ones on a tie); 'unclear' "
     "when two or more are measured without conflict but one or more has direction 0; 'one lens' "
     "with one measured lens; 'not measured' with none. Agreement share: topics (or models) "
-    "with 'agree' among those with at least two lenses measured, Wilson 95% CI."
+    "with 'agree' among those with at least two lenses measured, Clopper-Pearson 95% CI."
 )
 TABLES = {"cells": "cells", "statuses": "topics", "by_model": "agreement_by_model",
           "by_topic": "agreement_by_topic"}  # fmt: skip
