@@ -542,17 +542,20 @@ def _false_calls(row: dict[str, Any]) -> float:
     return max((rate for rate in rates if not math.isnan(rate)), default=0.0)
 
 
-def summary(rows: list[dict[str, Any]]) -> tuple[str, str, str]:
-    """The closing lines: the lowest coverage over the settings that print an interval, the
-    highest false-direction rate and the highest false-conflict rate (the matrix's), over the
-    rules stancelab applies."""
+def summary(rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The two closing lines: the lowest coverage over the settings that print an interval and
+    the highest false-direction rate, over the rules stancelab applies."""
     shown = _measured(_applied_printed(rows), "coverage")
     false = _measured(rows, "false_direction")
-    conflicts = _measured(rows, "false_conflict")
     return (f"minimum coverage: {min(shown):.3f} over {len(shown)} settings",
-            f"maximum false-direction rate: {max(false):.3f}",
-            f"maximum false-conflict rate: {max(conflicts):.3f}" if conflicts
-            else "maximum false-conflict rate: not measured")  # fmt: skip
+            f"maximum false-direction rate: {max(false):.3f}")  # fmt: skip
+
+
+def conflict_line(rows: list[dict[str, Any]]) -> str:
+    """The highest false-conflict rate (the matrix's rows), printed before the closing lines."""
+    conflicts = _measured(rows, "false_conflict")
+    return f"maximum false-conflict rate: {max(conflicts):.3f}" if conflicts else (
+        "maximum false-conflict rate: not measured (no matrix rows)")  # fmt: skip
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -577,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.monotonic() - started:.0f} s; below {TARGET_COVERAGE}: {len(below)}, "
           f"false directions or conflicts above {TARGET_FALSE_DIRECTION}: {len(above)} (rules {REFERENCE} "
           "shown for comparison, not counted)")  # fmt: skip
+    print(conflict_line(rows))
     print("\n".join(summary(rows)))
     return 0
 
