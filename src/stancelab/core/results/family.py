@@ -28,6 +28,7 @@ PAIR = ["model_a", "model_b"]
 class Tested:
     """A table whose rows carry a p-value the summary or the report shows."""
 
+    __test__ = False  # a name pytest would otherwise collect from the tests that import it
     table: str
     p: str = "p"
     repeats_headline: tuple[str, Any] | None = None
