@@ -20,6 +20,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stancelab.core.data.files import parse_subset
 from stancelab.core.runs.task_args import check_task_args
 from stancelab.prior_prejudice.cwa import MIN_DIGIT_MASS, rate, scale_anchors
 from stancelab.prior_prejudice.dataset import (
@@ -69,15 +70,8 @@ _REFUSAL = re.compile(
 
 
 def parse_templates(templates: str | None) -> tuple[str, ...]:
-    if not templates:
-        return TEMPLATES
-    chosen = [t.strip().upper() for t in templates.split(",") if t.strip()]
-    unknown = set(chosen) - set(TEMPLATES)
-    if unknown or not chosen:
-        raise ValueError(
-            f"templates must be among {', '.join(TEMPLATES)}; got {sorted(unknown) or 'none'}"
-        )
-    return tuple(t for t in TEMPLATES if t in chosen)
+    """`T1,T3` -> the named rating templates in order; all when none is named."""
+    return parse_subset(templates or None, TEMPLATES, "templates")
 
 
 @metric
