@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stancelab.core.results.evidence import evidence_text
-from stancelab.core.stats.compare import no_difference_ci
+from stancelab.core.stats.compare import NOT_COMPARED, no_difference_ci
 
 
 class Formats(Protocol):
@@ -30,6 +30,9 @@ def format_differences(summary: dict[str, Any]) -> str:
     difference, CI, shared units, then the test with its p and adjusted p (or why none)."""
     lines = []
     for row in summary.get("headline_differences", []):
+        if str(row.get("test_note") or "").startswith(NOT_COMPARED):
+            lines.append(f"  {row['model_a']} - {row['model_b']}: {row['test_note']}")
+            continue
         low, high = row.get("ci_low"), row.get("ci_high")
         interval = (
             f"[{low:.3g}, {high:.3g}]"
