@@ -91,6 +91,8 @@ MISTAKES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "log level bogus": (lambda tmp: ["estimate", "millstone", "--log-level", "loud"], "--log-level: invalid choice"),
     "abbreviated flag": (lambda tmp: ["estimate", "issuebench", "--issues", "1"],
                          "unrecognized arguments: --issues 1 (--issues is now --issues-file)"),
+    "unknown flag": (lambda tmp: ["run", "millstone", *MOCK, "--bogus", "--out", str(tmp / "o")],
+                     "error: stancelab run millstone: unrecognized arguments: --bogus (see stancelab run millstone --help)"),
     "issuebench --templates": (lambda tmp: ["estimate", "issuebench", "--templates", "3"], "--n-templates"),
     "bad value in a config": (lambda tmp: ["run", "--config", str(_config(tmp, 'trials = "many"'))],
                               "option trials expects int, got 'many'"),
