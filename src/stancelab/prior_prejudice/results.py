@@ -18,6 +18,7 @@ from stancelab.core.results.summary import (
     with_evidence,
     write_results,
 )
+from stancelab.core.results.text import interval_decimals
 from stancelab.core.stats.intervals import not_measured
 from stancelab.core.values import json_safe
 from stancelab.prior_prejudice import analysis as an
@@ -289,11 +290,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         if not estimate or estimate.get("value") is None:
             return "n/a"
         low, high = estimate["ci_low"], estimate["ci_high"]
-        return (
-            f"{estimate['value']:+.2f} [{low:+.2f},{high:+.2f}]"
-            if low is not None
-            else f"{estimate['value']:+.2f}"
-        )
+        if low is None or high is None:
+            return f"{estimate['value']:+.2f}"
+        places = interval_decimals(low, high)
+        return f"{estimate['value']:+.{places}f} [{low:+.{places}f},{high:+.{places}f}]"
 
     for model, categories in summary["deltas"].items():
         for category, templates in categories.items():

@@ -21,6 +21,15 @@ UNTIL_CI_KEY = "until_ci"
 """summary.json key of an `--until-ci` run's stopping record (`core.runs.until_ci`)"""
 
 
+def interval_decimals(low: float, high: float, least: int = 2, most: int = 6) -> int:
+    """The decimals (at least `least`, at most `most`) at which an interval's bounds print
+    apart, so a narrow interval shows its width: [-4.600, -4.597], not [-4.60, -4.60]."""
+    decimals = least
+    while decimals < most and high > low and f"{low:.{decimals}f}" == f"{high:.{decimals}f}":
+        decimals += 1
+    return decimals
+
+
 def with_results_path(text: str, out_dir: Path) -> str:
     return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
 
