@@ -3,7 +3,8 @@ servers (one picks a side, the other never does), as a user runs them:
 
 - a comparison needs both headlines measured: the pair is "not compared" with the reason, in
   summary.json, the CLI and the report, with no difference, interval or p;
-- a model name is text, not mathtext: a `$...$` in it leaves the report's figures whole."""
+- a model name is text, not mathtext: a `$...$` in it leaves the report's figures whole;
+- an unmeasured model's counter-argument shifts read "not measured", not figures."""
 
 from __future__ import annotations
 
@@ -75,3 +76,11 @@ def test_mathtext_in_a_model_name_is_plain_text_in_the_report(
     for labelled in ("Models ranked by", "Pairwise differences in"):  # model names on an axis
         assert f'<img alt="{labelled} open-mindedness (OM)" src="data:image/png;base64,' in page
     assert f'data-model="{SIDER}"' in page
+
+
+def test_counter_argument_shifts_of_an_unmeasured_model_say_not_measured(
+    two_models: TwoModelRun,
+) -> None:
+    shifts = two_models.printed.split("Counter-argument shifts")[1].split("\n\n")[0]
+    assert f"  {EVADER:<34} not measured: 132 of 132 answers other or failed" in shifts
+    assert "models with any: 0 of 1 (paper: four); none: " + SIDER in shifts
