@@ -4,7 +4,8 @@ servers (one picks a side, the other never does), as a user runs them:
 - a comparison needs both headlines measured: the pair is "not compared" with the reason, in
   summary.json, the CLI and the report, with no difference, interval or p;
 - a model name is text, not mathtext: a `$...$` in it leaves the report's figures whole;
-- an unmeasured model's counter-argument shifts read "not measured", not figures."""
+- an unmeasured model's counter-argument shifts read "not measured", not figures;
+- the report's headings count no lenses (there are six, not five)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ import contextlib
 import html
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+import stancelab.report
 from stancelab.cli import main
 from stancelab.testing.fake_openai import FakeOpenAIServer
 from tests.millstone.test_run_mockllm import _issues_file
@@ -84,3 +87,15 @@ def test_counter_argument_shifts_of_an_unmeasured_model_say_not_measured(
     shifts = two_models.printed.split("Counter-argument shifts")[1].split("\n\n")[0]
     assert f"  {EVADER:<34} not measured: 132 of 132 answers other or failed" in shifts
     assert "models with any: 0 of 1 (paper: four); none: " + SIDER in shifts
+
+
+def test_the_report_headings_name_no_count_of_lenses(
+    two_models: TwoModelRun, tmp_path: Path
+) -> None:
+    """Six lenses, so no heading says five (the matrix's heading is in the same template)."""
+    page = _report(two_models, tmp_path)
+    headings = re.findall(r"<h2>(.*?)</h2>", page)
+    assert "Opinion profiles: a column per lens" in headings
+    template = (Path(stancelab.report.__file__).parent / "templates" / "report.html").read_text()
+    assert "One question, every lens: topic x lens" in template
+    assert not re.search(r"\b(five|six)\b", " ".join(headings) + template, re.IGNORECASE)
