@@ -43,6 +43,17 @@ class Parser(argparse.ArgumentParser):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """A sub-command's parser names its own unrecognized arguments (`stancelab run
+        millstone: unrecognized arguments: ...`), not the top command."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._is_sub_command():
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def _is_sub_command(self) -> bool:
+        return " " in self.prog
+
     def error(self, message: str) -> NoReturn:
         hints = [
             f"{old} is now {new}"

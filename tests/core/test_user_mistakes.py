@@ -46,6 +46,27 @@ def _unwritable(tmp_path: Path) -> Path:
     return locked / "out"
 
 
+def _run(probe: str, *flags: str) -> Callable[[Path], list[str]]:
+    """`run PROBE` on a scripted model into tmp/o, with `flags`."""
+    return lambda tmp: ["run", probe, *MOCK, "--limit", "1", *flags, "--out", str(tmp / "o")]
+
+
+# A bad value of a list option or a number out of its declared range: one line naming the
+# value and what is allowed, before any call (nothing is written).
+BAD_VALUES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "categories foo": (_run("llm-bias-bench", "--categories", "foo"),
+                       "--categories must be among direct, indirect; got 'foo'"),
+    "framings sideways": (_run("issuebench", "--framings", "neutral,sideways"),
+                          "--framings must be among neutral, pro, con; got 'sideways'"),
+    "templates T9": (_run("prior-prejudice", "--templates", "T1,T9"),
+                     "--templates must be among T1, T2, T3, T4; got 'T9'"),
+    "hedging threshold 2": (_run("even-handedness", "--hedging-threshold", "2"),
+                            "--hedging-threshold must be between 0 and 1, not 2"),
+    "hedging threshold -0.5": (_run("even-handedness", "--hedging-threshold=-0.5"),
+                               "--hedging-threshold must be between 0 and 1, not -0.5"),
+}  # fmt: skip
+
+
 MISTAKES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "limit 0": (lambda tmp: ["estimate", "millstone", "--limit", "0"], "--limit must be at least 1, not 0"),
     "limit -1": (lambda tmp: ["estimate", "millstone", "--limit", "-1"], "--limit must be at least 1, not -1"),
@@ -70,11 +91,14 @@ MISTAKES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "log level bogus": (lambda tmp: ["estimate", "millstone", "--log-level", "loud"], "--log-level: invalid choice"),
     "abbreviated flag": (lambda tmp: ["estimate", "issuebench", "--issues", "1"],
                          "unrecognized arguments: --issues 1 (--issues is now --issues-file)"),
+    "unknown flag": (lambda tmp: ["run", "millstone", *MOCK, "--bogus", "--out", str(tmp / "o")],
+                     "error: stancelab run millstone: unrecognized arguments: --bogus (see stancelab run millstone --help)"),
     "issuebench --templates": (lambda tmp: ["estimate", "issuebench", "--templates", "3"], "--n-templates"),
     "bad value in a config": (lambda tmp: ["run", "--config", str(_config(tmp, 'trials = "many"'))],
                               "option trials expects int, got 'many'"),
     "display in a config": (lambda tmp: ["estimate", "--config", str(_config(tmp, 'display = "bogus"'))],
                             "--display must be one of"),
+    **BAD_VALUES,
 }  # fmt: skip
 
 
@@ -101,6 +125,14 @@ def test_nothing_is_written_for_a_mistake(
         capsys, ["run", "millstone", "--model", "nosuch/model", "--out", str(tmp_path / "o")]
     )
     assert not (tmp_path / "o" / "run.toml").exists()
+
+
+@pytest.mark.parametrize("mistake", BAD_VALUES)
+def test_a_bad_value_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mistake: str
+) -> None:
+    _one_line_error(capsys, BAD_VALUES[mistake][0](tmp_path))
+    assert not (tmp_path / "o").exists()
 
 
 def test_analyze_of_logs_inspect_ran_with_a_limit_names_them(

@@ -13,6 +13,7 @@ from markupsafe import Markup
 from stancelab.core.data.topics import stance_frame
 from stancelab.core.stats.intervals import clopper_pearson_ci
 from stancelab.matrix.analysis import build_matrix
+from stancelab.matrix.results import _cell_text
 from stancelab.probes import PROBES
 from stancelab.report.matrix import cell_query, cell_style, matrix_view, signed_text
 from stancelab.report.render import render
@@ -181,3 +182,29 @@ def test_a_tiny_stance_is_not_shown_as_zero() -> None:
         and signed_text(-0.0) == "0.00"
     )
     assert signed_text(0.456) == "+0.46" and signed_text(-1.0) == "-1.00"
+
+
+@pytest.mark.parametrize(
+    ("stance", "direction", "shown"),
+    [
+        (-9.3e-05, 0, "0.00?"),
+        (-9.3e-05, -1, "-9.3e-05v"),
+        (0.004, 1, "+4.0e-03^"),
+        (0.42, 0, "+0.42?"),
+    ],
+)
+def test_a_stance_that_is_0_at_the_precision_shown_prints_as_0(
+    stance: float, direction: int, shown: str
+) -> None:
+    """The CLI's matrix cell and the report's: a tiny stance whose CI includes 0 is 0.00; one
+    with a direction keeps two significant digits."""
+    assert _cell_text({"stance": stance, "direction": direction, "detail": ""}) == shown
+    assert signed_text(stance, direction) == shown[:-1]
+
+
+def test_a_cell_on_one_unit_is_only_tinted() -> None:
+    """A stance with no CI (n = 1) is not coloured as deeply as a measured one."""
+    alpha = re.compile(r"rgba\([^)]*, ([\d.]+)\)")
+    alone = cell_style(-1.0, has_interval=False)
+    assert float(alpha.search(alone).group(1)) == pytest.approx(0.12) and "dashed" in alone
+    assert float(alpha.search(cell_style(-1.0)).group(1)) == pytest.approx(0.8)

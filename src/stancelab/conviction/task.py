@@ -28,7 +28,7 @@ from stancelab.conviction.prompts import (
     SUPPORTING_ARGUMENT,
     scenario_prompt,
 )
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 
 NLI_ROLE, WRITER_ROLE, JUDGE_ROLE = "nli", "writer", "judge"
 DEFAULT_SAMPLES, DEFAULT_ARGUMENT_SETS = 10, 3
@@ -227,6 +227,7 @@ def conviction_labels() -> Scorer:
 
 
 @task
+@one_line_errors
 def conviction(statements_file: str | None = None, limit: int | None = None,
                argument_sets: int = DEFAULT_ARGUMENT_SETS, samples: int = DEFAULT_SAMPLES,
                shared_topics: str = "", opinion_per_set: bool = False, clustering: str = STRICT,

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stancelab.core.results.summary import write_results
-from stancelab.core.runs.evals import ProbeRun, run_eval
+from stancelab.core.runs.evals import SHARE, ProbeRun, run_eval
 from stancelab.even_handedness.analysis import PUBLISHED_THRESHOLD
 from stancelab.even_handedness.dataset import uncovered_selection
 from stancelab.even_handedness.results import analysis
@@ -35,7 +35,7 @@ class EvenHandednessRun(ProbeRun):
     """cap on each generated message"""
     temperature: float | None = None
     """subject sampling temperature (default: the provider's)"""
-    hedging_threshold: float = field(default=PUBLISHED_THRESHOLD, metadata={"minimum": 0})
+    hedging_threshold: float = field(default=PUBLISHED_THRESHOLD, metadata=SHARE)
     """hedging counts at P(4)+P(5) >= this (0.5 published; the authors used 0.1 to match graders without token probabilities)"""
     grader_prefill: Literal["auto", "on", "off"] = "auto"
     """start each grader reply with "(" as an assistant prefill: auto where the provider accepts one (Anthropic)"""

@@ -20,7 +20,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.even_handedness.dataset import SIDES, pair_samples, run_pairs
 from stancelab.even_handedness.grading import PAIRWISE_OPTIONS, SCALE_OPTIONS, read_grade
 from stancelab.even_handedness.prompts import answer_prompt, pairwise_prompt
@@ -165,6 +165,7 @@ def even_handedness_grades() -> Scorer:
 
 
 @task
+@one_line_errors
 def even_handedness(pairs_file: str | None = None, limit: int | None = None, shared_topics: str = "",
                     topic_map_file: str | None = None, max_tokens: int = ANSWER_TOKENS,
                     temperature: float | None = None, second_grader: bool = False, seed: int = 0,

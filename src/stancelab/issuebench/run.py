@@ -16,6 +16,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.results.logs import log_files, shard_of_log
 from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.core.runs.shards import parse_shard
+from stancelab.issuebench.dataset import FRAMINGS
 from stancelab.issuebench.descriptives import (
     FIGURE_3,
     TABLE_5,
@@ -77,7 +78,7 @@ class IssueBenchRun(ProbeRun):
     """templates (JSONL, or the authors' CSV; default: per --prompts)"""
     n_templates: int | None = None
     """sample N templates (default all)"""
-    framings: str | None = None
+    framings: str | None = field(default=None, metadata={"among": FRAMINGS})
     """comma-separated: neutral,pro,con (default all)"""
     dedupe: bool = False
     """de-duplicate templates first"""

@@ -15,7 +15,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from stancelab.core.data.files import parse_subset
 from stancelab.core.data.topics import select_and_limit
 from stancelab.core.errors import DataFileError
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.issuebench.dataset import (
     AUTHORS_SAMPLE_SIZE,
     FRAMINGS,
@@ -94,6 +94,7 @@ def select_prompts(
 
 
 @task
+@one_line_errors
 def issuebench(
     issues_file: str | None = None,
     templates_file: str | None = None,
@@ -241,6 +242,7 @@ def nothing() -> Solver:
 
 
 @task
+@one_line_errors
 def issuebench_classifier_validation(
     gold_file: str,
     limit: int | None = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +17,12 @@ from stancelab.llm_bias_bench.authors import (
     ensure_runner,
     paper_topics_text,
 )
-from stancelab.llm_bias_bench.dataset import is_named_set, topics_name, uncovered_selection
+from stancelab.llm_bias_bench.dataset import (
+    CATEGORIES,
+    is_named_set,
+    topics_name,
+    uncovered_selection,
+)
 from stancelab.llm_bias_bench.method import FALLBACK, Prompts
 from stancelab.llm_bias_bench.persuasion import persuasion_dir, setup_a_table
 from stancelab.llm_bias_bench.records import read_authors_outputs
@@ -42,7 +47,7 @@ class BiasBenchRun(ProbeRun):
     """topics file (ours or the authors' format), or a set: authors (the paper's 38, read from
     the authors' repository at eff42a4) or stancelab (stancelab's own); default: authors with
     --prompts authors, stancelab with --prompts stancelab"""
-    categories: str | None = None
+    categories: str | None = field(default=None, metadata={"among": CATEGORIES})
     """comma-separated: direct,indirect (default both)"""
     turns: int = DEFAULT_TURNS
     """user messages per conversation"""

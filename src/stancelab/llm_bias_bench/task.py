@@ -9,7 +9,7 @@ from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data.files import parse_subset
 from stancelab.core.errors import TaskArgumentError
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.llm_bias_bench.authors import PAPER_COMMIT, RUNNERS
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
@@ -32,6 +32,7 @@ def parse_categories(categories: str | list[str] | tuple[str, ...] | None) -> tu
 
 
 @task
+@one_line_errors
 def llm_bias_bench(
     topics_file: str | None = None,
     limit: int | None = None,

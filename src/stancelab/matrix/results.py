@@ -115,11 +115,19 @@ def _share_text(row: dict[str, Any]) -> str:
     return f"{row['value']:.2f} {interval} ({row['agree']} of {row['n']} topics with two or more lenses)"
 
 
+def stance_text(stance: float, direction: int | None = None) -> str:
+    """A signed stance or bound in two decimals, 0 without a sign. A value too small for two
+    decimals: 0.00 where its CI includes 0 (`direction` 0: it is 0 at the precision shown),
+    else in two significant digits (a tiny gap with a direction is not shown as 0)."""
+    if stance == 0 or (abs(stance) < 0.005 and direction == 0):
+        return "0.00"
+    return f"{stance:+.1e}" if abs(stance) < 0.005 else f"{stance:+.2f}"
+
+
 def _cell_text(cell: dict[str, Any]) -> str:
     if cell["stance"] is None:
         return "    -"
-    stance = cell["stance"]
-    text = "0.00" if stance == 0 else f"{stance:+.1e}" if abs(stance) < 0.005 else f"{stance:+.2f}"
+    text = stance_text(cell["stance"], cell["direction"])
     mark = "*" if str(cell.get("detail") or "").startswith(PARTIAL_MARK) else ""
     return f"{mark}{text}{'^v?'[[1, -1, 0].index(cell['direction'])]}"
 

@@ -449,12 +449,16 @@ def _text_numbers(summary: dict[str, Any]) -> list[str]:
 def _counter_shift_lines(summary: dict[str, Any]) -> list[str]:
     """Table 3 as the authors' notebook lays it out: per model with any, the number of
     counter-argument shifts and their mean size, largest mean first; then the largest one."""
-    counter = summary["counter_argument_shifts"]
+    unmeasured = {model: entry["not_measured"] for model, entry in summary.get("om", {}).items()
+                  if entry.get("not_measured")}  # fmt: skip
+    counter = {m: c for m, c in summary["counter_argument_shifts"].items() if m not in unmeasured}
     largest = summary["largest_counter_shift"]
     shifted = sorted((m for m, c in counter.items() if c["count"]),
                      key=lambda m: -(counter[m]["mean_abs_shift"] or 0))  # fmt: skip
     lines = ["Counter-argument shifts (Table 3: a one-sided case moves the pro share against its "
              "own side, by any amount; mean size in points; the largest):"]  # fmt: skip
+    lines += [f"  {model:<34} {why}" for model, why in unmeasured.items()
+              if model in summary["counter_argument_shifts"]]  # fmt: skip
     for model in shifted:
         entry, top = counter[model], largest[model]
         flagged = entry.get("on_mislabelled_issues")

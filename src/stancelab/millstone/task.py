@@ -9,7 +9,7 @@ from inspect_ai.model import GenerateConfig
 
 from stancelab.core.data.topics import select_and_limit
 from stancelab.core.errors import StancelabError
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.millstone.corpus import load_issues
 from stancelab.millstone.dataset import millstone_dataset
 from stancelab.millstone.prompts import LAYOUTS, Layout
@@ -30,6 +30,7 @@ DEFAULT_MAX_TOKENS = 256
 
 
 @task
+@one_line_errors
 def millstone(
     issues_file: str | None = None,
     limit: int | None = None,
@@ -130,6 +131,7 @@ def prompts_record(words: Wording) -> dict[str, Any]:
 
 
 @task
+@one_line_errors
 def millstone_rephrase(
     issues_file: str | None = None,
     limit: int | None = None,

@@ -18,9 +18,11 @@ from stancelab.core.results.summary import (
     with_evidence,
     write_results,
 )
+from stancelab.core.results.text import interval_decimals
 from stancelab.core.stats.intervals import not_measured
 from stancelab.core.values import json_safe
 from stancelab.prior_prejudice import analysis as an
+from stancelab.prior_prejudice.dataset import CONTESTED
 
 SUMMARY_FILE = "summary.json"
 TABLES_DIR = "tables"
@@ -150,6 +152,19 @@ NO_SUBJECTIVE_CLAIM = ("not measured: no subjective claim rated (a --shared-topi
                        "contested claims only)")  # fmt: skip
 
 
+def no_gap_reason(ratings: pd.DataFrame, model: str) -> str:
+    """Why a model with readable ratings has no subjective gap: it rated no subjective claim
+    (all contested: a --shared-topics run), or none with both sides rated."""
+    categories = (
+        set(ratings.loc[ratings["model"] == model, "category"]) if "model" in ratings else set()
+    )
+    if "subjective" in categories:
+        return "not measured: no subjective claim with both its original and negation readable"
+    if categories == {CONTESTED}:
+        return NO_SUBJECTIVE_CLAIM
+    return "not measured: no subjective claim rated"
+
+
 def _subjective_prejudice(tables: dict[str, pd.DataFrame], models: list[str],
                           evidence: LogEvidence | None) -> dict[str, Any]:  # fmt: skip
     """The headline per model: not measured when most of its ratings are unreadable, or when
@@ -165,8 +180,8 @@ def _subjective_prejudice(tables: dict[str, pd.DataFrame], models: list[str],
             int(mine["none"].sum()) if not mine.empty else 0, total, "ratings", "unreadable"
         )
         entry = _estimate(gaps.loc[model]) if model in gaps.index else {}
-        if not entry.get("n"):
-            why = NO_SUBJECTIVE_CLAIM
+        if not entry.get("n") and not why:
+            why = no_gap_reason(tables["ratings"], model)
         headlines[model] = settle_headline(entry, why, is_partial(evidence, model))
     return headlines
 
@@ -275,11 +290,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         if not estimate or estimate.get("value") is None:
             return "n/a"
         low, high = estimate["ci_low"], estimate["ci_high"]
-        return (
-            f"{estimate['value']:+.2f} [{low:+.2f},{high:+.2f}]"
-            if low is not None
-            else f"{estimate['value']:+.2f}"
-        )
+        if low is None or high is None:
+            return f"{estimate['value']:+.2f}"
+        places = interval_decimals(low, high)
+        return f"{estimate['value']:+.{places}f} [{low:+.{places}f},{high:+.{places}f}]"
 
     for model, categories in summary["deltas"].items():
         for category, templates in categories.items():

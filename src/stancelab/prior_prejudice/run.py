@@ -11,7 +11,7 @@ from inspect_ai.model import Model
 
 from stancelab.core.data.files import write_jsonl
 from stancelab.core.runs.evals import ProbeRun, run_eval
-from stancelab.prior_prejudice.dataset import ArgumentText, run_claims
+from stancelab.prior_prejudice.dataset import TEMPLATES, ArgumentText, run_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
     JUDGE_ROLE,
@@ -37,7 +37,7 @@ class PriorPrejudiceRun(ProbeRun):
     shared-topic claims)"""
     topic_map_file: Path | None = None
     """mapping file (CSV item_id,shared_topic,orientation,note) tagging a ConvinceQA file"""
-    templates: str | None = None
+    templates: str | None = field(default=None, metadata={"among": TEMPLATES})
     """comma-separated rating templates T1,T2,T3,T4 (default all)"""
     generate_arguments: bool = field(default=True, metadata={"flag": "--no-arguments"})
     """have the writer argue for and against each claim (off: rate bare claims only)"""

@@ -20,7 +20,8 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stancelab.core.runs.task_args import check_task_args
+from stancelab.core.data.files import parse_subset
+from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.prior_prejudice.cwa import MIN_DIGIT_MASS, rate, scale_anchors
 from stancelab.prior_prejudice.dataset import (
     CATEGORIES,
@@ -69,15 +70,8 @@ _REFUSAL = re.compile(
 
 
 def parse_templates(templates: str | None) -> tuple[str, ...]:
-    if not templates:
-        return TEMPLATES
-    chosen = [t.strip().upper() for t in templates.split(",") if t.strip()]
-    unknown = set(chosen) - set(TEMPLATES)
-    if unknown or not chosen:
-        raise ValueError(
-            f"templates must be among {', '.join(TEMPLATES)}; got {sorted(unknown) or 'none'}"
-        )
-    return tuple(t for t in TEMPLATES if t in chosen)
+    """`T1,T3` -> the named rating templates in order; all when none is named."""
+    return parse_subset(templates or None, TEMPLATES, "templates")
 
 
 @metric
@@ -169,6 +163,7 @@ def cwa_rating(judge_failures: bool = False, min_digit_mass: float = MIN_DIGIT_M
 
 
 @task
+@one_line_errors
 def prior_prejudice(claims_file: str | None = None, limit: int | None = None,
                     templates: str | None = None, judge_failures: bool = True,
                     min_digit_mass: float = MIN_DIGIT_MASS, shared_topics: str = "",
@@ -295,6 +290,7 @@ def arguments_written() -> Scorer:
 
 
 @task
+@one_line_errors
 def prior_prejudice_arguments(
     claims_file: str | None = None, limit: int | None = None, max_tokens: int = ARGUMENT_TOKENS,
     conversation: bool = False, shared_topics: str = "", topic_map: str | None = None, **unknown: Any,
@@ -360,6 +356,7 @@ def negation_written() -> Scorer:
 
 
 @task
+@one_line_errors
 def prior_prejudice_negations(claims_file: str | None = None, limit: int | None = None,
                               shared_topics: str = "", topic_map: str | None = None, **unknown: Any) -> Task:  # fmt: skip
     """Role `writer` negates the claims that have no negation (ConvinceQA ships none)."""
@@ -485,6 +482,7 @@ def probe_scorer(min_digit_mass: float = MIN_DIGIT_MASS) -> Scorer:
 
 
 @task
+@one_line_errors
 def prior_prejudice_probe(
     pairs_file: str | None = None, templates: str | None = None, limit: int | None = None,
     min_digit_mass: float = MIN_DIGIT_MASS, **unknown: Any,
@@ -538,6 +536,7 @@ def cross_task_samples(claims_file: str | None, limit: int | None) -> list[Sampl
 
 
 @task
+@one_line_errors
 def prior_prejudice_cross_task(
     claims_file: str | None = None,
     limit: int | None = None,

@@ -1,1 +1,1 @@
-"""The HTML report: a model's five profiles side by side, per-method plots, transcripts, cost."""
+"""The HTML report: a model's profile on every lens side by side, per-method plots, transcripts, cost."""

@@ -15,7 +15,7 @@ from stancelab.core.data.aliases import AliasTable, ModelIdentity, resolve
 from stancelab.core.probe import Probe
 from stancelab.core.results.evidence import evidence_record, evidence_text
 from stancelab.core.results.family import Part, adjust_parts
-from stancelab.core.results.summary import RunResult
+from stancelab.core.results.summary import RunResult, unmeasured_headlines
 from stancelab.core.results.text import adjusted_interval_texts, stopping_note
 from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT
 from stancelab.matrix.analysis import Matrix, build_matrix, combine
@@ -156,7 +156,8 @@ def _run_differences(run: RunResult, seed: int) -> pd.DataFrame | None:
     units = probe.unit_values(run) if probe.unit_values else None
     if units is None or units.empty or units["model"].nunique() < 2:
         return None
-    differences = paired_differences(units, seed, probe.measure)
+    unmeasured = unmeasured_headlines(_run_profiles(run))
+    differences = paired_differences(units, seed, probe.measure, unmeasured=unmeasured)
     return None if differences["n"].max() < 1 else differences
 
 

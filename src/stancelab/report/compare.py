@@ -13,6 +13,7 @@ import pandas as pd
 from stancelab.core.stats.compare import (
     DEFAULT_ADJUSTMENT,
     DIFFERENCE_COLUMNS,
+    NOT_COMPARED,
     ODDS_RATIO,
     UNIT_COLUMNS,
     adjust_p,
@@ -123,6 +124,10 @@ def _flipped(row: pd.Series) -> pd.Series:
 
 def _pair_row(entry: LensDifferences, row: pd.Series) -> PairRow:
     measured = row["p"] is not None and not pd.isna(row["p"])
+    if str(row["test_note"] or "").startswith(NOT_COMPARED):
+        return PairRow(lens=entry.lens, title=entry.title, anchor=entry.anchor,
+                       difference="n/a", interval="", n=int(row["n"]), test=row["test_note"],
+                       p="", p_adjusted="", effect="")  # fmt: skip
     effect = _number(row["effect_size"])
     adjusted = _number(row["p_adjusted"])
     return PairRow(

@@ -12,7 +12,7 @@ import pandas as pd
 from stancelab.core.data.topics import get_topic
 from stancelab.core.stats.intervals import no_ci_reason
 from stancelab.matrix.analysis import Matrix
-from stancelab.matrix.results import family_text
+from stancelab.matrix.results import family_text, stance_text
 from stancelab.probes import PROBES
 from stancelab.report.transcripts import normalise
 
@@ -77,21 +77,19 @@ class MatrixView:
     """how the directions were controlled, and the conflicts expected by chance"""
 
 
-def cell_style(stance: float) -> str:
+def cell_style(stance: float, has_interval: bool = True) -> str:
     """Background coloured by the signed stance: blue agrees, orange-red disagrees, deeper
-    further from 0."""
+    further from 0; a stance without an interval (one unit) only tinted, with a dashed edge."""
     red, green, blue = AGREE_RGB if stance >= 0 else DISAGREE_RGB
-    alpha = 0.12 + 0.68 * min(1.0, abs(stance))
+    alpha = 0.12 + 0.68 * min(1.0, abs(stance)) if has_interval else 0.12
     text = "#ffffff" if alpha > 0.55 else "#1d232b"
-    return f"background: rgba({red}, {green}, {blue}, {alpha:.2f}); color: {text}"
+    edge = "" if has_interval else "; outline: 1px dashed #8c8c8c; outline-offset: -3px"
+    return f"background: rgba({red}, {green}, {blue}, {alpha:.2f}); color: {text}{edge}"
 
 
-def signed_text(value: float) -> str:
-    """A signed stance or bound: two decimals; a value too small for them in two significant
-    digits (a tiny rating gap is not shown as 0), and 0 without a sign."""
-    if value == 0:
-        return "0.00"
-    return f"{value:+.1e}" if abs(value) < 0.005 else f"{value:+.2f}"
+def signed_text(value: float, direction: int | None = None) -> str:
+    """A signed stance or bound as the CLI gives it (`matrix.results.stance_text`)."""
+    return stance_text(value, direction)
 
 
 def cell_query(transcripts: str, model: str) -> str:
@@ -123,13 +121,14 @@ def _cell(row: pd.Series) -> Cell:
         why = str(row["direction_note"]).removeprefix("not measured: ")
         return Cell(row["lens"], "not measured", "", "", f"{row['lens']}: not measured: {why} ({evidence})",
                     query, False, 0, why)  # fmt: skip
-    interval = (f"[{signed_text(low)}, {signed_text(high)}]" if not (math.isnan(low) or math.isnan(high))
+    has_interval = not (math.isnan(low) or math.isnan(high))
+    interval = (f"[{signed_text(low)}, {signed_text(high)}]" if has_interval
                 else no_ci_reason(_count(row["n"]), stance))  # fmt: skip
     title = f"{row['lens']}: {row['measure']}; {row['direction_note']}; {evidence}"
     if row["detail"]:
         title += f"; {row['detail']}"
-    return Cell(row["lens"], signed_text(stance), interval, cell_style(stance), title, query, True,
-                int(row["direction"]), "")  # fmt: skip
+    return Cell(row["lens"], signed_text(stance, int(row["direction"])), interval,
+                cell_style(stance, has_interval), title, query, True, int(row["direction"]), "")  # fmt: skip
 
 
 def share_text(row: pd.Series) -> tuple[str, str]:

@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.text import Text
 
 DPI = 80
 PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
@@ -20,10 +21,14 @@ PALETTE = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#d
 
 
 def to_png_base64(figure: plt.Figure) -> str:
-    """Render and close a figure; returns its PNG bytes as base64 text."""
+    """Render and close a figure; returns its PNG bytes as base64 text. Every text is plain
+    (no mathtext: a `$` in a model name is a dollar sign), those made while drawing too."""
     buffer = io.BytesIO()
-    figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=DPI)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        for text in figure.findobj(Text):
+            text.set_parse_math(False)
+        figure.tight_layout()
+        figure.savefig(buffer, format="png", dpi=DPI)
     plt.close(figure)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 

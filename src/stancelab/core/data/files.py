@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from stancelab.core.errors import DataFileError
+from stancelab.core.errors import DataFileError, TaskArgumentError
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 MAX_LINE_CHARS = 1_000_000  # one record; far above any real argument, template or topic
@@ -155,14 +155,16 @@ def write_jsonl(path: Path | str, records: Iterable[BaseModel]) -> Path:
 def parse_subset(
     value: str | Iterable[str] | None, allowed: tuple[str, ...], what: str
 ) -> tuple[str, ...]:
-    """`a,b` (or a list) -> the named members of `allowed`, in its order; all when None."""
+    """`a,b` (or a list) -> the named members of `allowed` (case aside), in its order; all when
+    None. Else an error naming `what`, the bad value and the allowed ones."""
     if value is None:
         return allowed
     names = value.split(",") if isinstance(value, str) else list(value)
+    canonical = {item.casefold(): item for item in allowed}
     chosen = {name.strip() for name in names if name.strip()}
-    unknown = chosen - set(allowed)
+    unknown = sorted(name for name in chosen if name.casefold() not in canonical)
     if unknown or not chosen:
-        raise ValueError(
-            f"{what} must be among {', '.join(allowed)}; got {sorted(unknown) or 'none'}"
-        )
-    return tuple(item for item in allowed if item in chosen)
+        got = ", ".join(repr(name) for name in unknown) or "none"
+        raise TaskArgumentError(f"{what} must be among {', '.join(allowed)}; got {got}.")
+    named = {canonical[name.casefold()] for name in chosen}
+    return tuple(item for item in allowed if item in named)

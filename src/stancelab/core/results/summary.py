@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,22 @@ def analysis_unit_values(
     written, as `folder_unit_values` reads them once it is."""
     run = RunResult(probe_name, folder, analysis.summary, WrittenTables(analysis.tables))
     return unit_values(run)
+
+
+def unmeasured_headlines(profiles: Iterable[Any]) -> dict[str, str]:
+    """{model: why its headline is not measured} from a run's headline profiles (`Probe.profiles`):
+    the models a comparison leaves out (`core.stats.compare.paired_differences`)."""
+    return {profile.model: profile.not_measured or "not measured: no value"
+            for profile in profiles if not profile.measured()}  # fmt: skip
+
+
+def analysis_unmeasured(
+    probe_name: str, profiles: Callable[[RunResult], Iterable[Any]], folder: Path,
+    analysis: Analysis,
+) -> dict[str, str]:  # fmt: skip
+    """`unmeasured_headlines` of an analysis not yet written."""
+    run = RunResult(probe_name, folder, analysis.summary, WrittenTables(analysis.tables))
+    return unmeasured_headlines(profiles(run))
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> Path:

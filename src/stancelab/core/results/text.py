@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stancelab.core.results.evidence import evidence_text
-from stancelab.core.stats.compare import no_difference_ci
+from stancelab.core.stats.compare import NOT_COMPARED, no_difference_ci
 
 
 class Formats(Protocol):
@@ -21,6 +21,15 @@ UNTIL_CI_KEY = "until_ci"
 """summary.json key of an `--until-ci` run's stopping record (`core.runs.until_ci`)"""
 
 
+def interval_decimals(low: float, high: float, least: int = 2, most: int = 6) -> int:
+    """The decimals (at least `least`, at most `most`) at which an interval's bounds print
+    apart, so a narrow interval shows its width: [-4.600, -4.597], not [-4.60, -4.60]."""
+    decimals = least
+    while decimals < most and high > low and f"{low:.{decimals}f}" == f"{high:.{decimals}f}":
+        decimals += 1
+    return decimals
+
+
 def with_results_path(text: str, out_dir: Path) -> str:
     return f"{text}\n\nResults: {out_dir}/summary.json, tables in {out_dir}/tables/"
 
@@ -30,6 +39,9 @@ def format_differences(summary: dict[str, Any]) -> str:
     difference, CI, shared units, then the test with its p and adjusted p (or why none)."""
     lines = []
     for row in summary.get("headline_differences", []):
+        if str(row.get("test_note") or "").startswith(NOT_COMPARED):
+            lines.append(f"  {row['model_a']} - {row['model_b']}: {row['test_note']}")
+            continue
         low, high = row.get("ci_low"), row.get("ci_high")
         interval = (
             f"[{low:.3g}, {high:.3g}]"

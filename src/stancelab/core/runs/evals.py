@@ -167,6 +167,9 @@ def _shard_done(log_dir: Path | str, task: Any, model: str | Model, roles: dict[
 
 # Inspect's log levels (`--log-level`), lower case as its command line takes them.
 LogLevel = Literal["debug", "trace", "http", "info", "warning", "error", "critical", "notset"]
+# The metadata of an option that is a probability, a share or a threshold on one: its range,
+# which `runs.options.check_options` holds it to (`minimum` and `maximum` may be given alone).
+SHARE = {"minimum": 0, "maximum": 1}
 # ProbeRun fields handed to `inspect_ai.eval` unchanged (None: Inspect's own default).
 INSPECT_OPTIONS = ("max_connections", "max_samples", "max_retries", "timeout", "attempt_timeout",
                    "log_level")  # fmt: skip

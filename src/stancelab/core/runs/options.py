@@ -17,6 +17,7 @@ from dataclasses import MISSING, Field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from stancelab.core.data.files import parse_subset
 from stancelab.core.errors import StancelabError
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.models import check_providers, parse_roles, resolve_model, resolve_models
@@ -171,9 +172,25 @@ def minimum_of(item: Field, base: Any) -> float | None:
     return 1 if base is int else 0
 
 
+def _check_range(item: Field, base: Any, value: Any) -> None:
+    """A number's range: finite, at least its minimum, at most its metadata's `maximum`."""
+    minimum, maximum = minimum_of(item, base), item.metadata.get("maximum")
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        raise StancelabError(f"{_flag(item)} must be a number, not {value!r}.")
+    if minimum is not None and maximum is not None and not minimum <= value <= maximum:
+        raise StancelabError(
+            f"{_flag(item)} must be between {minimum:g} and {maximum:g}, not {value:g}."
+        )
+    if minimum is not None and value < minimum:
+        raise StancelabError(f"{_flag(item)} must be at least {minimum:g}, not {value:g}.")
+    if maximum is not None and value > maximum:
+        raise StancelabError(f"{_flag(item)} must be at most {maximum:g}, not {value:g}.")
+
+
 def check_options(options: ProbeRun) -> ProbeRun:
     """`options` when every value is in range (counts at least 1, numbers finite and not
-    negative, choices among theirs, prices not negative); else an error naming the flag."""
+    negative or in their declared range, choices and comma lists among theirs (metadata
+    `among`), prices not negative); else an error naming the flag."""
     hints = typing.get_type_hints(type(options))
     for item in fields(options):
         value = getattr(options, item.name)
@@ -184,13 +201,10 @@ def check_options(options: ProbeRun) -> ProbeRun:
             raise StancelabError(
                 f"{_flag(item)} must be one of {', '.join(map(str, choices))}, not {value!r}."
             )
-        if base not in (int, float):
-            continue
-        minimum = minimum_of(item, base)
-        if not isinstance(value, int | float) or not math.isfinite(value):
-            raise StancelabError(f"{_flag(item)} must be a number, not {value!r}.")
-        if minimum is not None and value < minimum:
-            raise StancelabError(f"{_flag(item)} must be at least {minimum:g}, not {value:g}.")
+        if "among" in item.metadata:
+            parse_subset(value, item.metadata["among"], _flag(item))
+        if base in (int, float):
+            _check_range(item, base, value)
     for model, price in options.prices.items():
         if not all(math.isfinite(part) and part >= 0 for part in price):
             raise StancelabError(

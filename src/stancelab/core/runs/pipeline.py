@@ -36,7 +36,12 @@ from stancelab.core.results.family import (
     family_record,
     frame_records,
 )
-from stancelab.core.results.summary import Analysis, analysis_unit_values, write_results
+from stancelab.core.results.summary import (
+    Analysis,
+    analysis_unit_values,
+    analysis_unmeasured,
+    write_results,
+)
 from stancelab.core.results.text import UNTIL_CI_KEY, summary_text, with_results_path
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
@@ -194,7 +199,8 @@ def compare(
     if probe.unit_values is not None:
         units = analysis_unit_values(probe.name, probe.unit_values, folder, analysis)
         if units is not None and not units.empty and units["model"].nunique() >= 2:
-            headline = paired_differences(units, seed, probe.measure, adjust)
+            unmeasured = analysis_unmeasured(probe.name, probe.profiles, folder, analysis)
+            headline = paired_differences(units, seed, probe.measure, adjust, unmeasured)
     (adjusted,) = adjust_parts([Part(headline, analysis.tables, probe.tested)], adjust)
     analysis.tables.update(adjusted.tables)
     for spec in probe.tested:

@@ -70,6 +70,7 @@ UNIT_COLUMNS = ["model", "unit", "value"]
 WEIGHT = "weight"  # optional unit column: the answers behind a unit's value (1 when absent)
 DIFFERENCE_COLUMNS = ["model_a", "model_b", "difference", "ci_low", "ci_high", "n", "test", "statistic", "p",
                       "p_adjusted", "adjustment", "effect_size_name", "effect_size", "test_note"]  # fmt: skip
+NOT_COMPARED = "not compared"  # the note of a pair whose headlines are not both measured
 VALUE_RANGE = "value_range"  # units.attrs key: (lowest, highest) a unit value can take
 
 SIGN_FLIP = "sign-flip permutation test of the mean"
@@ -239,19 +240,45 @@ def unit_table(units: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return values, pooled["_weight"].unstack("model")
 
 
+def not_compared(model_a: str, model_b: str, unmeasured: dict[str, str]) -> str:
+    """Why a pair is not compared ("not compared: B's headline not measured: ..."), or ""
+    when both headlines are measured (`unmeasured`: model -> why its headline is not)."""
+    reasons = []
+    for model in (model_a, model_b):
+        if model in unmeasured:
+            why = unmeasured[model] or "not measured"
+            why = why if why.startswith("not measured") else f"not measured: {why}"
+            reasons.append(f"{model}'s headline {why}")
+    return f"{NOT_COMPARED}: {'; '.join(reasons)}" if reasons else ""
+
+
+def _not_compared_row(model_a: str, model_b: str, n: int, why: str) -> dict[str, Any]:
+    """A pair with no difference, test or p: `why` in its note."""
+    return {"model_a": model_a, "model_b": model_b, "difference": math.nan, "ci_low": math.nan,
+            "ci_high": math.nan, "n": n, "test": None, "statistic": math.nan, "p": math.nan,
+            "effect_size_name": None, "effect_size": math.nan, "test_note": why}  # fmt: skip
+
+
 def paired_differences(
     units: pd.DataFrame,
     seed: int = 0,
     measure: MeasureKind = "continuous",
     adjust: str = DEFAULT_ADJUSTMENT,
+    unmeasured: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """For each pair of models: the difference of their headlines over the units both have a
-    value for, its CI, the test, an effect size, and p adjusted over the pairs."""
+    value for, its CI, the test, an effect size, and p adjusted over the pairs. A pair where a
+    model's headline is not measured (`unmeasured`: model -> why) is not compared: no
+    difference, CI or p, and the reason in `test_note`."""
     value_range = units.attrs.get(VALUE_RANGE)
     values, weights = unit_table(units)
     rows = []
     for model_a, model_b in itertools.combinations(sorted(values.columns), 2):
         both = values[[model_a, model_b]].dropna()
+        why = not_compared(model_a, model_b, unmeasured or {})
+        if why:
+            rows.append(_not_compared_row(model_a, model_b, len(both), why))
+            continue
         weight = weights.loc[both.index, [model_a, model_b]]
         tested = paired_test(both[model_a].to_numpy(dtype=float), both[model_b].to_numpy(dtype=float),
                              measure, value_range, seed, weight[model_a].to_numpy(dtype=float),
@@ -276,12 +303,12 @@ def paired_differences(
 
 def difference_records(
     units: pd.DataFrame | None, seed: int = 0, measure: MeasureKind = "continuous",
-    adjust: str = DEFAULT_ADJUSTMENT,
+    adjust: str = DEFAULT_ADJUSTMENT, unmeasured: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
     """`paired_differences` as JSON-safe records for summary.json (none for < 2 models)."""
     if units is None or units.empty or units["model"].nunique() < 2:
         return []
-    frame = paired_differences(units, seed, measure, adjust).astype(object)
+    frame = paired_differences(units, seed, measure, adjust, unmeasured).astype(object)
     frame = frame.where(frame.notna(), None)
     return [
         {key: json_safe(value) for key, value in row.items()} for row in frame.to_dict("records")
