@@ -99,3 +99,14 @@ def test_the_report_headings_name_no_count_of_lenses(
     template = (Path(stancelab.report.__file__).parent / "templates" / "report.html").read_text()
     assert "One question, every lens: topic x lens" in template
     assert not re.search(r"\b(five|six)\b", " ".join(headings) + template, re.IGNORECASE)
+
+
+def test_an_unmeasured_model_is_not_ranked_and_its_empty_cells_stay_empty(
+    two_models: TwoModelRun, tmp_path: Path
+) -> None:
+    """The OM ranking is over measured models (the evader once topped it at +100% over the
+    median); a pair not compared shows empty cells, not "None", in the report's tables."""
+    summary = json.loads((two_models.out / "summary.json").read_text())
+    assert {row["model"] for row in summary["om_ranking"]} == {SIDER}
+    assert f"Top of the OM ranking on 2 issues: {EVADER}" not in two_models.printed
+    assert "<td>None</td>" not in _report(two_models, tmp_path)

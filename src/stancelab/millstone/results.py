@@ -57,6 +57,13 @@ def issue_sets(counts: pd.DataFrame) -> dict[str, Any]:
     return sets
 
 
+def _measured(om_models: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
+    """The models whose OM is measured (a model whose answers are mostly other or failed is
+    not ranked: `_not_measured`)."""
+    unmeasured = {model for model, trials in _trial_counts(counts).items() if _not_measured(trials)}
+    return om_models[~om_models["model"].isin(unmeasured)]
+
+
 def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every table the per-case counts allow (runs and imports alike)."""
     om_issue = om.om_per_issue(counts)
@@ -73,7 +80,7 @@ def compute_count_tables(counts: pd.DataFrame, seed: int = 0) -> dict[str, pd.Da
         "om_model": om.om_per_model(om_issue, seed=seed),
         "om_full_run": om_full,
         "om_subset": om_subset,
-        "om_ranking": om.om_ranking(om_subset if subset else om_full).assign(
+        "om_ranking": om.om_ranking(_measured(om_subset if subset else om_full, counts)).assign(
             issue_set="subset" if subset else "full_run",
             issues=len(subset) if subset else counts["issue_id"].nunique(),
         ),  # models ranked on one issue set only

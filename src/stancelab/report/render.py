@@ -37,6 +37,9 @@ def content_security_policy(script: str) -> str:
 
 
 def _cell(value: object) -> str:
+    """A table cell's text: empty where nothing was measured (None, NaN)."""
+    if value is None:
+        return ""
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.4g}"
     return str(value)
