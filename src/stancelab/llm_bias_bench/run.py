@@ -17,7 +17,12 @@ from stancelab.llm_bias_bench.authors import (
     ensure_runner,
     paper_topics_text,
 )
-from stancelab.llm_bias_bench.dataset import is_named_set, topics_name, uncovered_selection
+from stancelab.llm_bias_bench.dataset import (
+    is_named_set,
+    load_topics,
+    topics_name,
+    uncovered_selection,
+)
 from stancelab.llm_bias_bench.method import FALLBACK, Prompts
 from stancelab.llm_bias_bench.persuasion import persuasion_dir, setup_a_table
 from stancelab.llm_bias_bench.records import read_authors_outputs
@@ -123,6 +128,13 @@ def run_evals(run: BiasBenchRun) -> None:
         **run.eval_args(),
         **run.shard_args(),
     )
+
+
+def read_inputs(run: BiasBenchRun) -> None:
+    """Before a run: its topics file read and validated (one line when it cannot be)."""
+    name = topics_name(run.topics_file, run.prompts)
+    if run.topics_file is not None and not is_named_set(name):
+        load_topics(run.topics_file)
 
 
 def prepare(run: BiasBenchRun) -> None:

@@ -4,7 +4,8 @@ Each stage is entered once, in that order:
 
 1. validate: every check of the options that needs no model call (values, providers, input
    files, the output folder, how `--workers`, `--shard`, `--log-dir` and `--until-ci` go
-   together), and the authors' artefacts the run reads at hand (`Probe.prepare`).
+   together), the authors' artefacts the run reads at hand (`Probe.prepare`) and its input
+   files read (`Probe.read_inputs`): a run that stops here writes nothing (not run.toml).
 2. plan: how the evals run, one `Strategy` of four (in this process; one shard; N worker
    processes of a shard each; `--until-ci`'s seeded batches), and the run's record in its
    folder (run.toml, prices.json).
@@ -52,8 +53,8 @@ PRICES_FILE = "prices.json"
 
 
 def validate(probe: Probe, options: ProbeRun) -> None:
-    """Every check that needs no model call, and the authors' artefacts the run reads fetched or
-    checked; raises before anything is written."""
+    """Every check that needs no model call, the authors' artefacts the run reads fetched or
+    checked, and its input files read; raises before anything is written."""
     if not isinstance(options, probe.options):
         raise TypeError(
             f"{probe.name} runs with {probe.options.__name__}, not {type(options).__name__}"
@@ -63,6 +64,8 @@ def validate(probe: Probe, options: ProbeRun) -> None:
     check_run(options)
     if probe.prepare is not None:
         probe.prepare(options)
+    if probe.read_inputs is not None:
+        probe.read_inputs(options)
 
 
 def check_parallel_options(options: ProbeRun) -> None:
