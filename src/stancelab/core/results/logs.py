@@ -13,6 +13,10 @@ of its run (the same identity, less selection and shard) is in the folder, and t
 partial; a complete run is never replaced, nor added to, by an interrupted one. What was left
 out (interrupted logs ignored, samples read from interrupted logs, shards missing) is returned
 with the rows that count, as a `LogEvidence` (`core.results.evidence`), for every summary to state.
+
+A file among the logs that is no readable Inspect log (a `.eval` cut short or empty, a stray
+`notes.json`: what a partial copy of a shard's folder leaves) is skipped by every reader
+(`log_files`), named, and makes the summary partial (`unreadable_logs`).
 """
 
 from __future__ import annotations
@@ -38,14 +42,58 @@ COMPLETE = "success"
 """the status of a complete log (Inspect's `EvalLog.status`)"""
 
 
-def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Inspect log files under a folder (recursively), or the given files that exist."""
+UNREADABLE_ATTR = "stancelab_unreadable_logs"
+"""`DataFrame.attrs` key of a samples frame: the files among its logs that could not be read"""
+
+
+def candidate_log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Files named as Inspect logs under a folder (recursively: `*.eval`, `*.json`), or the
+    given files that exist, readable or not."""
     if isinstance(logs, str | Path):
         path = Path(logs)
         if path.is_dir():
             return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
         return [path] if path.exists() else []
     return [Path(item) for item in logs]
+
+
+def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The readable Inspect logs under a folder (recursively), or among the given files; a
+    file that is no readable log is left out (`unreadable_logs` names it)."""
+    return [path for path in candidate_log_files(logs) if readable_log(path)]
+
+
+def unreadable_logs(logs: str | Path | Iterable[str | Path]) -> set[str]:
+    """The files under a folder (or among the given files) named as logs that are no readable
+    Inspect log: a `.eval` cut short or empty, a JSON file that is not a log."""
+    return {str(path) for path in candidate_log_files(logs) if not readable_log(path)}
+
+
+_READABLE: dict[tuple[str, int, int], bool] = {}
+
+
+def readable_log(path: Path) -> bool:
+    """Whether Inspect reads the file's log header (once per process while it is unchanged)."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _READABLE:
+        try:
+            read_eval_log(str(path), header_only=True)
+            _READABLE[key] = True
+        except Exception:
+            _READABLE[key] = False
+    return _READABLE[key]
+
+
+def frame_evidence(frame: pd.DataFrame) -> LogEvidence:
+    """The evidence a samples frame carries by itself: the files among its logs that could
+    not be read (`samples_frame`)."""
+    return LogEvidence(unreadable_logs=set(frame.attrs.get(UNREADABLE_ATTR, ())))
 
 
 def shard_of_log(metadata: dict[str, Any] | None) -> str:
@@ -126,7 +174,7 @@ def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> Cou
     """The rows of complete logs, and of interrupted logs whose run (identity less
     `selection_args` and shard) has no complete log in the frame, with the evidence of what
     was left out (interrupted logs ignored, shards missing). Keeps the frame's order."""
-    evidence = LogEvidence()
+    evidence = frame_evidence(frame)
     if frame.empty:
         return Counted(frame, evidence)
     complete = (_statuses(frame) == COMPLETE).to_numpy()
@@ -175,7 +223,7 @@ def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> 
     in their shard) both ran, the newest copy; of an interrupted run without a complete log,
     each sample it finished, the newest copy. With the evidence of what the read left out."""
     if frame.empty:
-        return Counted(frame, LogEvidence())
+        return Counted(frame, frame_evidence(frame))
     selection_args = tuple(selection_args)
     counted = counted_rows(frame, selection_args)
     ordered = _ordered(counted.rows)
@@ -206,9 +254,10 @@ def _written(log: object) -> int:
 
 
 def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.DataFrame:
-    """Every sample of every log under `logs`: Inspect's sample summary, eval, model and task
-    columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
-    are read, without their events, only when a column asks for them. Empty without logs."""
+    """Every sample of every readable log under `logs`: Inspect's sample summary, eval, model and
+    task columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
+    are read, without their events, only when a column asks for them. Empty without logs. The
+    files that are no readable log are in `attrs[UNREADABLE_ATTR]` (`frame_evidence`)."""
     from inspect_ai.analysis import (
         EvalColumn,
         EvalInfo,
@@ -218,13 +267,18 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
         samples_df,
     )
 
-    files = [str(path) for path in log_files(logs)]
+    candidates = candidate_log_files(logs)
+    files = [str(path) for path in candidates if readable_log(path)]
+    unreadable = sorted({str(path) for path in candidates} - set(files))
     if not files:
-        return pd.DataFrame()
-    columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
-               *extra_columns]  # fmt: skip
-    frame = samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
-    return in_sample_order(frame)
+        frame = pd.DataFrame()
+    else:
+        columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
+                   *extra_columns]  # fmt: skip
+        frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
+                                           exclude_fields=set(UNREAD_SAMPLE_FIELDS)))  # fmt: skip
+    frame.attrs[UNREADABLE_ATTR] = unreadable
+    return frame
 
 
 def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
@@ -261,7 +315,7 @@ def scored_samples(
         SampleColumn("score_value", path=lambda s: score_field(s, "value"), full=True),
     ])  # fmt: skip
     if frame.empty or "task_name" not in frame:
-        return Counted(pd.DataFrame(), LogEvidence())
+        return Counted(pd.DataFrame(), frame_evidence(frame))
     rows, evidence = runs_that_count(frame[frame["task_name"] == task_name], selection_args)
     rows = rows.copy()
     rows["score"] = [as_dict(value) for value in rows["score"]]

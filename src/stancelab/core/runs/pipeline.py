@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.probe import Probe
+from stancelab.core.results.evidence import with_unreadable
 from stancelab.core.results.family import (
     FAMILY_KEY,
     Part,
@@ -37,6 +38,7 @@ from stancelab.core.results.family import (
     family_record,
     frame_records,
 )
+from stancelab.core.results.logs import unreadable_logs
 from stancelab.core.results.summary import Analysis, analysis_unit_values, write_results
 from stancelab.core.results.text import UNTIL_CI_KEY, summary_text, with_results_path
 from stancelab.core.runs.evals import ProbeRun
@@ -175,8 +177,12 @@ def write_prices(options: ProbeRun) -> None:
 
 def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = None) -> Analysis:
     """The probe's analysis of the folder's logs (with the run's options, or None when the
-    folder is analysed on its own), with the stopping record of an `--until-ci` run."""
+    folder is analysed on its own), with the stopping record of an `--until-ci` run; files
+    among the logs that are no readable log are named in its evidence, which is then partial."""
     analysis = probe.analysis(folder, seed, options)
+    evidence = analysis.summary.get("evidence")
+    if isinstance(evidence, dict):  # whatever its readers saw, every damaged file is named
+        with_unreadable(evidence, unreadable_logs(folder / "logs"))
     record = replay_until_ci(probe, folder, analysis)
     if record is not None:
         analysis.summary[UNTIL_CI_KEY] = record
