@@ -17,7 +17,7 @@ from stancelab.issuebench.run import IssueBenchRun, run_issuebench
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.probes import get_probe
 from stancelab.report.build import build_report
-from stancelab.testing.fake_openai import FakeOpenAIServer
+from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
 from tests.helpers import scripted_chat_model, scripted_model
 from tests.millstone.test_run_mockllm import _issues_file, follower
 
@@ -227,3 +227,40 @@ def test_issuebench_skips_a_damaged_log(tmp_path: Path, capsys: pytest.CaptureFi
     assert set(summary["evidence"]["unreadable_logs"]) == damaged
     assert summary["one_sided_share"]["mockllm/writer"]["partial"] is True
     assert "3 unreadable files among the logs skipped" in printed
+
+
+def test_runs_of_another_setting_are_kept_apart_from_a_complete_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MillStone `--limit 2`, then the same with `--temperature 0.5` killed midway, then that run
+    complete: the first run's figures never change; each configuration is its own row."""
+    out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
+    model = "openai-api/fake/ab"
+    command = ["run", "millstone", "--model", model, "--issues-file", str(issues), "--limit", "2",
+               "--trials", "1", "--display", "none", "--out", str(out), "--prompts", OWN["prompts"]]  # fmt: skip
+    with FakeOpenAIServer(reply=random_ab_reply(0)) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        assert main(command) == 0
+        before = json.loads((out / "summary.json").read_text())
+        [first] = list((out / "logs").glob("*.eval"))
+        assert main([*command, "--temperature", "0.5"]) == 0
+        [hotter] = set((out / "logs").glob("*.eval")) - {first}
+        interrupted_copy(
+            hotter, lambda sample: sample.startswith("issue-1"), "2099-01-01T00:00:00+00:00"
+        )
+        hotter.unlink()
+        killed, printed = _analyze(out, capsys)
+        assert main([*command, "--temperature", "0.5"]) == 0
+    complete = json.loads((out / "summary.json").read_text())
+    default, hot = f"{model} · temperature=default", f"{model} · temperature=0.5"
+    for summary in (killed, complete):
+        assert set(summary["om"]) == {default, hot}
+        assert summary["om"][default] == before["om"][model]
+        assert summary["trials"][default] == before["trials"][model]
+        assert summary["evidence"]["configurations"] == {
+            model: ["temperature=0.5", "temperature=default"]
+        }
+    assert killed["om"][hot]["partial"] is True and killed["trials"][hot]["total"] == 66
+    assert complete["trials"][hot]["total"] == 132 and not complete["om"][hot]["partial"]
+    assert f"{model} ran under 2 configurations in this folder" in printed

@@ -107,7 +107,8 @@ def read_log_conversations(logs: str | Path) -> LoggedConversations:
         return LoggedConversations(
             pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([]), frame_evidence(frame)
         )
-    frame, evidence = runs_that_count(frame, SELECTION_ARGS)
+    # configurations are kept apart here, with the paper's names (`config_label`)
+    frame, evidence = runs_that_count(frame, SELECTION_ARGS, keep_apart=False)
     judged = [as_dict(value) for value in frame["judge"]]
     roles = [as_dict(value) for value in frame["model_roles"]]
     judges = [_role_model(r, "judge") or m for r, m in zip(roles, frame["model"], strict=True)]

@@ -22,6 +22,9 @@ class LogEvidence:
     missing_shards: dict[tuple[str, int], set[int]] = field(default_factory=dict)
     """(subject model, shard count N) -> shard indices without a complete log"""
     partial_models: set[str] = field(default_factory=set)
+    configurations: dict[str, set[str]] = field(default_factory=dict)
+    """subject model -> its configurations in the folder, where it ran under several: each is
+    its own row (`model · configuration`, `core.results.logs.keep_configurations_apart`)"""
     unreadable_logs: set[str] = field(default_factory=set)
     """files among the logs that are no readable Inspect log, skipped: whose samples they held
     is unknown, so every model's results are partial"""
@@ -35,6 +38,8 @@ class LogEvidence:
             self.missing_shards.setdefault(key, set()).update(missing)
         self.partial_models |= other.partial_models
         self.unreadable_logs |= other.unreadable_logs
+        for model, labels in other.configurations.items():
+            self.configurations.setdefault(model, set()).update(labels)
         return self
 
     @classmethod
@@ -66,6 +71,9 @@ class LogEvidence:
             samples = sum(len(ids) for ids in read.values())
             notes.append(f"{samples} {_plural(samples, 'sample')} read from {len(read)} "
                          f"interrupted {_plural(len(read), 'log')}: partial")  # fmt: skip
+        for model, labels in sorted(self.configurations.items()):
+            notes.append(f"{model} ran under {len(labels)} configurations in this folder, each "
+                         f"its own row: {'; '.join(sorted(labels))}")  # fmt: skip
         several = len({model for model, _ in self.missing_shards}) > 1
         for (model, count), missing in sorted(self.missing_shards.items()):
             whose = f" for {model}" if several else ""
@@ -84,6 +92,8 @@ class LogEvidence:
             "missing_shards": [{"model": model, "shards": sorted(missing), "of": count}
                                for (model, count), missing in sorted(self.missing_shards.items())],
             "unreadable_logs": sorted(Path(log).name for log in self.unreadable_logs),
+            "configurations": {model: sorted(labels) for model, labels in
+                               sorted(self.configurations.items())},
             "notes": self.notes(),
         }  # fmt: skip
 
