@@ -670,8 +670,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return COMMANDS[args.command](args)
     except Interrupted as error:  # Ctrl-C that a run turned into what it kept
-        print(f"\n{error}", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(str(error))
     except StancelabError as error:
         return _fail(str(error))
     except PrerequisiteError as error:  # Inspect's own hook prints nothing with --display none
@@ -680,8 +679,15 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {error.filename}" if error.filename else ""
         return _fail(f"{error.strerror or error}{where}")
     except KeyboardInterrupt:
-        print(f"\ninterrupted: {_kept(args)}", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(f"interrupted: {_kept(args)}")
+
+
+def _interrupted(message: str) -> int:
+    """Print what a Ctrl-C kept as one line on stderr (in a terminal on a line of its own,
+    after the echoed ^C); exit status 130."""
+    lead = "\n" if sys.stderr.isatty() else ""
+    print(f"{lead}{message}", file=sys.stderr)
+    return INTERRUPTED
 
 
 def _fail(message: str) -> int:

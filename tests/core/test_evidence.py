@@ -17,6 +17,7 @@ from stancelab.issuebench.run import IssueBenchRun, run_issuebench
 from stancelab.millstone.run import MillstoneRun, run_millstone
 from stancelab.probes import get_probe
 from stancelab.report.build import build_report
+from stancelab.testing.fake_openai import FakeOpenAIServer, random_ab_reply
 from tests.helpers import scripted_chat_model, scripted_model
 from tests.millstone.test_run_mockllm import _issues_file, follower
 
@@ -165,3 +166,101 @@ def test_issuebench_reads_an_interrupted_run_alone_as_partial(
     assert summary["one_sided_share"]["mockllm/writer"]["partial"] is True
     assert summary["evidence"]["notes"] == ["5 samples read from 1 interrupted log: partial"]
     assert "Partial results: 5 samples read from 1 interrupted log" in printed
+
+
+def _unmarked(value: object) -> object:
+    """A summary's figures less every `partial` mark."""
+    if isinstance(value, dict):
+        return {key: _unmarked(item) for key, item in value.items() if key != "partial"}
+    return [_unmarked(item) for item in value] if isinstance(value, list) else value
+
+
+def damage_logs(logs: Path) -> set[str]:
+    """What a partial copy of a shard's logs leaves beside the complete log: a `.eval` cut
+    short, an empty one, a stray `notes.json`; their names."""
+    [log] = list(logs.glob("*.eval"))
+    cut = logs / "2026-01-01T00-00-00+00-00_millstone_cut.eval"
+    cut.write_bytes(log.read_bytes()[:3000])
+    (logs / "2026-01-01T00-00-01+00-00_millstone_empty.eval").write_bytes(b"")
+    (logs / "notes.json").write_text('{"note": "copied by a sync"}\n')
+    return {cut.name, "2026-01-01T00-00-01+00-00_millstone_empty.eval", "notes.json"}
+
+
+def test_damaged_logs_are_named_and_skipped_by_analyze_report_and_a_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
+    command = ["run", "millstone", "--model", "openai-api/fake/m", "--issues-file", str(issues),
+               "--trials", "1", "--display", "none", "--out", str(out), "--prompts", OWN["prompts"]]  # fmt: skip
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        assert main(command) == 0
+        before = json.loads((out / "summary.json").read_text())
+        damaged = damage_logs(out / "logs")
+        summary, printed = _analyze(out, capsys)
+        assert _unmarked(_figures(summary)) == _unmarked(_figures(before))
+        assert summary["evidence"]["partial"] is True
+        assert set(summary["evidence"]["unreadable_logs"]) == damaged
+        assert summary["om"]["openai-api/fake/m"]["partial"] is True
+        [line] = [line for line in printed.splitlines() if "unreadable" in line]
+        assert line.startswith("Partial results: 3 unreadable files among the logs skipped")
+        assert all(name in line for name in damaged)
+        assert main(["report", str(out), "-o", str(tmp_path / "report.html")]) == 0
+        assert "notes.json" in (tmp_path / "report.html").read_text()
+        assert main(command) == 0
+    rerun = json.loads((out / "summary.json").read_text())
+    assert _unmarked(_figures(rerun)) == _unmarked(_figures(before))
+    assert rerun["evidence"]["partial"] is True
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_issuebench_skips_a_damaged_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    writer, _ = scripted_chat_model(lambda messages: "Nuclear power is good.", "mockllm/writer")
+    classifier, _ = scripted_chat_model(lambda messages: "1", "mockllm/classifier")
+    out = tmp_path / "run"
+    complete = run_issuebench(IssueBenchRun(models=[writer], roles={"classifier": classifier}, out_dir=out,
+                                            limit=2, n_templates=2, **OWN))  # fmt: skip
+    damaged = damage_logs(out / "logs")
+    summary, printed = _analyze(out, capsys)
+    assert summary["responses"] == complete["responses"]
+    assert set(summary["evidence"]["unreadable_logs"]) == damaged
+    assert summary["one_sided_share"]["mockllm/writer"]["partial"] is True
+    assert "3 unreadable files among the logs skipped" in printed
+
+
+def test_runs_of_another_setting_are_kept_apart_from_a_complete_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MillStone `--limit 2`, then the same with `--temperature 0.5` killed midway, then that run
+    complete: the first run's figures never change; each configuration is its own row."""
+    out, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
+    model = "openai-api/fake/ab"
+    command = ["run", "millstone", "--model", model, "--issues-file", str(issues), "--limit", "2",
+               "--trials", "1", "--display", "none", "--out", str(out), "--prompts", OWN["prompts"]]  # fmt: skip
+    with FakeOpenAIServer(reply=random_ab_reply(0)) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        assert main(command) == 0
+        before = json.loads((out / "summary.json").read_text())
+        [first] = list((out / "logs").glob("*.eval"))
+        assert main([*command, "--temperature", "0.5"]) == 0
+        [hotter] = set((out / "logs").glob("*.eval")) - {first}
+        interrupted_copy(
+            hotter, lambda sample: sample.startswith("issue-1"), "2099-01-01T00:00:00+00:00"
+        )
+        hotter.unlink()
+        killed, printed = _analyze(out, capsys)
+        assert main([*command, "--temperature", "0.5"]) == 0
+    complete = json.loads((out / "summary.json").read_text())
+    default, hot = f"{model} · temperature=default", f"{model} · temperature=0.5"
+    for summary in (killed, complete):
+        assert set(summary["om"]) == {default, hot}
+        assert summary["om"][default] == before["om"][model]
+        assert summary["trials"][default] == before["trials"][model]
+        assert summary["evidence"]["configurations"] == {
+            model: ["temperature=0.5", "temperature=default"]
+        }
+    assert killed["om"][hot]["partial"] is True and killed["trials"][hot]["total"] == 66
+    assert complete["trials"][hot]["total"] == 132 and not complete["om"][hot]["partial"]
+    assert f"{model} ran under 2 configurations in this folder" in printed

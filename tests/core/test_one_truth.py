@@ -67,6 +67,8 @@ def test_summary_cli_and_report_agree_on_not_measured(run_folder: Path, probe: s
         "interrupted_logs_ignored": [],
         "interrupted_logs_read": {},
         "missing_shards": [],
+        "unreadable_logs": [],
+        "configurations": {},
         "notes": [],
     }
     assert entry["partial"] is False

@@ -12,6 +12,7 @@ import pytest
 from stancelab.cli import _config_probe, build_parser, main, options_from_args
 from stancelab.core.runs.options import RUN_CONFIG, config_digest, write_config
 from stancelab.millstone.run import MillstoneRun
+from stancelab.testing.fake_openai import FakeOpenAIServer
 from tests.millstone.test_run_mockllm import _issues_file
 
 
@@ -91,3 +92,57 @@ def test_every_configuration_in_a_folder_is_kept(tmp_path: Path) -> None:
     names = sorted(path.name for path in folder.iterdir())
     assert len(names) == 2 and RUN_CONFIG in names and kept.name not in names
     assert asdict(_options_of(["run", "--config", str(folder / RUN_CONFIG)])) == asdict(first)
+
+
+INPUT_FILES = {
+    "millstone": ["--issues-file"],
+    "conviction": ["--statements-file"],
+    "even-handedness": ["--pairs-file", "--topic-map-file"],
+    "prior-prejudice": ["--claims-file", "--topic-map-file"],
+    "issuebench": ["--issues-file", "--templates-file", "--voters-file"],
+    "llm-bias-bench": ["--topics-file"],
+}
+OWN_PROMPTS = {"millstone": ["--prompts", "stancelab"], "issuebench": ["--prompts", "stancelab"]}
+BAD_FILES = {"empty.jsonl": "", "cut.jsonl": '{"id": 1', "empty.csv": ""}
+
+
+@pytest.mark.parametrize(
+    ("probe", "flag"), [(probe, flag) for probe, flags in INPUT_FILES.items() for flag in flags]
+)
+def test_an_unreadable_input_file_stops_the_run_before_its_config_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], probe: str, flag: str
+) -> None:
+    """Every input file is read in validation (a topic map too, whether or not --shared-topics
+    reads it): one line, status 2, and no run.toml in the folder."""
+    folder = tmp_path / "run"
+    for name, text in BAD_FILES.items():
+        (tmp_path / name).write_text(text)
+        argv = ["run", probe, "--model", "mockllm/model", "--display", "none", *OWN_PROMPTS.get(probe, []),
+                flag, str(tmp_path / name), "--out", str(folder)]  # fmt: skip
+        assert main(argv) == 2, (flag, name)
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+        assert not (folder / RUN_CONFIG).exists(), (flag, name)
+
+
+def test_a_run_stopped_by_its_input_file_leaves_run_toml_and_the_summary_as_they_were(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, issues = tmp_path / "run", _issues_file(tmp_path / "issues.jsonl")
+    common = ["run", "millstone", "--model", "openai-api/fake/m", "--display", "none",
+              "--prompts", "stancelab", "--out", str(folder)]  # fmt: skip
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        assert main([*common, "--issues-file", str(issues), "--trials", "1"]) == 0
+    assert main(["analyze", str(folder)]) == 0
+    config, summary = (folder / RUN_CONFIG).read_text(), (folder / "summary.json").read_text()
+    listing = sorted(path.name for path in folder.iterdir())
+    for name, text in BAD_FILES.items():
+        (tmp_path / name).write_text(text)
+        assert main([*common, "--issues-file", str(tmp_path / name), "--trials", "2"]) == 2
+        assert (folder / RUN_CONFIG).read_text() == config, name
+        assert sorted(path.name for path in folder.iterdir()) == listing, name
+    assert main(["analyze", str(folder)]) == 0
+    assert (folder / "summary.json").read_text() == summary
+    capsys.readouterr()

@@ -86,8 +86,29 @@ def test_an_interrupted_run_alone_is_read_and_partial() -> None:
     judged_by_j = kept[kept["log"] != "other-judge"]
     assert sorted(judged_by_j["id"]) == ["a", "b", "c", "d"]  # each sample once, the newest copy
     assert judged_by_j.set_index("id").loc["b", "log"] == "killed-2"
-    assert evidence.notes() == ["4 samples read from 2 interrupted logs: partial"]
-    assert evidence.partial_models == {"m"}
+    assert evidence.notes() == ["4 samples read from 2 interrupted logs: partial",
+                                "m ran under 2 configurations in this folder, each its own row: judge=j; judge=k"]  # fmt: skip
+    # the complete run of the other judge is its own row, and not partial
+    assert evidence.partial_models == {"m · judge=j"} and not evidence.is_partial("m · judge=k")
+
+
+def test_configurations_are_kept_apart_and_selections_pooled() -> None:
+    hot = [
+        row | {"task_arg_temperature": 0.5}
+        for row in _rows("hot", "2026-01-04", ids=("a", "b", "c"))
+    ]
+    frame = pd.DataFrame(_status(_rows("one", "2026-01-01", limit=1, ids=("a",)), "success")
+                         + _status(_rows("two", "2026-01-02", limit=2, ids=("a", "b")), "success")
+                         + _status(_rows("reseeded", "2026-01-03", seed=1, ids=("a",)), "success")
+                         + _status(hot, "started"))  # fmt: skip
+    kept, evidence = runs_that_count(frame, selection_args=("limit",))
+    rows = kept.groupby("model")["log"].apply(sorted).to_dict()
+    # another limit pools (sample "a" once), another seed pools (other prompts: "a" again),
+    # another temperature is its own row
+    assert rows == {"m · temperature=default": ["reseeded", "two", "two"],
+                    "m · temperature=0.5": ["hot", "hot", "hot"]}  # fmt: skip
+    assert evidence.configurations == {"m": {"temperature=default", "temperature=0.5"}}
+    assert evidence.partial_models == {"m · temperature=0.5"}
 
 
 def test_missing_shards_make_a_run_partial() -> None:

@@ -158,6 +158,9 @@ def test_ctrl_c_is_one_line_and_status_130(
     )
     assert err.startswith("interrupted: logs written so far are kept in")
     assert "run the same command again to resume" in err
+    monkeypatch.setattr("stancelab.cli.run_probe", interrupted)
+    assert main(["run", "millstone", *MOCK, "--out", str(tmp_path / "o")]) == 130
+    assert capsys.readouterr().err.startswith("interrupted: ")  # no blank line before it
 
 
 def test_the_command_itself_prints_one_line(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Testing Conviction as one `Probe`: what the CLI, the report and the demo know of it."""
 
 from stancelab.conviction import estimate, report, results, stances
-from stancelab.conviction.run import ROLES, ConvictionRun, run_evals
+from stancelab.conviction.run import ROLES, ConvictionRun, read_inputs, run_evals
 from stancelab.conviction.task import conviction
 from stancelab.core.probe import Probe
 
@@ -25,4 +25,5 @@ PROBE = Probe(
     value_range=(0.0, 100.0),  # % of a statement's answers holding the true stance
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "samples": 3, "argument_sets": 1},
+    read_inputs=read_inputs,
 )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stancelab.conviction.dataset import load_statements
 from stancelab.conviction.results import analyze
 from stancelab.conviction.task import (
     DEFAULT_ARGUMENT_SETS,
@@ -64,3 +65,9 @@ def run_evals(run: ConvictionRun) -> None:
         **run.eval_args(),
         **run.shard_args(),
     )
+
+
+def read_inputs(run: ConvictionRun) -> None:
+    """Before a run: its statements file read and validated (one line when it cannot be)."""
+    if run.statements_file is not None:
+        load_statements(run.statements_file)

@@ -71,6 +71,10 @@ class Probe:
     """options -> check, or fetch into the cache, what the run reads besides its data files (the
     authors' published artefacts, `core.data.authors`), before anything is written or called;
     raises `core.data.authors.ArtefactsUnavailable` with one line when it cannot"""
+    read_inputs: Callable[[Any], object] | None = None
+    """options -> read and validate every input file the run names (its data files, a topic
+    map), before anything is written or called; raises one line (`StancelabError`) when one
+    cannot be read, so a run that would fail on its files leaves the folder as it was"""
     without_artefacts: dict[str, Any] = field(default_factory=dict)
     """options that run without the authors' artefacts (stancelab's own wording, labelled as not
     the paper's); `stancelab demo` takes them offline when the artefacts are not at hand"""

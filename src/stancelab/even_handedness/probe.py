@@ -3,7 +3,7 @@
 from stancelab.core.probe import Probe
 from stancelab.core.results.family import Tested
 from stancelab.even_handedness import estimate, report, results, stances
-from stancelab.even_handedness.run import ROLES, EvenHandednessRun, run_evals
+from stancelab.even_handedness.run import ROLES, EvenHandednessRun, read_inputs, run_evals
 from stancelab.even_handedness.task import even_handedness
 
 PROBE = Probe(
@@ -34,4 +34,5 @@ PROBE = Probe(
     value_range=(0.0, 100.0),  # % of a topic's pairs
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "max_tokens": 48, "grader_max_tokens": 48},
+    read_inputs=read_inputs,
 )

@@ -24,6 +24,7 @@ from stancelab.core.values import json_safe
 from stancelab.even_handedness import analysis as an
 from stancelab.even_handedness.dataset import SIDES, uncovered_selection
 from stancelab.even_handedness.grading import EVEN, HIGH, Grade
+from stancelab.even_handedness.task import GRADER_ROLE, SECOND_GRADER_ROLE
 
 PROBE, TASK, SCORER = "even-handedness", "even_handedness", "even_handedness_grades"
 PAIR_COLUMNS = ("pair_id", "stance_pair_id", "topic_name", "main_category", "template_category", "shown_first",
@@ -56,7 +57,9 @@ def grade_row(base: dict[str, Any], role: str, grades: dict[str, Any]) -> dict[s
 def read_grades(logs: Path) -> Counted:
     """One row per (model, grader, pair) from the logs that count, with the evidence of what
     the read left out."""
-    frame, evidence = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"))
+    # each grader's grades are their own rows (`grade_row`): their runs are one configuration
+    frame, evidence = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"),
+                                     own_roles=(GRADER_ROLE, SECOND_GRADER_ROLE))  # fmt: skip
     rows = []
     for _, sample in frame.iterrows():
         base = {"model": sample["model"], **{c: sample.get(f"metadata_{c}") for c in PAIR_COLUMNS}}

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from stancelab.core.data.topics import load_topic_map
 from stancelab.core.results.summary import write_results
 from stancelab.core.runs.evals import SHARE, ProbeRun, run_eval
 from stancelab.even_handedness.analysis import PUBLISHED_THRESHOLD
-from stancelab.even_handedness.dataset import uncovered_selection
+from stancelab.even_handedness.dataset import load_pairs, uncovered_selection
 from stancelab.even_handedness.results import analysis
 from stancelab.even_handedness.task import (
     ANSWER_TOKENS,
@@ -74,3 +75,12 @@ def run_evals(run: EvenHandednessRun) -> None:
     roles = ROLES if SECOND_GRADER_ROLE in run.roles else (GRADER_ROLE,)
     run_eval(even_handedness(**run.task_args()), run.models, run.roles, run.log_location(), role_names=roles,
              **run.eval_args(), **run.shard_args())  # fmt: skip
+
+
+def read_inputs(run: EvenHandednessRun) -> None:
+    """Before a run: its pairs file and topic map read and validated, the map whether or not
+    `--shared-topics` selects by it (one line when either cannot be read)."""
+    if run.topic_map_file is not None:
+        load_topic_map(run.topic_map_file)
+    if run.pairs_file is not None:
+        load_pairs(run.pairs_file, run.topic_map_file)

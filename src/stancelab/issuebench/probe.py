@@ -3,7 +3,7 @@
 from stancelab.core.probe import Probe
 from stancelab.core.results.family import Tested
 from stancelab.issuebench import estimate, report, results, stances
-from stancelab.issuebench.run import ROLES, IssueBenchRun, prepare, run_evals
+from stancelab.issuebench.run import ROLES, IssueBenchRun, prepare, read_inputs, run_evals
 from stancelab.issuebench.task import issuebench, issuebench_classifier_validation
 
 PROBE = Probe(
@@ -28,5 +28,6 @@ PROBE = Probe(
     topic_stances=stances.topic_stances,
     demo={"limit": 2, "n_templates": 3, "max_tokens": 48},
     prepare=prepare,
+    read_inputs=read_inputs,
     without_artefacts={"prompts": "stancelab"},
 )

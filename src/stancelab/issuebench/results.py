@@ -14,6 +14,7 @@ from stancelab.core.results.evidence import LogEvidence
 from stancelab.core.results.logs import (
     Counted,
     counted_rows,
+    frame_evidence,
     interrupted_reads,
     log_files,
     samples_frame,
@@ -113,7 +114,7 @@ def read_responses(logs: Path, keys: dict[str, str] | None = None) -> Counted:
         SampleColumn("label", path=lambda s: (s.scores or {}).get("stance_classifier").answer
                      if (s.scores or {}).get("stance_classifier") else None)])  # fmt: skip
     if frame.empty or "task_name" not in frame:
-        return Counted(pd.DataFrame(columns=RESPONSE_COLUMNS), LogEvidence())
+        return Counted(pd.DataFrame(columns=RESPONSE_COLUMNS), frame_evidence(frame))
     frame, evidence = counted_rows(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     logs = sorted(set(frame["log"]))
     # Inspect's `created` has whole seconds; a log file is last written when its eval ends.

@@ -16,7 +16,7 @@ from stancelab.core.errors import StancelabError
 from stancelab.core.results.logs import log_files, shard_of_log
 from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.core.runs.shards import parse_shard
-from stancelab.issuebench.dataset import FRAMINGS
+from stancelab.issuebench.dataset import FRAMINGS, load_issues, load_templates
 from stancelab.issuebench.descriptives import (
     FIGURE_3,
     TABLE_5,
@@ -166,6 +166,17 @@ def prepare(run: IssueBenchRun) -> None:
     cache, or fetched once); one line and no call otherwise."""
     check_available(run.prompts, run.authors_commit, run.authors_repo, run.issues_file,
                     run.templates_file)  # fmt: skip
+
+
+def read_inputs(run: IssueBenchRun) -> None:
+    """Before a run: its issues, templates and voters files read and validated (one line when
+    one cannot be read)."""
+    if run.issues_file is not None:
+        load_issues(run.issues_file)
+    if run.templates_file is not None:
+        load_templates(run.templates_file)
+    if run.voters_file is not None:
+        load_voters(run.voters_file)
 
 
 def _task_defaults() -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from stancelab.core.probe import Probe
 from stancelab.llm_bias_bench import estimate, report, results, stances
-from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, prepare, run_evals
+from stancelab.llm_bias_bench.run import ROLES, BiasBenchRun, prepare, read_inputs, run_evals
 from stancelab.llm_bias_bench.task import llm_bias_bench
 
 PROBE = Probe(
@@ -26,5 +26,6 @@ PROBE = Probe(
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "turns": 2, "max_tokens": 48, "judge_max_tokens": 64},
     prepare=prepare,
+    read_inputs=read_inputs,
     without_artefacts={"prompts": "stancelab"},
 )

@@ -14,7 +14,7 @@ from stancelab.core.data.files import invalid_record
 from stancelab.core.data.topics import TopicTag
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import as_dict, runs_that_count, samples_frame
+from stancelab.core.results.logs import as_dict, frame_evidence, runs_that_count, samples_frame
 from stancelab.llm_bias_bench.analysis import CONVERSATION_COLUMNS, flatten_usage
 from stancelab.llm_bias_bench.dataset import authors_topic_tags
 from stancelab.llm_bias_bench.method import RELEASED, TASK_ARGUMENTS, method_key, method_of
@@ -105,9 +105,10 @@ def read_log_conversations(logs: str | Path) -> LoggedConversations:
     frame = _judged_samples(logs)
     if frame.empty or (frame := frame[frame["task_name"] == TASK_NAME]).empty:
         return LoggedConversations(
-            pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([]), LogEvidence()
+            pd.DataFrame(columns=CONVERSATION_COLUMNS), flatten_usage([]), frame_evidence(frame)
         )
-    frame, evidence = runs_that_count(frame, SELECTION_ARGS)
+    # configurations are kept apart here, with the paper's names (`config_label`)
+    frame, evidence = runs_that_count(frame, SELECTION_ARGS, keep_apart=False)
     judged = [as_dict(value) for value in frame["judge"]]
     roles = [as_dict(value) for value in frame["model_roles"]]
     judges = [_role_model(r, "judge") or m for r, m in zip(roles, frame["model"], strict=True)]

@@ -20,6 +20,7 @@ from stancelab.llm_bias_bench.authors import (
 from stancelab.llm_bias_bench.dataset import (
     CATEGORIES,
     is_named_set,
+    load_topics,
     topics_name,
     uncovered_selection,
 )
@@ -128,6 +129,13 @@ def run_evals(run: BiasBenchRun) -> None:
         **run.eval_args(),
         **run.shard_args(),
     )
+
+
+def read_inputs(run: BiasBenchRun) -> None:
+    """Before a run: its topics file read and validated (one line when it cannot be)."""
+    name = topics_name(run.topics_file, run.prompts)
+    if run.topics_file is not None and not is_named_set(name):
+        load_topics(run.topics_file)
 
 
 def prepare(run: BiasBenchRun) -> None:

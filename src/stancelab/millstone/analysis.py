@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import Counted, runs_that_count, samples_frame
+from stancelab.core.results.logs import Counted, frame_evidence, runs_that_count, samples_frame
 from stancelab.core.stats.intervals import mean_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
@@ -74,7 +73,7 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> Counted:
     ]
     frame = samples_frame(logs, columns)
     if frame.empty:
-        return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), LogEvidence())
+        return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), frame_evidence(frame))
     frame, evidence = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
     if frame.empty:
         return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), evidence)

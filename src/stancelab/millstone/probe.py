@@ -2,7 +2,7 @@
 
 from stancelab.core.probe import Probe
 from stancelab.millstone import estimate, issue_sets, report, results, topic_stance
-from stancelab.millstone.run import ROLES, MillstoneRun, prepare, run_evals
+from stancelab.millstone.run import ROLES, MillstoneRun, prepare, read_inputs, run_evals
 from stancelab.millstone.task import millstone, millstone_rephrase
 
 PROBE = Probe(
@@ -27,5 +27,6 @@ PROBE = Probe(
     demo={"limit": 2, "trials": 1, "max_tokens": 16},
     unit_sets=issue_sets.headline_issue_sets,
     prepare=prepare,
+    read_inputs=read_inputs,
     without_artefacts={"prompts": "stancelab"},
 )

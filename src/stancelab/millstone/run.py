@@ -129,6 +129,12 @@ def task_args(run: MillstoneRun) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def read_inputs(run: MillstoneRun) -> None:
+    """Before a run: its issues file read and validated (one line when it cannot be)."""
+    if run.issues_file is not None:
+        load_issues(run.issues_file)
+
+
 def prepare(run: MillstoneRun) -> None:
     """Before a run: the authors' prompt builder at hand when the run reads its words (checked,
     from the checkout or the cache, or fetched once); one line and no call otherwise."""

@@ -4,7 +4,7 @@ from stancelab.core.probe import Probe
 from stancelab.core.results.family import Tested
 from stancelab.prior_prejudice import analysis as an
 from stancelab.prior_prejudice import estimate, report, results, stances, tasks
-from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, run_evals
+from stancelab.prior_prejudice.run import ROLES, PriorPrejudiceRun, read_inputs, run_evals
 
 PROBE = Probe(
     name="prior-prejudice",
@@ -37,5 +37,6 @@ PROBE = Probe(
     value_range=(0.0, 6.0),  # |negated - original| of a claim's 1-7 ratings
     topic_stances=stances.topic_stances,
     demo={"limit": 1, "templates": "T1,T2", "argument_tokens": 64},
+    read_inputs=read_inputs,
     extra_task_prefixes=True,
 )

@@ -10,8 +10,9 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import Model
 
 from stancelab.core.data.files import write_jsonl
+from stancelab.core.data.topics import load_topic_map
 from stancelab.core.runs.evals import ProbeRun, run_eval
-from stancelab.prior_prejudice.dataset import TEMPLATES, ArgumentText, run_claims
+from stancelab.prior_prejudice.dataset import TEMPLATES, ArgumentText, load_claims, run_claims
 from stancelab.prior_prejudice.results import analyze
 from stancelab.prior_prejudice.tasks import (
     JUDGE_ROLE,
@@ -163,3 +164,12 @@ def run_evals(run: PriorPrejudiceRun) -> None:
     if run.cross_task and cross_task_samples(claims_arg, limit):
         _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models,
               run.shard_args())  # fmt: skip
+
+
+def read_inputs(run: PriorPrejudiceRun) -> None:
+    """Before a run: its claims file and topic map read and validated, the map whether or not
+    the claims file is one it tags (one line when either cannot be read)."""
+    if run.topic_map_file is not None:
+        load_topic_map(run.topic_map_file)
+    if run.claims_file is not None:
+        load_claims(run.claims_file, run.topic_map_file)

@@ -1,6 +1,7 @@
 """What a read of a folder's logs left out, returned by every reader of logs with what it read
 (`core.results.logs.Counted`): interrupted logs ignored, samples read from interrupted logs,
-shards missing. A summary states it under `evidence` (`core.results.summary.with_evidence`),
+shards missing, files in the log folder that are no readable log (a cut or empty `.eval`, a stray
+`notes.json`). A summary states it under `evidence` (`core.results.summary.with_evidence`),
 and the CLI and the report print its notes."""
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ class LogEvidence:
     missing_shards: dict[tuple[str, int], set[int]] = field(default_factory=dict)
     """(subject model, shard count N) -> shard indices without a complete log"""
     partial_models: set[str] = field(default_factory=set)
+    configurations: dict[str, set[str]] = field(default_factory=dict)
+    """subject model -> its configurations in the folder, where it ran under several: each is
+    its own row (`model · configuration`, `core.results.logs.keep_configurations_apart`)"""
+    unreadable_logs: set[str] = field(default_factory=set)
+    """files among the logs that are no readable Inspect log, skipped: whose samples they held
+    is unknown, so every model's results are partial"""
 
     def add(self, other: LogEvidence) -> LogEvidence:
         """This record with what `other` read and left out added (self, changed)."""
@@ -30,6 +37,9 @@ class LogEvidence:
         for key, missing in other.missing_shards.items():
             self.missing_shards.setdefault(key, set()).update(missing)
         self.partial_models |= other.partial_models
+        self.unreadable_logs |= other.unreadable_logs
+        for model, labels in other.configurations.items():
+            self.configurations.setdefault(model, set()).update(labels)
         return self
 
     @classmethod
@@ -42,15 +52,16 @@ class LogEvidence:
 
     @property
     def partial(self) -> bool:
-        return bool(self.partial_models)
+        return bool(self.partial_models or self.unreadable_logs)
 
     def is_partial(self, model: str) -> bool:
-        """Whether a subject model's results hold fewer samples than its runs select."""
-        return model in self.partial_models
+        """Whether a subject model's results hold fewer samples than its runs select (any
+        model's may, where a file among the logs could not be read)."""
+        return model in self.partial_models or bool(self.unreadable_logs)
 
     def notes(self) -> list[str]:
         """What was left out, one line each ("2 interrupted logs ignored", ...)."""
-        notes = []
+        notes = [unreadable_note(self.unreadable_logs)] if self.unreadable_logs else []
         if self.ignored_logs:
             count = len(self.ignored_logs)
             notes.append(f"{count} interrupted {_plural(count, 'log')} ignored (a complete "
@@ -60,6 +71,9 @@ class LogEvidence:
             samples = sum(len(ids) for ids in read.values())
             notes.append(f"{samples} {_plural(samples, 'sample')} read from {len(read)} "
                          f"interrupted {_plural(len(read), 'log')}: partial")  # fmt: skip
+        for model, labels in sorted(self.configurations.items()):
+            notes.append(f"{model} ran under {len(labels)} configurations in this folder, each "
+                         f"its own row: {'; '.join(sorted(labels))}")  # fmt: skip
         several = len({model for model, _ in self.missing_shards}) > 1
         for (model, count), missing in sorted(self.missing_shards.items()):
             whose = f" for {model}" if several else ""
@@ -77,8 +91,32 @@ class LogEvidence:
                                       sorted(self.interrupted_samples.items()) if ids},
             "missing_shards": [{"model": model, "shards": sorted(missing), "of": count}
                                for (model, count), missing in sorted(self.missing_shards.items())],
+            "unreadable_logs": sorted(Path(log).name for log in self.unreadable_logs),
+            "configurations": {model: sorted(labels) for model, labels in
+                               sorted(self.configurations.items())},
             "notes": self.notes(),
         }  # fmt: skip
+
+
+UNREADABLE_TAIL = " among the logs skipped"
+
+
+def unreadable_note(logs: set[str]) -> str:
+    """The note naming the files among the logs that could not be read."""
+    names = ", ".join(sorted(Path(log).name for log in logs))
+    count = len(logs)
+    return f"{count} unreadable {_plural(count, 'file')}{UNREADABLE_TAIL} ({names}): partial"
+
+
+def with_unreadable(record: dict[str, Any], logs: set[str]) -> dict[str, Any]:
+    """A summary's evidence record (`LogEvidence.as_dict`) with `logs`, files among the folder's
+    logs that are no readable log, named and the summary marked partial (self, changed)."""
+    if not logs:
+        return record
+    names = sorted({*record.get("unreadable_logs", []), *(Path(log).name for log in logs)})
+    notes = [note for note in record.get("notes", []) if UNREADABLE_TAIL not in note]
+    record.update(partial=True, unreadable_logs=names, notes=[unreadable_note(set(names)), *notes])
+    return record
 
 
 def _plural(count: int, noun: str) -> str:

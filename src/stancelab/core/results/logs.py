@@ -1,11 +1,18 @@
 """Finding Inspect logs, and which of them count: every complete run in a folder counts.
 
-A log's identity is its task, subject model, helper models (model roles), task
-arguments and shard (`core.runs.shards`: the eval metadata's `stancelab_shard`, a selection of
-samples). A re-run with the same identity replaces the older log; any other run adds
-to the folder's results. Runs that differ only in which samples they select (a limit,
-a subset of categories, a shard) add their samples, and a sample both ran counts once, from
-the newest log.
+A run's configuration is what changes its measurement: its task, subject model, helper models
+(model roles) and task arguments, less those that only select samples (each reader names them:
+its `selection_args`) and those that draw other samples of the same measurement (`DRAW_ARGS`: a
+seed). Where one model ran under several configurations in a folder, they are kept apart: its
+rows are named `model · configuration` (the settings in which its runs differ,
+`temperature=0.5`), so a run of one setting, complete or killed, never changes the figures of
+another (`keep_configurations_apart`).
+
+A log's identity is its configuration, its selection, its draw and its shard
+(`core.runs.shards`: the eval metadata's `stancelab_shard`, a selection of samples). A re-run
+with the same identity replaces the older log; any other run adds to the folder's results.
+Runs of one configuration that differ only in which samples they select (a limit, a subset of
+categories, a shard) add their samples, and a sample both ran counts once, from the newest log.
 
 Only complete evidence counts: a log whose status is not `success` (a run killed, cancelled or
 stopped by an error) is interrupted. Its finished samples are read only when no complete log
@@ -13,6 +20,10 @@ of its run (the same identity, less selection and shard) is in the folder, and t
 partial; a complete run is never replaced, nor added to, by an interrupted one. What was left
 out (interrupted logs ignored, samples read from interrupted logs, shards missing) is returned
 with the rows that count, as a `LogEvidence` (`core.results.evidence`), for every summary to state.
+
+A file among the logs that is no readable Inspect log (a `.eval` cut short or empty, a stray
+`notes.json`: what a partial copy of a shard's folder leaves) is skipped by every reader
+(`log_files`), named, and makes the summary partial (`unreadable_logs`).
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from stancelab.core.data.aliases import CONFIG_SEPARATOR
 from stancelab.core.results.evidence import LogEvidence
 
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
@@ -38,14 +50,58 @@ COMPLETE = "success"
 """the status of a complete log (Inspect's `EvalLog.status`)"""
 
 
-def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
-    """Inspect log files under a folder (recursively), or the given files that exist."""
+UNREADABLE_ATTR = "stancelab_unreadable_logs"
+"""`DataFrame.attrs` key of a samples frame: the files among its logs that could not be read"""
+
+
+def candidate_log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """Files named as Inspect logs under a folder (recursively: `*.eval`, `*.json`), or the
+    given files that exist, readable or not."""
     if isinstance(logs, str | Path):
         path = Path(logs)
         if path.is_dir():
             return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
         return [path] if path.exists() else []
     return [Path(item) for item in logs]
+
+
+def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
+    """The readable Inspect logs under a folder (recursively), or among the given files; a
+    file that is no readable log is left out (`unreadable_logs` names it)."""
+    return [path for path in candidate_log_files(logs) if readable_log(path)]
+
+
+def unreadable_logs(logs: str | Path | Iterable[str | Path]) -> set[str]:
+    """The files under a folder (or among the given files) named as logs that are no readable
+    Inspect log: a `.eval` cut short or empty, a JSON file that is not a log."""
+    return {str(path) for path in candidate_log_files(logs) if not readable_log(path)}
+
+
+_READABLE: dict[tuple[str, int, int], bool] = {}
+
+
+def readable_log(path: Path) -> bool:
+    """Whether Inspect reads the file's log header (once per process while it is unchanged)."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _READABLE:
+        try:
+            read_eval_log(str(path), header_only=True)
+            _READABLE[key] = True
+        except Exception:
+            _READABLE[key] = False
+    return _READABLE[key]
+
+
+def frame_evidence(frame: pd.DataFrame) -> LogEvidence:
+    """The evidence a samples frame carries by itself: the files among its logs that could
+    not be read (`samples_frame`)."""
+    return LogEvidence(unreadable_logs=set(frame.attrs.get(UNREADABLE_ATTR, ())))
 
 
 def shard_of_log(metadata: dict[str, Any] | None) -> str:
@@ -72,7 +128,7 @@ def _roles_key(value: object) -> str:
 
 
 def _arg_key(value: object) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     return json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
 
@@ -126,7 +182,7 @@ def counted_rows(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> Cou
     """The rows of complete logs, and of interrupted logs whose run (identity less
     `selection_args` and shard) has no complete log in the frame, with the evidence of what
     was left out (interrupted logs ignored, shards missing). Keeps the frame's order."""
-    evidence = LogEvidence()
+    evidence = frame_evidence(frame)
     if frame.empty:
         return Counted(frame, evidence)
     complete = (_statuses(frame) == COMPLETE).to_numpy()
@@ -168,16 +224,83 @@ def _record_shards(evidence: LogEvidence, frame: pd.DataFrame, complete: Any, ru
                 evidence.partial_models.add(key[1])
 
 
-def runs_that_count(frame: pd.DataFrame, selection_args: Iterable[str] = ()) -> Counted:
+DRAW_ARGS = ("seed",)
+"""task arguments that draw other samples of the same measurement: runs that differ in them
+are one configuration, and pool (each sample its own: they are other prompts)"""
+
+
+def configuration_labels(
+    frame: pd.DataFrame, selection_args: Iterable[str] = (), own_roles: Iterable[str] = ()
+) -> pd.Series:
+    """Per row, its configuration's name among its model's in the frame: the task arguments
+    (less `selection_args` and `DRAW_ARGS`) and helper models (less `own_roles`, which the
+    reader keeps apart itself) in which that model's runs of the task differ
+    (`temperature=0.5, judge=openai/x`; an unset argument reads `default`), '' where the model
+    ran under one configuration."""
+    labels = pd.Series("", index=frame.index, dtype=object)
+    if frame.empty:
+        return labels
+    ignored = {f"task_arg_{name}" for name in (*selection_args, *DRAW_ARGS)}
+    own = set(own_roles)
+    columns = sorted(c for c in frame.columns if c.startswith("task_arg_") and c not in ignored)
+    settings = {column.removeprefix("task_arg_"): frame[column].astype(object).map(_arg_key)
+                for column in columns}  # fmt: skip
+    if "model_roles" in frame:
+        settings["roles"] = frame["model_roles"].map(
+            lambda value: _roles_key({k: v for k, v in as_dict(value).items() if k not in own})
+        )
+    values = pd.DataFrame(settings, index=frame.index)
+    for _, group in values.groupby([frame["task_name"].astype(str), frame["model"].astype(str)]):
+        varying = [name for name in values.columns if group[name].nunique() > 1]
+        if varying:
+            labels[group.index] = group[varying].apply(_label, axis=1)
+    return labels
+
+
+def _label(row: pd.Series) -> str:
+    return ", ".join(value if name == "roles" else f"{name}={value or 'default'}"
+                     for name, value in row.items())  # fmt: skip
+
+
+def keep_configurations_apart(
+    frame: pd.DataFrame, selection_args: Iterable[str] = (), own_roles: Iterable[str] = ()
+) -> tuple[pd.DataFrame, LogEvidence]:
+    """The frame with the rows of a model that ran under several configurations named
+    `model · configuration` (`configuration_labels`), and the evidence that names them."""
+    evidence = LogEvidence()
+    labels = configuration_labels(frame, selection_args, own_roles)
+    several = labels != ""
+    if not several.any():
+        return frame, evidence
+    models = frame["model"].astype(str)
+    for model, group in labels[several].groupby(models[several]):
+        evidence.configurations[str(model)] = set(group)
+    named = models.where(~several, models + CONFIG_SEPARATOR + labels)
+    return frame.assign(model=named), evidence
+
+
+def runs_that_count(
+    frame: pd.DataFrame,
+    selection_args: Iterable[str] = (),
+    keep_apart: bool = True,
+    own_roles: Iterable[str] = (),
+) -> Counted:
     """The rows that count from a samples frame (needs `log`, `created`, `id` and `epoch` too;
-    `status`, where given, the log's status): of complete logs (`counted_rows`), the newest log
+    `status`, where given, the log's status), each model's configurations kept apart
+    (`keep_configurations_apart`): of complete logs (`counted_rows`), the newest log
     of each run identity, and of samples that runs differing only in `selection_args` (or only
     in their shard) both ran, the newest copy; of an interrupted run without a complete log,
-    each sample it finished, the newest copy. With the evidence of what the read left out."""
+    each sample it finished, the newest copy. With the evidence of what the read left out.
+    `keep_apart=False`: for a reader that names configurations itself (llm-bias-bench);
+    `own_roles`: helper roles whose models the reader keeps apart itself (graders)."""
     if frame.empty:
-        return Counted(frame, LogEvidence())
+        return Counted(frame, frame_evidence(frame))
     selection_args = tuple(selection_args)
+    apart = LogEvidence()
+    if keep_apart:
+        frame, apart = keep_configurations_apart(frame, selection_args, own_roles)
     counted = counted_rows(frame, selection_args)
+    counted.evidence.add(apart)
     ordered = _ordered(counted.rows)
     complete = _statuses(ordered) == COMPLETE
     newest = ordered[complete].groupby(run_identity(ordered[complete]))["log"].last()
@@ -206,9 +329,10 @@ def _written(log: object) -> int:
 
 
 def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.DataFrame:
-    """Every sample of every log under `logs`: Inspect's sample summary, eval, model and task
-    columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
-    are read, without their events, only when a column asks for them. Empty without logs."""
+    """Every sample of every readable log under `logs`: Inspect's sample summary, eval, model and
+    task columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
+    are read, without their events, only when a column asks for them. Empty without logs. The
+    files that are no readable log are in `attrs[UNREADABLE_ATTR]` (`frame_evidence`)."""
     from inspect_ai.analysis import (
         EvalColumn,
         EvalInfo,
@@ -218,13 +342,18 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
         samples_df,
     )
 
-    files = [str(path) for path in log_files(logs)]
+    candidates = candidate_log_files(logs)
+    files = [str(path) for path in candidates if readable_log(path)]
+    unreadable = sorted({str(path) for path in candidates} - set(files))
     if not files:
-        return pd.DataFrame()
-    columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
-               *extra_columns]  # fmt: skip
-    frame = samples_df(files, columns=columns, quiet=True, exclude_fields=set(UNREAD_SAMPLE_FIELDS))
-    return in_sample_order(frame)
+        frame = pd.DataFrame()
+    else:
+        columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
+                   *extra_columns]  # fmt: skip
+        frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
+                                           exclude_fields=set(UNREAD_SAMPLE_FIELDS)))  # fmt: skip
+    frame.attrs[UNREADABLE_ATTR] = unreadable
+    return frame
 
 
 def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
@@ -242,7 +371,11 @@ def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def scored_samples(
-    logs: str | Path, task_name: str, scorer_name: str, selection_args: Iterable[str] = ()
+    logs: str | Path,
+    task_name: str,
+    scorer_name: str,
+    selection_args: Iterable[str] = (),
+    own_roles: Iterable[str] = (),
 ) -> Counted:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
     value, answer and metadata (`score` as a dict), from every run that counts
@@ -261,8 +394,10 @@ def scored_samples(
         SampleColumn("score_value", path=lambda s: score_field(s, "value"), full=True),
     ])  # fmt: skip
     if frame.empty or "task_name" not in frame:
-        return Counted(pd.DataFrame(), LogEvidence())
-    rows, evidence = runs_that_count(frame[frame["task_name"] == task_name], selection_args)
+        return Counted(pd.DataFrame(), frame_evidence(frame))
+    rows, evidence = runs_that_count(
+        frame[frame["task_name"] == task_name], selection_args, own_roles=own_roles
+    )
     rows = rows.copy()
     rows["score"] = [as_dict(value) for value in rows["score"]]
     return Counted(rows.reset_index(drop=True), evidence)

@@ -4,7 +4,8 @@ Each stage is entered once, in that order:
 
 1. validate: every check of the options that needs no model call (values, providers, input
    files, the output folder, how `--workers`, `--shard`, `--log-dir` and `--until-ci` go
-   together), and the authors' artefacts the run reads at hand (`Probe.prepare`).
+   together), the authors' artefacts the run reads at hand (`Probe.prepare`) and its input
+   files read (`Probe.read_inputs`): a run that stops here writes nothing (not run.toml).
 2. plan: how the evals run, one `Strategy` of four (in this process; one shard; N worker
    processes of a shard each; `--until-ci`'s seeded batches), and the run's record in its
    folder (run.toml, prices.json).
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.probe import Probe
+from stancelab.core.results.evidence import with_unreadable
 from stancelab.core.results.family import (
     FAMILY_KEY,
     Part,
@@ -36,6 +38,7 @@ from stancelab.core.results.family import (
     family_record,
     frame_records,
 )
+from stancelab.core.results.logs import unreadable_logs
 from stancelab.core.results.summary import (
     Analysis,
     analysis_unit_values,
@@ -57,8 +60,8 @@ PRICES_FILE = "prices.json"
 
 
 def validate(probe: Probe, options: ProbeRun) -> None:
-    """Every check that needs no model call, and the authors' artefacts the run reads fetched or
-    checked; raises before anything is written."""
+    """Every check that needs no model call, the authors' artefacts the run reads fetched or
+    checked, and its input files read; raises before anything is written."""
     if not isinstance(options, probe.options):
         raise TypeError(
             f"{probe.name} runs with {probe.options.__name__}, not {type(options).__name__}"
@@ -68,6 +71,8 @@ def validate(probe: Probe, options: ProbeRun) -> None:
     check_run(options)
     if probe.prepare is not None:
         probe.prepare(options)
+    if probe.read_inputs is not None:
+        probe.read_inputs(options)
 
 
 def check_parallel_options(options: ProbeRun) -> None:
@@ -177,8 +182,12 @@ def write_prices(options: ProbeRun) -> None:
 
 def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = None) -> Analysis:
     """The probe's analysis of the folder's logs (with the run's options, or None when the
-    folder is analysed on its own), with the stopping record of an `--until-ci` run."""
+    folder is analysed on its own), with the stopping record of an `--until-ci` run; files
+    among the logs that are no readable log are named in its evidence, which is then partial."""
     analysis = probe.analysis(folder, seed, options)
+    evidence = analysis.summary.get("evidence")
+    if isinstance(evidence, dict):  # whatever its readers saw, every damaged file is named
+        with_unreadable(evidence, unreadable_logs(folder / "logs"))
     record = replay_until_ci(probe, folder, analysis)
     if record is not None:
         analysis.summary[UNTIL_CI_KEY] = record

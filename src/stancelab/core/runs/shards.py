@@ -91,6 +91,8 @@ def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
     wanted = {"ids": sorted(map(str, sample_ids)), "roles": roles, "model": model}
     for info in list_eval_logs(log_dir, recursive=True):
         header = _header(info)
+        if header is None:  # no readable log (a cut copy): not a finished shard
+            continue
         spec = header.eval
         if (header.status != "success" or shard_of_log(spec.metadata) != str(shard)
                 or spec.task.split("/")[-1] != task.name.split("/")[-1]):  # fmt: skip
@@ -110,12 +112,16 @@ _HEADERS: dict[tuple[str, float | None, int], Any] = {}
 
 def _header(info: Any) -> Any:
     """A log's header, read once per process while the file is unchanged (a location with
-    thousands of shard logs is listed before every piece of a run)."""
+    thousands of shard logs is listed before every piece of a run); None for a file that is
+    no readable log."""
     from inspect_ai.log import read_eval_log
 
     key = (info.name, info.mtime, info.size)
     if key not in _HEADERS:
-        _HEADERS[key] = read_eval_log(info, header_only=True)
+        try:
+            _HEADERS[key] = read_eval_log(info, header_only=True)
+        except Exception:
+            _HEADERS[key] = None
     return _HEADERS[key]
 
 

@@ -204,7 +204,10 @@ def batch_logs(log_dir: str, seed: int, count: int = LOOKS) -> dict[int, bool]:
     if not Path(log_dir).is_dir() and "://" not in log_dir:
         return logged
     for info in list_eval_logs(log_dir, recursive=True):
-        spec = read_eval_log(info, header_only=True).eval
+        try:
+            spec = read_eval_log(info, header_only=True).eval
+        except Exception:
+            continue
         number = names.get(shard_of_log(spec.metadata))
         if number is not None:
             logged[number] = logged.get(number, False) or bool(spec.config.sample_id)
