@@ -39,15 +39,9 @@ from stancelab.core.stats.family import adjusted_pvalues
 from stancelab.core.stats.intervals import bootstrap_ci
 from stancelab.core.stats.signflip import sign_flip_pvalues
 from stancelab.matrix.analysis import CONFLICT, build_matrix
+from stancelab.probes import PROBES
 
-LENSES = (
-    "millstone",
-    "conviction",
-    "llm-bias-bench",
-    "prior-prejudice",
-    "issuebench",
-    "even-handedness",
-)
+LENSES = tuple(PROBES)  # the matrix's lenses: every registered probe
 MATRIX_UNITS = (2, 3, 5, 12, 20)
 MATRIX_TOPICS = 12
 MODELS = ("a", "b", "c")

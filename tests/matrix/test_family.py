@@ -7,19 +7,10 @@ conflicts chance alone would show. Reduced simulations of `benchmarks/coverage_e
 from __future__ import annotations
 
 import numpy as np
-from benchmarks.coverage_extra import _null_stances, matrix_rows
+from benchmarks.coverage_extra import LENSES, _null_stances, matrix_rows
 
 from stancelab.matrix.analysis import CONFLICT, build_matrix
 from stancelab.matrix.results import format_matrix, matrix_summary
-
-LENSES = (
-    "millstone",
-    "conviction",
-    "llm-bias-bench",
-    "prior-prejudice",
-    "issuebench",
-    "even-handedness",
-)
 
 
 def test_two_units_a_cell_under_a_true_zero_give_no_conflict() -> None:
