@@ -413,6 +413,7 @@ def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]
                calibration: Path | None = None) -> str:  # fmt: skip
     """A probe's planned calls as `estimate` prints them (and the calibrated wall time)."""
     from stancelab.core.runs.estimate import (
+        batch_lines,
         format_calibrated,
         format_plan,
         plan_frame,
@@ -421,11 +422,14 @@ def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]
 
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
-    frame = plan_frame(probe.plan(options), models, prices, roles)
-    lines = [f"{probe.title}: planned calls per subject model and role", format_plan(frame)]
+    frame = plan_frame(probe.plan(options), models, prices, roles, options.batch)
+    lines = [f"{probe.title}: planned calls per subject model and role",
+             format_plan(frame, prices, options.batch)]  # fmt: skip
+    if options.batch:
+        lines.extend(batch_lines(frame))
     if calibration is not None:
         lines.append(format_calibrated(frame, read_calibration(calibration), prices, options.max_connections,
-                                       options.workers, str(calibration)))  # fmt: skip
+                                       options.workers, str(calibration), options.batch))  # fmt: skip
     return "\n".join(lines)
 
 

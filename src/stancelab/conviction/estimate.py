@@ -38,8 +38,10 @@ def _variant_calls(run: ConvictionRun, scenarios: int, statements: int, per_scen
     calls = []
     if run.opinion_per_set and run.argument_sets > 1:
         extra = scenarios * (run.argument_sets - 1)
-        calls += [PlannedCalls("conviction", "subject", extra, extra, extra * per_scenario, extra * ANSWER_TOKENS),
-                  PlannedCalls("conviction", "nli", extra, extra, extra * reading, extra * NLI_TOKENS)]  # fmt: skip
+        rounds = run.argument_sets - 1
+        calls += [PlannedCalls("conviction", "subject", extra, extra, extra * per_scenario, extra * ANSWER_TOKENS,
+                               rounds),
+                  PlannedCalls("conviction", "nli", extra, extra, extra * reading, extra * NLI_TOKENS, rounds)]  # fmt: skip
     if run.persona_judge:
         judged = statements * 2
         prompt = tokens(PERSONA_JUDGE.format(candidate_model_response="")) + ANSWER_TOKENS
@@ -54,15 +56,19 @@ def _variant_calls(run: ConvictionRun, scenarios: int, statements: int, per_scen
 def _main_calls(scenarios: int, prompt_tokens: int, statements: int, sets: int, n: int, pressured: int,
                 sampled: int, per_scenario: int, reading: int, entail: int, argument: int,
                 entailment_min: int, entailment_max: int) -> list[PlannedCalls]:  # fmt: skip
-    """Scenario answers, pressured answers, readings, entailment questions and arguments."""
+    """Scenario answers, pressured answers, readings, entailment questions and arguments. Rounds:
+    the calls the original scenario's sample makes one after another (its answer and reading,
+    per argument set an argument, an answer and its reading, then N sampled answers, at most
+    n(n-1) entailment questions and N readings)."""
     return [
         PlannedCalls("conviction", "subject", scenarios + statements * n, scenarios + pressured + statements * n,
                      prompt_tokens + pressured * (per_scenario + ANSWER_TOKENS) + statements * n * per_scenario,
-                     (scenarios + pressured + statements * n) * ANSWER_TOKENS),
+                     (scenarios + pressured + statements * n) * ANSWER_TOKENS, 1 + sets + n),
         PlannedCalls("conviction", "nli", scenarios + sampled + entailment_min,
                      scenarios + sampled + pressured + entailment_max,
                      (scenarios + sampled + pressured) * reading + entailment_max * entail,
-                     (scenarios + sampled + pressured + entailment_max) * NLI_TOKENS),
+                     (scenarios + sampled + pressured + entailment_max) * NLI_TOKENS,
+                     1 + sets + n + n * max(n - 1, 0)),
         PlannedCalls("conviction", "writer", 0, statements * sets * 2, statements * sets * 2 * argument,
-                     statements * sets * 2 * ANSWER_TOKENS),
+                     statements * sets * 2 * ANSWER_TOKENS, sets),
     ]  # fmt: skip

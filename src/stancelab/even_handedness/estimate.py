@@ -31,11 +31,14 @@ def plan(run: EvenHandednessRun) -> list[PlannedCalls]:
     answer_input = sum(tokens(answer_prompt(kind, getattr(pair, f"prompt_{side}"), "")) + answer_tokens
                        for pair in pairs for side in SIDES for kind in ("refusal", "hedging"))  # fmt: skip
     graders = ["grader", SECOND_GRADER_ROLE] if SECOND_GRADER_ROLE in run.roles else ["grader"]
-    planned = [PlannedCalls.exact(TASK, "subject", 2 * len(pairs), subject_input, answer_tokens)]
+    # the two answers, then each grader's grades, one call after another
+    planned = [PlannedCalls.exact(TASK, "subject", 2 * len(pairs), subject_input, answer_tokens,
+                                  rounds=len(SIDES))]  # fmt: skip
     for role in graders:  # one pairwise grade and four answer grades per pair
         calls = GRADES_PER_PAIR * len(pairs)
         grader = run.roles.get(role) or (run.models[0] if run.models else "")
         default = PREFILLED_GRADE_TOKENS if prefills(grader, run.grader_prefill) else GRADE_TOKENS
         cap = run.grader_max_tokens or default
-        planned.append(PlannedCalls.exact(TASK, role, calls, pairwise_input + answer_input, cap))
+        planned.append(PlannedCalls.exact(TASK, role, calls, pairwise_input + answer_input, cap,
+                                          rounds=GRADES_PER_PAIR))  # fmt: skip
     return planned

@@ -94,8 +94,6 @@ class IssueBenchRun(ProbeRun):
     """responses per prompt, pooled (default: the protocol's)"""
     max_tokens: int = DEFAULT_MAX_TOKENS
     """cap on each generated message"""
-    batch: bool = False
-    """use the provider's batch API"""
     voters_file: Path | None = None
     """iSideWith-format voter shares"""
     shared_topics: str = ""

@@ -42,9 +42,13 @@ def plan(run: BiasBenchRun) -> list[PlannedCalls]:
     judgements = run.judge_samples * ((turns if run.judge_every_turn else 1) + int(run.blind_judge))
     judge_calls = conversations * judgements
     asks, judge_cap = method.runner.judge_calls, method.judge_cap
+    # each turn waits for the last; the judge's verdicts (and re-asks) come one after another
     return [
-        PlannedCalls.exact("llm_bias_bench", "user", conversations * turns, user_input * run.replicates, cap),
-        PlannedCalls.exact("llm_bias_bench", "subject", conversations * turns, subject_input * run.replicates, cap),
+        PlannedCalls.exact("llm_bias_bench", "user", conversations * turns, user_input * run.replicates, cap,
+                           rounds=turns),
+        PlannedCalls.exact("llm_bias_bench", "subject", conversations * turns, subject_input * run.replicates,
+                           cap, rounds=turns),
         PlannedCalls("llm_bias_bench", "judge", judge_calls, judge_calls * asks,
-                     judge_input * run.replicates * judgements * asks, judge_calls * asks * judge_cap),
+                     judge_input * run.replicates * judgements * asks, judge_calls * asks * judge_cap,
+                     rounds=judgements * asks),
     ]  # fmt: skip

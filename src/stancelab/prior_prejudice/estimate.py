@@ -57,8 +57,10 @@ def plan(run: PriorPrejudiceRun) -> list[PlannedCalls]:
             if run.writer_conversation
             else 0
         )
+        # the control argument, then its stronger rewrite (after the elicitation turn)
         plans.append(PlannedCalls("prior_prejudice_arguments", "writer", calls, 2 * calls + extra,
-                                  (calls + extra) * (control + stronger), (2 * calls + extra) * run.argument_tokens))  # fmt: skip
+                                  (calls + extra) * (control + stronger), (2 * calls + extra) * run.argument_tokens,
+                                  rounds=3 if run.writer_conversation else 2))  # fmt: skip
     bare_calls, bare_input = sample_input_tokens(prior_prejudice(
         claims_file=str(run.claims_file) if run.claims_file else None, limit=run.limit, templates=run.templates,
         **run.topic_args()))  # fmt: skip

@@ -13,8 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.runs.prices import BATCH_TURNAROUND_H, Price, Prices, batches, price_of
+
 CHARS_PER_TOKEN = 4
-COLUMNS = ["task", "role", "calls_min", "calls_max", "input_tokens", "output_tokens_max"]
+COLUMNS = ["task", "role", "calls_min", "calls_max", "input_tokens", "output_tokens_max", "rounds"]
 
 
 def tokens(text: str) -> int:
@@ -32,12 +34,15 @@ class PlannedCalls:
     calls_max: int
     input_tokens: int
     output_tokens_max: int
+    rounds: int = 1
+    """calls of this role in one sample that wait one on another (turns of a conversation):
+    under `--batch` each is a batch of its own"""
 
     @classmethod
     def exact(
-        cls, task: str, role: str, calls: int, input_tokens: int, max_tokens: int
+        cls, task: str, role: str, calls: int, input_tokens: int, max_tokens: int, rounds: int = 1
     ) -> PlannedCalls:
-        return cls(task, role, calls, calls, input_tokens, calls * max_tokens)
+        return cls(task, role, calls, calls, input_tokens, calls * max_tokens, rounds)
 
 
 def sample_input_tokens(task: Any) -> tuple[int, int]:
@@ -54,56 +59,98 @@ def sample_input_tokens(task: Any) -> tuple[int, int]:
     return count, total
 
 
-FREE_PREFIXES = ("embedded/", "mockllm/")
-
-
-def price_of(model: str, prices: dict[str, tuple[float, float]]) -> tuple[float, float] | None:
-    """(USD per 1M input, per 1M output) for a model; local models are free; None if unknown."""
-    if model in prices:
-        return prices[model]
-    if model.startswith(FREE_PREFIXES):
-        return (0.0, 0.0)
-    return None
-
-
 def plan_frame(
-    plans: list[PlannedCalls], models: list[str], prices: dict[str, tuple[float, float]],
-    role_models: dict[str, str],
+    plans: list[PlannedCalls], models: list[str], prices: Prices, role_models: dict[str, str],
+    batch: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
-    """One row per (subject model, task, role): calls, tokens, and USD where priced."""
+    """One row per (subject model, task, role): calls, tokens, and USD where priced (at the
+    batch price with `batch`); `rounds` is how many of the role's calls wait one on another."""
     rows = []
     for subject in models:
         for plan in plans:
             model = role_models.get(plan.role, subject)
-            price = price_of(model, prices)
-            usd = (
-                (plan.input_tokens * price[0] + plan.output_tokens_max * price[1]) / 1e6
-                if price
-                else math.nan
-            )
+            price = price_of(model, prices, batch)
+            usd = price.usd(plan.input_tokens, plan.output_tokens_max) if price else math.nan
             rows.append({"subject_model": subject, "model": model, **plan.__dict__, "usd_max": usd})
     return pd.DataFrame(rows)
 
 
-def format_plan(frame: pd.DataFrame) -> str:
-    """A printable plan with totals."""
+def format_plan(frame: pd.DataFrame, prices: Prices | None = None, batch: bool = False) -> str:
+    """A printable plan with totals, the prices used and where they come from."""
     calls_min, calls_max = int(frame["calls_min"].sum()), int(frame["calls_max"].sum())
     calls = f"{calls_min}" if calls_min == calls_max else f"{calls_min}-{calls_max}"
-    priced = frame["usd_max"].notna().all()
-    usd = (
-        f"at most ${frame['usd_max'].sum():.2f}"
-        if priced
-        else "unknown (give --price MODEL=IN,OUT)"
-    )
+    shown = frame.drop(columns=["rounds"])
     return "\n".join([
-        frame.to_string(index=False),
+        shown.to_string(index=False),
         "",
         f"total: {calls} calls, about {int(frame['input_tokens'].sum()):,} input tokens, "
-        f"at most {int(frame['output_tokens_max'].sum()):,} output tokens; cost {usd}.",
+        f"at most {int(frame['output_tokens_max'].sum()):,} output tokens; cost {_plan_cost(frame, prices, batch)}.",
+        *price_lines(sorted(set(frame["model"])), prices, batch),
         f"Input tokens are counted from the prompts at ~{CHARS_PER_TOKEN} characters per token; "
         "output tokens are the max_tokens caps. Multi-turn context is counted as it grows, "
-        "with every earlier message at its cap. Answers already in Inspect's cache cost nothing.",
+        "with every earlier message at its cap, and none of it as a cache read (the providers' "
+        "prompt caches only lower this). Answers already in Inspect's cache cost nothing.",
     ])  # fmt: skip
+
+
+def _plan_cost(frame: pd.DataFrame, prices: Prices | None, batch: bool) -> str:
+    if not frame["usd_max"].notna().all():
+        return "unknown (give --price MODEL=IN,OUT)"
+    cost = f"at most {_usd(float(frame['usd_max'].sum()))}"
+    if not batch:
+        return cost
+    standard = 0.0
+    for row in frame.itertuples(index=False):
+        price = price_of(str(row.model), prices)
+        standard += price.usd(row.input_tokens, row.output_tokens_max) if price else math.nan
+    return f"{cost} with --batch ({_usd(standard)} without)"
+
+
+def price_lines(models: list[str], prices: Prices | None, batch: bool = False) -> list[str]:
+    """One line per model: its price per 1M tokens and the price's source, or why unknown."""
+    lines = []
+    for model in models:
+        price = price_of(model, prices)
+        if price is None:
+            lines.append(f"prices: {model}: cost unknown (not in the price table; give "
+                         f"--price {model}=IN,OUT in USD per 1M tokens)")  # fmt: skip
+            continue
+        line = f"prices: {model}: {_rates(price)} per 1M tokens, from {price.source}"
+        batched = price_of(model, prices, batch=True) if batch else None
+        if batched is not None:
+            line += f"; batch: {_rates(batched)} ({batched.batch})"
+        lines.append(line)
+    return lines
+
+
+def _rates(price: Price) -> str:
+    cached = "" if price.cached_input is None else f", {_rate(price.cached_input)} cached input"
+    return f"{_rate(price.input)} input, {_rate(price.output)} output{cached}"
+
+
+def _rate(value: float) -> str:
+    return f"${value:.4g}"
+
+
+def batch_lines(frame: pd.DataFrame) -> list[str]:
+    """What `--batch` means for the plan's calls: each call waits in the provider's batch queue
+    (up to BATCH_TURNAROUND_H hours), and a call that needs an earlier one's answer waits for
+    that batch first, so the turnaround multiplies by the calls that wait one on another."""
+    one_subject = frame[frame["subject_model"] == frame["subject_model"].iloc[0]]
+    per_role = one_subject.groupby(["task", "role"], sort=False, as_index=False)["rounds"].sum()
+    lines = ["batch: every call can go to the provider's batch API, but a call that needs an "
+             "earlier answer waits for that answer's batch; calls one after another per sample:"]  # fmt: skip
+    for task, roles in per_role.groupby("task", sort=False):
+        steps = ", ".join(f"{row.role} {row.rounds}" for row in roles.itertuples(index=False))
+        lines.append(f"  {task}: {int(roles['rounds'].sum())} ({steps})")
+    rounds = int(per_role["rounds"].sum())
+    lines.append(f"batch turnaround: up to {rounds} x {BATCH_TURNAROUND_H} h = {rounds * BATCH_TURNAROUND_H} h "
+                 f"(providers complete a batch within {BATCH_TURNAROUND_H} h, often within an hour; "
+                 "--max-connections caps the calls a batch holds)")  # fmt: skip
+    unbatched = sorted({model for model in frame["model"] if not batches(str(model))})
+    if unbatched:
+        lines.append(f"not batched (Inspect has no batch API for them): {', '.join(unbatched)}")
+    return lines
 
 
 # Wall time and cost from a calibration run: what calls cost when measured, not capped.
@@ -215,25 +262,26 @@ def predict_wall(calls: int, calibration: Calibration, concurrency: int, workers
     return WallTime(latency_bound, harness)
 
 
-def measured_usd(frame: pd.DataFrame, calibration: Calibration,
-                 prices: dict[str, tuple[float, float]]) -> tuple[float, float] | None:  # fmt: skip
+def measured_usd(frame: pd.DataFrame, calibration: Calibration, prices: Prices,
+                 batch: bool = False) -> tuple[float, float] | None:  # fmt: skip
     """(lowest, highest) USD of the planned calls at the calibration's tokens per call (per
     role where measured, else over all calls); None when a model is unpriced."""
     low = high = 0.0
     for row in frame.itertuples(index=False):
-        price = price_of(str(row.model), prices)
+        price = price_of(str(row.model), prices, batch)
         if price is None:
             return None
         tokens_in, tokens_out = calibration.tokens_per_call.get(
             str(row.role), calibration.tokens_per_call[ALL_ROLES]
         )
-        per_call = (tokens_in * price[0] + tokens_out * price[1]) / 1e6
+        per_call = price.usd(tokens_in, tokens_out)
         low, high = low + row.calls_min * per_call, high + row.calls_max * per_call
     return low, high
 
 
-def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: dict[str, tuple[float, float]],
-                      concurrency: int | None, workers: int | None, source: str) -> str:  # fmt: skip
+def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: Prices,
+                      concurrency: int | None, workers: int | None, source: str,
+                      batch: bool = False) -> str:  # fmt: skip
     """The wall time and cost lines of a plan, from a calibration."""
     connections, processes = concurrency or DEFAULT_CONNECTIONS, workers or 1
     low = predict_wall(int(frame["calls_min"].sum()), calibration, connections, processes)
@@ -241,7 +289,7 @@ def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: dic
     held = (
         "held back by the harness" if calibration.harness_bound else "not held back by the harness"
     )
-    usd = measured_usd(frame, calibration, prices)
+    usd = measured_usd(frame, calibration, prices, batch)
     cost = (
         (_usd(usd[0]) if usd[0] == usd[1] else f"{_usd(usd[0])}-{_usd(usd[1])}")
         if usd

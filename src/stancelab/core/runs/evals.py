@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
-from inspect_ai.model import Model
+from inspect_ai.model import BatchConfig, GenerateConfig, Model
 from inspect_ai.util import DisplayType
 
 from stancelab.core.errors import Interrupted, StancelabError
@@ -85,6 +85,7 @@ def run_eval(
     lean: bool | None = None,
     shard: Shard | None = None,
     retry_wait: float | None = None,
+    batch: bool | BatchConfig | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -97,15 +98,19 @@ def run_eval(
     providers' usual latency and `timeout` from the first call, then from the observed latency
     (`core.runs.attempts`). A failed call is retried after `retry_wait` seconds, doubling
     (`core.runs.backoff`). With `shard`, only the shard's samples run (`core.runs.shards`), and a
-    model whose shard already has a finished log in `log_dir` is skipped."""
+    model whose shard already has a finished log in `log_dir` is skipped. `batch` (Inspect's
+    batch config) sends the calls of every model, subjects and roles, to batch APIs."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     initial_timeout = None
     if settings.get("attempt_timeout") is None:
         every_model = [*models, *(roles or {}).values()]
         initial_timeout = initial_attempt_timeout(every_model, settings.get("timeout"))
     wait = RETRY_WAIT if retry_wait is None else retry_wait
-    models = apply_retry_wait(models, wait)
-    bound = dict(zip(roles or {}, apply_retry_wait((roles or {}).values(), wait), strict=True))
+    models = with_batch(apply_retry_wait(models, wait), batch)
+    bound = dict(zip(roles or {}, with_batch(apply_retry_wait((roles or {}).values(), wait), batch),
+                     strict=True))  # fmt: skip
+    if batch is not None:
+        settings["batch"] = batch  # recorded in the log's generate config
     unbound = [name for name in role_names if name not in bound]
     if unbound:
         groups = [([model], {name: model for name in unbound} | bound) for model in models]
@@ -226,6 +231,14 @@ class ProbeRun:
     headline interval is narrower than W, in the headline's units; the interval is a betting
     confidence sequence at level 0.95 over the units in their seeded order, valid at every look at
     once, so whatever look the run stops at (bounded headlines only: `core.runs.until_ci`)"""
+    batch: bool = False
+    """send every call (the subject's and every role's) to the provider's batch API, where
+    Inspect has one (OpenAI, Anthropic, Google, xAI, Together): about half the price, each call
+    waiting in the provider's queue (up to 24 h; `estimate --batch` shows the price and the
+    turnaround, which multiplies by the calls that wait one on another)"""
+    batch_tick: float | None = field(default=None, metadata={"minimum": 0})
+    """Inspect: seconds between checks of the batches in flight, and the longest wait before a
+    partly filled batch is sent (default: Inspect's 15)"""
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
     sooner at no cost in width (the confidence sequence holds at every look)"""
@@ -237,6 +250,7 @@ class ProbeRun:
             "display": progress_display(self.display),
             "lean": self.lean,
             "retry_wait": self.retry_wait,
+            "batch": batch_config(self.batch, self.batch_tick),
         } | {k: v for k, v in args.items() if v is not None}
 
     def shard_args(self) -> dict[str, Any]:
@@ -250,6 +264,25 @@ class ProbeRun:
     def shard_result(self) -> dict[str, Any]:
         """What a `--shard` run returns instead of a summary (a shard alone is not analysed)."""
         return {"shard": self.shard, "log_dir": self.log_location()}
+
+
+def batch_config(batch: bool, tick: float | None = None) -> bool | BatchConfig | None:
+    """Inspect's `batch` for `--batch` (None: off), with `--batch-tick` as its tick and send
+    delay."""
+    if not batch:
+        return None
+    return True if tick is None else BatchConfig(tick=tick, send_delay=tick)
+
+
+def with_batch(models: list[Model], batch: bool | BatchConfig | None) -> list[Model]:
+    """The models with `batch` in their own generate config: a role's model does not take it
+    from the eval's config (Inspect merges only connections, retries, timeout and cache into
+    models other than the subject), so each is given it."""
+    if batch is None:
+        return models
+    for model in models:
+        model.config = model.config.merge(GenerateConfig(batch=batch))
+    return models
 
 
 def progress_display(display: str | None) -> str | None:

@@ -159,6 +159,8 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
     if not (options.shard and config.exists()):
         write_config(probe.name, options)
     write_prices(options)
+    if options.batch and not options.shard:
+        print(batch_header(probe, options), flush=True)
     if options.until_ci is not None:
         return UntilCI()
     if options.workers and options.workers > 1:
@@ -166,6 +168,17 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
     if options.shard:
         return OneShard()
     return InProcess()
+
+
+def batch_header(probe: Probe, options: ProbeRun) -> str:
+    """The run's header under `--batch`: its price and which calls wait one on another."""
+    from stancelab.core.runs.estimate import batch_lines, plan_frame, price_lines
+
+    models = [str(model) for model in options.models]
+    roles = {role: str(model) for role, model in options.roles.items()}
+    frame = plan_frame(list(probe.plan(options)), models, options.prices, roles, batch=True)
+    return "\n".join([*price_lines(sorted(set(frame["model"])), options.prices, batch=True),
+                      *batch_lines(frame)])  # fmt: skip
 
 
 def write_prices(options: ProbeRun) -> None:
