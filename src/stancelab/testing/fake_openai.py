@@ -1,5 +1,6 @@
 """A small OpenAI-compatible server for tests and benchmarks: fixed latency, request
-counting and fault injection (429, 500, timeouts, truncated bodies).
+counting and fault injection (429, 500, timeouts, truncated bodies), and OpenAI's Files and
+Batches API for `--batch` runs (`FakeBatches`).
 
     with FakeOpenAIServer(latency=0.1, faults=Faults(rate=0.2)) as server:
         os.environ["FAKE_BASE_URL"] = server.base_url
@@ -101,6 +102,8 @@ class ServerStats:
     prompt_tokens: int = 0  # billed input tokens of the answered requests
     in_flight: int = 0
     max_in_flight: int = 0
+    batches: int = 0  # batches created through the Batches API
+    batched: int = 0  # requests answered inside those batches (not counted in `requests`)
 
     @property
     def paid_calls(self) -> int:
@@ -170,6 +173,7 @@ class FakeOpenAIServer:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping: asyncio.Event | None = None  # set when the server shuts down
+        self.batch_api = FakeBatches(self)
 
     @property
     def base_url(self) -> str:
@@ -186,7 +190,8 @@ class FakeOpenAIServer:
                     "paid_calls": stats.paid_calls, "duplicate_paid_calls": stats.duplicate_paid_calls,
                     "paid_keys": list(stats.paid), "choices": stats.choices,
                     "prompt_tokens": stats.prompt_tokens,
-                    "in_flight": stats.in_flight, "max_in_flight": stats.max_in_flight}  # fmt: skip
+                    "in_flight": stats.in_flight, "max_in_flight": stats.max_in_flight,
+                    "batches": stats.batches, "batched": stats.batched}  # fmt: skip
 
     def _draw_fault(self) -> str | None:
         with self._lock:
@@ -287,6 +292,8 @@ class FakeOpenAIServer:
         if path.endswith("/chat/completions"):
             body = json.loads(b"".join(chunks) or b"{}")
             await self._chat_until_disconnect(body, receive, send)
+        elif (answer := self.batch_api.answer(scope, b"".join(chunks))) is not None:
+            await self._send(send, *answer)
         elif path == "/stats":
             await self._send(send, 200, json.dumps(self.stats_dict()).encode())
         elif path == "/reset":
@@ -351,6 +358,138 @@ async def _disconnect(receive: Any) -> None:
     """Return once the client has disconnected (uvicorn's receive says so)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+class FakeBatches:
+    """OpenAI's Files and Batches API, as much as Inspect's OpenAI batcher uses: upload a JSONL
+    file (POST /v1/files), create a batch of its chat requests (POST /v1/batches), poll it
+    (GET /v1/batches/ID: completed at once) and download its output file (GET
+    /v1/files/ID/content). Each request in a batch is answered as /v1/chat/completions would
+    answer it, without faults, and counted as paid."""
+
+    def __init__(self, server: FakeOpenAIServer) -> None:
+        self.server = server
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.models: Counter[str] = Counter()  # requests answered in batches, per model
+
+    def answer(self, scope: dict[str, Any], body: bytes) -> tuple[int, bytes] | None:
+        """(status, JSON body) of a Files or Batches request; None for any other path."""
+        method, path = scope.get("method", "GET"), scope.get("path", "")
+        parts = path.removeprefix("/v1/").split("/")
+        if method == "POST" and parts == ["files"]:
+            return self._upload(_header(scope, b"content-type"), body)
+        if method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            content = self.files.get(parts[1])
+            return (200, content) if content is not None else _not_found(parts[1])
+        if method == "POST" and parts == ["batches"]:
+            return self._create(json.loads(body or b"{}"))
+        if method == "GET" and len(parts) == 2 and parts[0] == "batches":
+            batch = self.batches.get(parts[1])
+            return (200, json.dumps(batch).encode()) if batch else _not_found(parts[1])
+        return None
+
+    def _upload(self, content_type: str, body: bytes) -> tuple[int, bytes]:
+        content = _multipart_file(content_type, body)
+        if content is None:
+            return 400, b'{"error": {"message": "expected a multipart upload with a file"}}'
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = content
+        record = {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                  "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}  # fmt: skip
+        return 200, json.dumps(record).encode()
+
+    def _create(self, request: dict[str, Any]) -> tuple[int, bytes]:
+        content = self.files.get(str(request.get("input_file_id")))
+        if content is None:
+            return _not_found(str(request.get("input_file_id")))
+        lines = [json.loads(line) for line in content.splitlines() if line.strip()]
+        output = [self._result(line) for line in lines]
+        batch_id = f"batch_{len(self.batches) + 1}"
+        output_id = f"file-{batch_id}-output"
+        self.files[output_id] = b"".join(json.dumps(line).encode() + b"\n" for line in output)
+        now = int(time.time())
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": request.get("endpoint", "/v1/chat/completions"),
+            "input_file_id": request["input_file_id"], "completion_window": request.get("completion_window", "24h"),
+            "status": "completed", "created_at": now, "completed_at": now, "output_file_id": output_id,
+            "error_file_id": None, "errors": None,
+            "request_counts": {"total": len(lines), "completed": len(lines), "failed": 0},
+        }  # fmt: skip
+        with self.server._lock:
+            self.server.stats.batches += 1
+            self.server.stats.batched += len(lines)
+        return 200, json.dumps(self.batches[batch_id]).encode()
+
+    def _result(self, line: dict[str, Any]) -> dict[str, Any]:
+        """One output line: the chat completion of a /v1/chat/completions request, or the
+        response of a /v1/responses request (Inspect's OpenAI provider uses either)."""
+        body = line.get("body") or {}
+        self.models[str(body.get("model"))] += 1
+        if str(line.get("url", "")).endswith("/responses"):
+            completion = _completion({"messages": _response_messages(body)}, self.server.reply)
+            answer = _response(body, completion)
+        else:
+            answer = completion = _completion(body, self.server.reply)
+        self.server._account(body, None, completion)
+        return {"id": f"batch_req_{line.get('custom_id')}", "custom_id": line.get("custom_id"),
+                "response": {"status_code": 200, "request_id": completion["id"], "body": answer},
+                "error": None}  # fmt: skip
+
+
+def _response_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses request's instructions and input as chat messages (text only)."""
+    messages = (
+        [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+    )
+    items = body.get("input") or []
+    for item in [{"role": "user", "content": items}] if isinstance(items, str) else items:
+        content = item.get("content", "")
+        if isinstance(content, list):
+            content = "".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
+        messages.append({"role": item.get("role", "user"), "content": content})
+    return messages
+
+
+def _response(body: dict[str, Any], completion: dict[str, Any]) -> dict[str, Any]:
+    """The completion's first answer as a Responses API response."""
+    text, usage = completion["choices"][0]["message"]["content"], completion["usage"]
+    return {
+        "id": f"resp-{completion['id']}", "object": "response", "created_at": completion["created"],
+        "model": body.get("model", "fake"), "status": "completed", "parallel_tool_calls": False,
+        "tool_choice": "auto", "tools": [],
+        "output": [{"id": f"msg-{completion['id']}", "type": "message", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"],
+                  "total_tokens": usage["total_tokens"],
+                  "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    }  # fmt: skip
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def _not_found(what: str) -> tuple[int, bytes]:
+    return 404, json.dumps({"error": {"message": f"no such file or batch: {what}"}}).encode()
+
+
+def _multipart_file(content_type: str, body: bytes) -> bytes | None:
+    """The content of the part named `file` of a multipart/form-data body."""
+    _, _, boundary = content_type.partition("boundary=")
+    if not boundary:
+        return None
+    for part in body.split(b"--" + boundary.strip('"').encode()):
+        head, _, content = part.partition(b"\r\n\r\n")
+        if b'name="file"' in head:
+            return content.removesuffix(b"\r\n")
+    return None
 
 
 def free_port() -> int:
