@@ -53,3 +53,6 @@ def test_batch_reaches_a_helper_role_bound_to_another_model(
     assert code == 0 and server.stats.requests == 0
     # the two answers, then one pairwise and four answer grades
     assert server.batch_api.models == {"fake-subject": 2, "fake-grader": 5}
+    # the report prices both roles at the batch price
+    usage = token_usage([("even-handedness", tmp_path / "run")])
+    assert set(usage["role"]) == {"subject", "grader"} and usage["batch"].all()

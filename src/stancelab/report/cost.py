@@ -29,12 +29,15 @@ def _usage_rows(probe: str, path: Path) -> list[dict]:
     header = read_eval_log(str(path), header_only=True)
     subject = header.eval.model
     batch = bool(header.eval.model_generate_config.batch)
-    role_models = {role: config.model for role, config in (header.eval.model_roles or {}).items()}
+    roles = {role: config for role, config in (header.eval.model_roles or {}).items()
+             if not isinstance(config, list)}  # fmt: skip
     rows, helper_by_model = [], {}
     for role, usage in (header.stats.role_usage or {}).items():
-        model = role_models.get(role, subject)
+        config = roles.get(role)
+        model = config.model if config else subject
+        batched = bool(config.config.batch) if config else batch
         spent = _tokens(usage)
-        rows.append(dict(zip(KEYS, [probe, subject, role, model, batch], strict=True))
+        rows.append(dict(zip(KEYS, [probe, subject, role, model, batched], strict=True))
                     | dict(zip(TOKENS, spent, strict=True)))  # fmt: skip
         counted = helper_by_model.setdefault(model, [0] * len(TOKENS))
         helper_by_model[model] = [a + b for a, b in zip(counted, spent, strict=True)]

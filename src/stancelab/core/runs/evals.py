@@ -20,6 +20,7 @@ from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.results.logs import SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
+from stancelab.core.runs.prices import batches
 from stancelab.core.runs.shards import (
     Shard,
     finished_shard,
@@ -109,8 +110,8 @@ def run_eval(
     models = with_batch(apply_retry_wait(models, wait), batch)
     bound = dict(zip(roles or {}, with_batch(apply_retry_wait((roles or {}).values(), wait), batch),
                      strict=True))  # fmt: skip
-    if batch is not None:
-        settings["batch"] = batch  # recorded in the log's generate config
+    if batch is not None and all(batches(str(model)) for model in models):
+        settings["batch"] = batch  # the subjects' batch config, recorded in the log
     unbound = [name for name in role_names if name not in bound]
     if unbound:
         groups = [([model], {name: model for name in unbound} | bound) for model in models]
@@ -275,13 +276,15 @@ def batch_config(batch: bool, tick: float | None = None) -> bool | BatchConfig |
 
 
 def with_batch(models: list[Model], batch: bool | BatchConfig | None) -> list[Model]:
-    """The models with `batch` in their own generate config: a role's model does not take it
-    from the eval's config (Inspect merges only connections, retries, timeout and cache into
-    models other than the subject), so each is given it."""
+    """The models, those whose provider Inspect batches with `batch` in their own generate
+    config: a role's model does not take it from the eval's config (Inspect merges only
+    connections, retries, timeout and cache into models other than the subject), so each is
+    given it; the others run as usual."""
     if batch is None:
         return models
     for model in models:
-        model.config = model.config.merge(GenerateConfig(batch=batch))
+        if batches(str(model)):
+            model.config = model.config.merge(GenerateConfig(batch=batch))
     return models
 
 
