@@ -309,6 +309,8 @@ def format_calibrated(frame: pd.DataFrame, calibration: Calibration, prices: Pri
            "calibration, so this is a lower bound)") + ".",
         f"Predicted cost at the calibration's tokens per call: {cost}. Each worker is assumed to "
         "have its own core; cached answers cost nothing and take no time.",
+        *(["Under --batch the wall time is the batch turnaround, not this prediction; the cost is "
+           "at the batch price."] if batch else []),
     ])  # fmt: skip
 
 
