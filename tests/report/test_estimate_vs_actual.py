@@ -51,3 +51,24 @@ def test_planned_calls_cover_the_paid_calls(probe: str, report: ReportResult) ->
             assert plan.calls_min <= made[key] <= plan.calls_max, (key, plan, made[key])
         else:
             assert plan.calls_min <= made.get(key, 0), (key, plan, made.get(key))
+
+
+@pytest.mark.parametrize("probe", list(PROBES))
+def test_batch_rounds_cover_the_calls_one_sample_makes(probe: str, report: ReportResult) -> None:
+    """Under `--batch` a sample's calls wait one on another (each in a batch of its own): the
+    plan's rounds of a role bound the calls one sample makes in that role."""
+    runs = report.path.parent
+    options = demo_options(probe, runs, ["mockllm/hostile"], None)
+    for key, value in TINY[probe].items():
+        setattr(options, key, value)
+    rounds: Counter[tuple[str, str]] = Counter()
+    for plan in get_probe(probe).plan(options):
+        rounds[(plan.task, plan.role)] += plan.rounds
+    for path in log_files(runs / probe / "logs"):
+        log = read_eval_log(str(path))
+        task = log.eval.task.split("/")[-1].replace("-", "_")
+        for sample in log.samples or []:
+            calls = Counter((task, event.role or "subject") for event in sample.events
+                            if event.event == "model")  # fmt: skip
+            for key, count in calls.items():
+                assert count <= rounds[key], (key, count, rounds[key], sample.id)
