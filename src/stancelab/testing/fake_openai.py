@@ -387,6 +387,9 @@ class FakeBatches:
         if method == "GET" and len(parts) == 2 and parts[0] == "batches":
             batch = self.batches.get(parts[1])
             return (200, json.dumps(batch).encode()) if batch else _not_found(parts[1])
+        if method == "POST" and len(parts) == 3 and parts[0] == "batches" and parts[2] == "cancel":
+            batch = self.batches.get(parts[1])  # finished at once: nothing left to cancel
+            return (200, json.dumps(batch).encode()) if batch else _not_found(parts[1])
         return None
 
     def _upload(self, content_type: str, body: bytes) -> tuple[int, bytes]:
