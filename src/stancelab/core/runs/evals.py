@@ -20,6 +20,7 @@ from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.results.logs import SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
+from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
 from stancelab.core.runs.shards import (
     Shard,
     finished_shard,
@@ -109,6 +110,8 @@ def run_eval(
     bound = dict(zip(roles or {}, apply_retry_wait((roles or {}).values(), wait), strict=True))
     watch_first_calls([*models, *bound.values()])
     unbound = [name for name in role_names if name not in bound]
+    watch_progress(role_labels(models, bound, unbound))
+    shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     if unbound:
         groups = [([model], {name: model for name in unbound} | bound) for model in models]
     else:
@@ -118,7 +121,8 @@ def run_eval(
         if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
-        with first_calls_watched(), adaptive_attempt_timeout(initial_timeout), frozen_heap():
+        with (first_calls_watched(), progress_lines(shown),
+              adaptive_attempt_timeout(initial_timeout), frozen_heap()):  # fmt: skip
             done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                 log_dir=str(log_dir), display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip

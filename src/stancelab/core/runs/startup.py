@@ -18,6 +18,7 @@ retried as before, and once a model has answered, nothing of this applies to it.
 from __future__ import annotations
 
 import _thread
+import functools
 import re
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -197,6 +198,7 @@ def _watched(
 ) -> Callable[..., Awaitable[Any]]:
     key = f"{name} {url}"
 
+    @functools.wraps(generate)
     async def watched(*args: Any, **kwargs: Any) -> Any:
         try:
             output = await generate(*args, **kwargs)
