@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.cli import main
+from stancelab.core.runs.shards import Shard, Worker, worker_failure
 from stancelab.core.runs.startup import hopeless
 from stancelab.testing.fake_openai import FakeOpenAIServer, free_port
 from tests.millstone.test_run_mockllm import _issues_file
@@ -108,3 +109,13 @@ def test_only_a_connection_never_made_or_a_refusal_is_hopeless() -> None:
     refused.__cause__ = ConnectionRefusedError(111, "Connection refused")
     assert "cannot be reached" in (hopeless(refused) or "")
     assert (hopeless(_Status(403)) or "").startswith("refused access: 403")
+
+
+def test_a_worker_that_stopped_on_a_refusal_is_reported_by_its_one_line(tmp_path: Path) -> None:
+    output = tmp_path / "shard-1-of-2.log"
+    refusal = "model openai-api/fake/m at http://127.0.0.1:9/v1 rejected the API key: 401 Bad key."
+    output.write_text(f"inspect_ai v0\nTask interrupted\nerror: {refusal}\n")
+    worker = Worker(Shard(1, 2), None, output)  # type: ignore[arg-type]  # the process has ended
+    assert worker_failure(worker, 2) == f"worker 1/2: {refusal}"
+    output.write_text("Traceback (most recent call last):\nMemoryError\n")
+    assert "ends:\nTraceback" in worker_failure(worker, 1)
