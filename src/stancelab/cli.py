@@ -664,15 +664,15 @@ def _config_probe(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `stancelab` command (`argv` None: this process is the command, and a
-    Ctrl-C ends it at once, `end_interrupted`)."""
+    Ctrl-C or an error ends it at once, `end_now`)."""
     code = _command(argv)
-    if argv is None and code == INTERRUPTED:
-        end_interrupted(code)
+    if argv is None and code in (INTERRUPTED, 2):
+        end_now(code)
     return code
 
 
-def end_interrupted(code: int) -> NoReturn:
-    """End an interrupted command now: output flushed and exit handlers run, but no wait for
+def end_now(code: int) -> NoReturn:
+    """End a stopped command now: output flushed and exit handlers run, but no wait for
     threads still at work (Inspect's batch thread inside a torch generation, whose C++ thread
     objects abort the interpreter's shutdown with 'terminate called without an active
     exception') and no teardown of the interpreter's objects (seconds on a loaded machine)."""
