@@ -4,6 +4,7 @@ item 3): with the plain display, a line while a call is slow; Inspect's display 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -39,3 +40,22 @@ def test_each_model_is_named_by_the_roles_it_plays() -> None:
     subject, judge = object(), object()
     labels = progress.role_labels([subject], {"judge": judge}, ["user"])  # type: ignore[list-item, dict-item]
     assert labels == {f"subject+user ({subject})": subject, f"judge ({judge})": judge}
+
+
+async def test_inspects_display_gets_each_roles_calls_as_a_counter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr("inspect_ai.util.display_counter", lambda *pair: shown.append(pair))
+    monkeypatch.setattr(progress, "SHOW_EVERY_S", 0.0)
+    monkeypatch.setattr(progress, "CALLS", progress.Calls())
+
+    class Api:
+        async def generate(self) -> str:
+            return "answer"
+
+    judge = SimpleNamespace(api=Api())
+    progress.watch_progress({"judge (m)": judge})  # type: ignore[dict-item]
+    assert await judge.api.generate() == "answer"
+    assert shown[0][0] == "judge (m)" and shown[0][1].startswith("1 in flight, oldest ")
+    assert shown[-1] == ("judge (m)", "1 done")

@@ -25,6 +25,7 @@ from inspect_ai.model import Model
 
 SLOW_CALL_S = 5.0  # a call running longer than this is worth a progress line
 PROGRESS_EVERY_S = 10.0  # seconds between progress lines
+SHOW_EVERY_S = 1.0  # seconds between updates of a role's counter in Inspect's display
 
 
 @dataclass
@@ -34,6 +35,7 @@ class RoleCalls:
     label: str
     done: int = 0
     started: dict[int, float] = field(default_factory=dict)
+    shown_at: float = float("-inf")  # time.monotonic() of the counter's last update
 
     def status(self, now: float) -> str:
         """`N in flight, oldest S s; M done` (or `M done`)."""
@@ -90,6 +92,7 @@ def _counted(
             CALLS.next_id += 1
             call = CALLS.next_id
             calls.started[call] = time.monotonic()
+        _show(calls)
         try:
             return await generate(*args, **kwargs)
         finally:
@@ -103,11 +106,16 @@ def _counted(
 
 
 def _show(calls: RoleCalls) -> None:
-    """The role's counter in Inspect's display (its footer; the plain display has none)."""
+    """The role's counter in Inspect's display (its footer; the plain display has none), at
+    most every SHOW_EVERY_S seconds (the rich display redraws on each update)."""
     from inspect_ai.util import display_counter
 
+    now = time.monotonic()
+    if now - calls.shown_at < SHOW_EVERY_S:
+        return
+    calls.shown_at = now
     with suppress(Exception):  # no display active (a call outside an eval)
-        display_counter(calls.label, calls.status(time.monotonic()))
+        display_counter(calls.label, calls.status(now))
 
 
 def progress_line(now: float) -> str | None:
