@@ -98,10 +98,9 @@ def inspect_startup(
 
 
 # Names of the exceptions (anywhere in an error's chain) that say a connection could not be
-# made: httpx's and aiohttp's, the OS's refusal, a host name that does not resolve.
-CONNECT_ERRORS = frozenset(
-    {"ConnectError", "ConnectionRefusedError", "ClientConnectorError", "gaierror"}
-)
+# made: httpx's, aiohttp's and botocore's, the OS's refusal, a host name that does not resolve.
+CONNECT_ERRORS = frozenset({"ConnectError", "ConnectionRefusedError", "ClientConnectorError",
+                            "EndpointConnectionError", "gaierror"})  # fmt: skip
 # What an HTTP status of a model's first call says about the run.
 HOPELESS_STATUSES = {
     401: "rejected the API key",
