@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import os
 import re
 import sys
@@ -665,7 +667,28 @@ def _config_probe(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `stancelab` command."""
+    """Entry point of the `stancelab` command (`argv` None: this process is the command, and a
+    Ctrl-C or an error ends it at once, `end_now`)."""
+    code = _command(argv)
+    if argv is None and code in (INTERRUPTED, 2):
+        end_now(code)
+    return code
+
+
+def end_now(code: int) -> NoReturn:
+    """End a stopped command now: output flushed and exit handlers run, but no wait for
+    threads still at work (Inspect's batch thread inside a torch generation, whose C++ thread
+    objects abort the interpreter's shutdown with 'terminate called without an active
+    exception') and no teardown of the interpreter's objects (seconds on a loaded machine)."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _command(argv: list[str] | None) -> int:
+    """Run the command `argv` (None: this process's arguments); its exit status."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = None
     try:

@@ -162,8 +162,11 @@ class FakeOpenAIServer:
     """An OpenAI-compatible chat server on 127.0.0.1, run in a background thread."""
 
     def __init__(self, latency: float = 0.0, faults: Faults | None = None,
-                 reply: Reply = default_reply, port: int | None = None) -> None:  # fmt: skip
+                 reply: Reply = default_reply, port: int | None = None,
+                 api_key: str | None = None, models: tuple[str, ...] | None = None) -> None:  # fmt: skip
         self.latency = latency
+        self.api_key = api_key  # None: any key; else other keys are answered 401
+        self.models = models  # None: any model; else other models are answered 404
         self.faults = faults or Faults()
         self.reply = reply
         self.port = port or free_port()
@@ -259,6 +262,23 @@ class FakeOpenAIServer:
             with self._lock:
                 self.stats.in_flight -= 1
 
+    def _refusal(self, scope: dict[str, Any], body: dict[str, Any]) -> tuple[int, bytes] | None:
+        """401 for a key other than `api_key`, 404 for a model not in `models` (as OpenAI
+        answers them), else None."""
+        headers = dict(scope.get("headers") or [])
+        if (
+            self.api_key is not None
+            and headers.get(b"authorization") != f"Bearer {self.api_key}".encode()
+        ):
+            error = {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                     "code": "invalid_api_key"}  # fmt: skip
+            return 401, json.dumps({"error": error}).encode()
+        if self.models is not None and body.get("model") not in self.models:
+            error = {"message": f"The model `{body.get('model')}` does not exist.",
+                     "type": "invalid_request_error", "code": "model_not_found"}  # fmt: skip
+            return 404, json.dumps({"error": error}).encode()
+        return None
+
     async def _chat_until_disconnect(self, body: dict[str, Any], receive: Any, send: Any) -> None:
         """Answer the request, or stop waiting on it as soon as its client disconnects."""
         chat = asyncio.ensure_future(self._chat(body, send))
@@ -291,6 +311,10 @@ class FakeOpenAIServer:
         path = scope.get("path", "")
         if path.endswith("/chat/completions"):
             body = json.loads(b"".join(chunks) or b"{}")
+            refusal = self._refusal(scope, body)
+            if refusal is not None:
+                await self._send(send, *refusal)
+                return
             await self._chat_until_disconnect(body, receive, send)
         elif (answer := self.batch_api.answer(scope, b"".join(chunks))) is not None:
             await self._send(send, *answer)

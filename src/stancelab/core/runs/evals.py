@@ -21,12 +21,14 @@ from stancelab.core.results.logs import SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.runs.prices import batches
+from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
 from stancelab.core.runs.shards import (
     Shard,
     finished_shard,
     parse_shard,
     shard_sample_ids,
 )
+from stancelab.core.runs.startup import first_calls_watched, watch_first_calls
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
 # mid-JSON) is run again; its calls that had completed come from the cache, unpaid. At 5%
@@ -112,7 +114,10 @@ def run_eval(
                      strict=True))  # fmt: skip
     if batch is not None and all(batches(str(model)) for model in models):
         settings["batch"] = batch  # the subjects' batch config, recorded in the log
+    watch_first_calls([*models, *bound.values()])
     unbound = [name for name in role_names if name not in bound]
+    watch_progress(role_labels(models, bound, unbound))
+    shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     if unbound:
         groups = [([model], {name: model for name in unbound} | bound) for model in models]
     else:
@@ -122,15 +127,16 @@ def run_eval(
         if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
-        with adaptive_attempt_timeout(initial_timeout), frozen_heap():
+        with (first_calls_watched(), progress_lines(shown),
+              adaptive_attempt_timeout(initial_timeout), frozen_heap()):  # fmt: skip
             done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                 log_dir=str(log_dir), display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
-        # Ctrl-C: Inspect writes what it had, then returns no log (or a cancelled one)
-        if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
-            raise Interrupted(f"interrupted: the eval of {task.name} was cancelled; its log is "
-                              f"kept in {log_dir}; run the same command again to resume "
-                              "(answers already paid come from Inspect's cache)")  # fmt: skip
+            # Ctrl-C: Inspect writes what it had, then returns no log (or a cancelled one)
+            if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
+                raise Interrupted(f"interrupted: the eval of {task.name} was cancelled; its log "
+                                  f"is kept in {log_dir}; run the same command again to resume "
+                                  "(answers already paid come from Inspect's cache)")  # fmt: skip
         logs.extend(done)
     for log in logs:
         if log.status != "success":

@@ -32,8 +32,9 @@ from stancelab.core.tether import tethered
 
 WORKER_LOGS = "workers"
 """folder (in the run's folder) of each worker's output"""
-STOP_GRACE_S = 10.0
-"""seconds a worker has to stop (Inspect writes its cancelled log) before it is killed"""
+STOP_GRACE_S = 4.0
+"""seconds a worker has to stop (Inspect writes its cancelled log) before it is killed, so that
+a Ctrl-C stops the run within 5 s"""
 PARENT_ENV = "STANCELAB_WORKER_PARENT"
 """set in a worker's environment: the process id of the command that started it"""
 
@@ -223,10 +224,18 @@ def _wait(workers: list[Worker]) -> None:
                 continue
             pending.remove(worker)
             if code != 0:
-                raise StancelabError(f"worker {worker.shard} failed (exit {code}); its output "
-                                     f"({worker.output}) ends:\n{worker.error_tail()}")  # fmt: skip
+                raise StancelabError(worker_failure(worker, code))
             print(f"worker {worker.shard} done", flush=True)
         time.sleep(0.2)
+
+
+def worker_failure(worker: Worker, code: int) -> str:
+    """Why a worker failed: its own one-line error (e.g. a refused key), else its output's end."""
+    tail = worker.error_tail()
+    last = tail.splitlines()[-1] if tail else ""
+    if last.startswith("error: "):
+        return f"worker {worker.shard}: {last.removeprefix('error: ')}"
+    return f"worker {worker.shard} failed (exit {code}); its output ({worker.output}) ends:\n{tail}"
 
 
 @contextmanager
