@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -49,6 +49,12 @@ BATCH_PREFIX = "until-ci batch "
 COMPLETE = "success"
 """the status of a complete log (Inspect's `EvalLog.status`)"""
 
+
+THINNED_MARK = "Key removed from summary"
+"""how Inspect's sample summary begins a metadata value it cut (over 1 KB)"""
+THIN_TEXT_WIDTH = 1024
+THIN_PLACEHOLDER = "..."
+"""Inspect's summary shortens a text to this width, ending it with the placeholder"""
 
 UNREADABLE_ATTR = "stancelab_unreadable_logs"
 """`DataFrame.attrs` key of a samples frame: the files among its logs that could not be read"""
@@ -328,7 +334,9 @@ def _written(log: object) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
-def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.DataFrame:
+def samples_frame(
+    logs: str | Path | Iterable[str | Path], extra_columns: Iterable[Any] = ()
+) -> pd.DataFrame:
     """Every sample of every readable log under `logs`: Inspect's sample summary, eval, model and
     task columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
     are read, without their events, only when a column asks for them. Empty without logs. The
@@ -356,12 +364,50 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
     return frame
 
 
-def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
+def summaries_else_full(
+    logs: str | Path | Iterable[str | Path],
+    summary_columns: Iterable[Any],
+    full_columns: Iterable[Any],
+    whole: Callable[[pd.DataFrame], pd.Series],
+) -> pd.DataFrame:
+    """Every sample under `logs` as `samples_frame` reads it with `summary_columns`, from the
+    sample summaries (a full sample costs a hundred times its summary to read); the logs with a
+    row that `whole` finds lacking (a value Inspect cut from the summary, a log written before
+    its scorer recorded what is read) are read again from their full samples with
+    `full_columns`, those logs only."""
+    frame = samples_frame(logs, summary_columns)
+    if frame.empty:
+        return frame
+    lacking = list(frame.loc[~whole(frame).astype(bool), "log"].unique())
+    if not lacking:
+        return frame
+    order = list(frame["log"].unique())
+    unreadable = frame.attrs.get(UNREADABLE_ATTR, [])
+    full = samples_frame(lacking, full_columns)
+    mixed = pd.concat([frame[~frame["log"].isin(lacking)], full], ignore_index=True)
+    mixed = in_sample_order(mixed, order)
+    mixed.attrs[UNREADABLE_ATTR] = unreadable
+    return mixed
+
+
+def cut_from_summary(value: object) -> bool:
+    """Whether a value read from a sample summary is Inspect's mark of a value cut for size,
+    or a text it shortened (`...` at its width)."""
+    if not isinstance(value, str):
+        return False
+    return value.startswith(THINNED_MARK) or (
+        len(value) >= THIN_TEXT_WIDTH - len(THIN_PLACEHOLDER) and value.endswith(THIN_PLACEHOLDER)
+    )
+
+
+def in_sample_order(frame: pd.DataFrame, log_order: Iterable[str] | None = None) -> pd.DataFrame:
     """Each log's rows by epoch, then id (numbers as numbers), the order Inspect gives full
-    samples; summaries come in the order the samples finished, which differs run to run."""
+    samples; summaries come in the order the samples finished, which differs run to run. Logs
+    come in `log_order` (else their first row's)."""
     if frame.empty or "log" not in frame:
         return frame
-    log_rank = frame["log"].map({log: rank for rank, log in enumerate(frame["log"].unique())})
+    logs = frame["log"].unique() if log_order is None else log_order
+    log_rank = frame["log"].map({log: rank for rank, log in enumerate(logs)})
     id_key = frame["id"].map(
         lambda value: value if isinstance(value, str) else str(value).zfill(20)
     )
