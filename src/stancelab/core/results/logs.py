@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -416,16 +417,26 @@ def in_sample_order(frame: pd.DataFrame, log_order: Iterable[str] | None = None)
     return frame.loc[order].reset_index(drop=True)
 
 
+def no_value_cut(score: dict[str, Any]) -> bool:
+    """Whether a score's metadata read from a sample summary holds every value whole (Inspect
+    cuts a value over 1 KB from a summary); a nested value is kept whole or cut whole."""
+    return not any(cut_from_summary(value) for value in score.values())
+
+
 def scored_samples(
     logs: str | Path,
     task_name: str,
     scorer_name: str,
     selection_args: Iterable[str] = (),
     own_roles: Iterable[str] = (),
+    summary_holds: Callable[[dict[str, Any]], bool] = no_value_cut,
 ) -> Counted:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
     value, answer and metadata (`score` as a dict), from every run that counts
-    (`runs_that_count`), with the evidence of what the read left out."""
+    (`runs_that_count`), with the evidence of what the read left out. Read from the sample
+    summaries; a log with a sample of the task whose summary lacks what is read (a sample
+    metadata value cut, or a score's metadata where `summary_holds` says so) is read from its
+    full samples (`summaries_else_full`)."""
     from inspect_ai.analysis import SampleColumn
 
     def score_field(sample: object, name: str) -> object:
@@ -434,11 +445,20 @@ def scored_samples(
             return None
         return score.metadata if name == "metadata" else getattr(score, name)
 
-    frame = samples_frame(logs, [
-        SampleColumn("score", path=lambda s: score_field(s, "metadata"), full=True),
-        SampleColumn("score_answer", path=lambda s: score_field(s, "answer"), full=True),
-        SampleColumn("score_value", path=lambda s: score_field(s, "value"), full=True),
-    ])  # fmt: skip
+    def columns(full: bool) -> list[SampleColumn]:
+        return [SampleColumn(f"score{suffix}", path=partial(score_field, name=name), full=full)
+                for suffix, name in (("", "metadata"), ("_answer", "answer"), ("_value", "value"))]  # fmt: skip
+
+    def whole(frame: pd.DataFrame) -> pd.Series:
+        if "task_name" not in frame:
+            return pd.Series(True, index=frame.index)
+        metadata = [column for column in frame if column.startswith("metadata_")]
+        lacking = frame[metadata].map(cut_from_summary).any(axis=1) | ~frame["score"].map(
+            lambda score: summary_holds(as_dict(score))
+        )  # fmt: skip
+        return ~(lacking & (frame["task_name"] == task_name))
+
+    frame = summaries_else_full(logs, columns(False), columns(True), whole)
     if frame.empty or "task_name" not in frame:
         return Counted(pd.DataFrame(), frame_evidence(frame))
     rows, evidence = runs_that_count(
