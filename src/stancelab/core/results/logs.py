@@ -43,6 +43,9 @@ from stancelab.core.results.evidence import LogEvidence
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
 UNREAD_SAMPLE_FIELDS = frozenset({"events"})
+# Columns of Inspect's sample summary no analysis reads: the prompt, target and choices (most of
+# a summary frame's memory at a full design) and the usage, as JSON text.
+UNREAD_SUMMARY_COLUMNS = frozenset({"input", "target", "choices", "description", "model_usage"})
 SHARD_KEY = "stancelab_shard"
 """eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
 BATCH_PREFIX = "until-ci batch "
@@ -157,7 +160,10 @@ def run_identity(
         parts.append(
             frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard=")
         )
-    return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
+    joined = parts[0].astype(str)
+    for part in parts[1:]:  # column by column: a row-wise join costs seconds at a full design
+        joined = joined + "|" + part.astype(str)
+    return joined
 
 
 # ---------------------------------------------------------------- which rows count
@@ -357,7 +363,8 @@ def samples_frame(
     if not files:
         frame = pd.DataFrame()
     else:
-        columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
+        summary = [column for column in SampleSummary if column.name not in UNREAD_SUMMARY_COLUMNS]
+        columns = [*summary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
                    *extra_columns]  # fmt: skip
         frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
                                            exclude_fields=set(UNREAD_SAMPLE_FIELDS)))  # fmt: skip
