@@ -83,11 +83,6 @@ def analyse(folder: Path, src: Path) -> tuple[float, float, dict]:
     return wall, usage.ru_maxrss / 1024, summary
 
 
-def _without_run_facts(summary: dict) -> dict:
-    """A summary less what says when it was written (the numbers are the rest)."""
-    return {key: value for key, value in summary.items() if key not in ("written", "analysed_at")}
-
-
 def _log_facts(folder: Path) -> tuple[int, float]:
     from inspect_ai.log import read_eval_log
 
@@ -123,7 +118,7 @@ def main() -> None:
                 f"peak {peak:.0f} MB (load {load:.2f})")  # fmt: skip
         if args.before is not None:
             before_wall, before_peak, before = analyse(folder, args.before)
-            same = _without_run_facts(before) == _without_run_facts(summary)
+            same = before == summary
             line += (f"; before {before_wall:.1f} s, {before_peak:.0f} MB; same summary: "
                      f"{'yes' if same else 'NO'}")  # fmt: skip
         met = wall <= TARGET_S and peak <= TARGET_MB
