@@ -43,9 +43,9 @@ from stancelab.core.results.evidence import LogEvidence
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
 UNREAD_SAMPLE_FIELDS = frozenset({"events"})
-# Columns of Inspect's sample summary no analysis reads: the prompt, target and choices (most of
-# a summary frame's memory at a full design) and the usage, as JSON text.
-UNREAD_SUMMARY_COLUMNS = frozenset({"input", "target", "choices", "description", "model_usage"})
+# The columns of Inspect's sample summary the analyses read (the others, the prompt above all,
+# cost most of a summary frame's time and memory at a full design).
+READ_SUMMARY_COLUMNS = frozenset({"id", "epoch", "metadata_*", "error", "limit", "retries"})
 SHARD_KEY = "stancelab_shard"
 """eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
 BATCH_PREFIX = "until-ci batch "
@@ -363,7 +363,7 @@ def samples_frame(
     if not files:
         frame = pd.DataFrame()
     else:
-        summary = [column for column in SampleSummary if column.name not in UNREAD_SUMMARY_COLUMNS]
+        summary = [column for column in SampleSummary if column.name in READ_SUMMARY_COLUMNS]
         columns = [*summary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
                    *extra_columns]  # fmt: skip
         frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
