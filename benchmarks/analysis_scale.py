@@ -114,7 +114,7 @@ def main() -> None:
         samples, megabytes = _log_facts(folder)
         load = os.getloadavg()[0]
         wall, cpu, peak, summary = analyse(folder, REPO / "src")
-        line = (f"  {probe}: {samples:,} samples, logs {megabytes:.0f} MB"
+        line = (f"  {probe}: {samples:,} samples planned, logs {megabytes:.0f} MB"
                 f"{f' (built in {built:.0f} s)' if built else ''}; analysis {wall:.1f} s ({cpu:.1f} s CPU), "
                 f"peak {peak:.0f} MB (load {load:.2f})")  # fmt: skip
         if args.before is not None:
