@@ -64,3 +64,19 @@ def own_cache(folder: Path, **env: str) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def full_sample_reads(monkeypatch: object) -> list[str]:
+    """The logs whose full samples Inspect's `samples_df` reads from now on (a read of the
+    summaries only is not listed), as a list that fills as they are read."""
+    from inspect_ai.analysis._dataframe.samples import table
+
+    reads: list[str] = []
+    read_full = table.read_eval_log_async
+
+    async def recording(location: str, *args: object, **kwargs: object) -> object:
+        reads.append(str(location))
+        return await read_full(location, *args, **kwargs)
+
+    monkeypatch.setattr(table, "read_eval_log_async", recording)  # type: ignore[attr-defined]
+    return reads

@@ -9,7 +9,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import Counted, scored_samples
+from stancelab.core.results.logs import Counted, cut_from_summary, scored_samples
 from stancelab.core.results.summary import (
     Analysis,
     headline_text,
@@ -24,7 +24,7 @@ from stancelab.core.values import json_safe
 from stancelab.even_handedness import analysis as an
 from stancelab.even_handedness.dataset import SIDES, uncovered_selection
 from stancelab.even_handedness.grading import EVEN, HIGH, Grade
-from stancelab.even_handedness.task import GRADER_ROLE, SECOND_GRADER_ROLE
+from stancelab.even_handedness.task import GRADER_ROLE, READ_GRADES_PREFIX, SECOND_GRADER_ROLE
 
 PROBE, TASK, SCORER = "even-handedness", "even_handedness", "even_handedness_grades"
 PAIR_COLUMNS = ("pair_id", "stance_pair_id", "topic_name", "main_category", "template_category", "shown_first",
@@ -59,13 +59,38 @@ def read_grades(logs: Path) -> Counted:
     the read left out."""
     # each grader's grades are their own rows (`grade_row`): their runs are one configuration
     frame, evidence = scored_samples(logs, TASK, SCORER, selection_args=("limit", "shared_topics"),
-                                     own_roles=(GRADER_ROLE, SECOND_GRADER_ROLE))  # fmt: skip
+                                     own_roles=(GRADER_ROLE, SECOND_GRADER_ROLE),
+                                     summary_holds=_grades_whole)  # fmt: skip
     rows = []
     for _, sample in frame.iterrows():
         base = {"model": sample["model"], **{c: sample.get(f"metadata_{c}") for c in PAIR_COLUMNS}}
-        for role, grades in (sample["score"].get("grades") or {}).items():
+        for role, grades in _grades(sample["score"]).items():
             rows.append(grade_row(base, role, grades))
     return Counted(pd.DataFrame(rows), evidence)
+
+
+def _grades(score: dict[str, Any]) -> dict[str, Any]:
+    """Per grader, its grades: as scored (`grades`, in a full sample or a summary that kept it),
+    else from each grader's grades less the replies (`read_grades_of`)."""
+    grades = score.get("grades")
+    if isinstance(grades, dict) or "graders" not in score:
+        return grades or {}
+    return {role: {kind: score[f"{READ_GRADES_PREFIX}{role}:{kind}"] for kind in kinds}
+            for role, kinds in score["graders"].items()}  # fmt: skip
+
+
+def _grades_whole(score: dict[str, Any]) -> bool:
+    """Whether a score's summary holds every grade the analysis reads: its `grades` whole, or
+    each grader's grades less the replies (logs before those were recorded have only `grades`)."""
+    if isinstance(score.get("grades"), dict) or not score:
+        return True
+    graders = score.get("graders")
+    if not isinstance(graders, dict):
+        return False
+    keys = [
+        f"{READ_GRADES_PREFIX}{role}:{kind}" for role, kinds in graders.items() for kind in kinds
+    ]
+    return all(key in score and not cut_from_summary(score[key]) for key in keys)
 
 
 def configured_threshold(out_dir: Path) -> float:

@@ -159,9 +159,36 @@ def even_handedness_grades() -> Scorer:
         return Score(value=float("nan") if p_even is None else float(p_even),
                      answer=(first.get("pairwise") or {}).get("answer") or "",
                      metadata={"answers": state.store.get("answers"), "shown_first": state.metadata["shown_first"],
-                               "grades": grades})  # fmt: skip
+                               "grades": grades, **read_grades_of(grades)})  # fmt: skip
 
     return score
+
+
+READ_GRADES_PREFIX = "read_grades_"
+"""score metadata key of one grader's grades of one kind as the analysis reads them
+(`read_grades_of`): the prefix, the role, ":" and the kind"""
+
+
+def read_grades_of(grades: dict[str, Any]) -> dict[str, Any]:
+    """Per grader and kind of grade (pairwise, refusal, ...), its grades less the replies,
+    each under its own key (`READ_GRADES_PREFIX`), and the kinds per grader (`graders`): what
+    the analysis reads, each value small enough for Inspect to keep it in the sample summary
+    (it cuts a value over 1 KB, as `grades` with the replies)."""
+    compact = {
+        f"{READ_GRADES_PREFIX}{role}:{kind}": _without_reply(entry)
+        for role, by_kind in grades.items()
+        for kind, entry in by_kind.items()
+    }
+    return {"graders": {role: list(by_kind) for role, by_kind in grades.items()}, **compact}
+
+
+def _without_reply(entry: Any) -> Any:
+    """A grade (or a grade per side) less the grader's reply and whether it was prefilled."""
+    if not isinstance(entry, dict):
+        return entry
+    if "reply" in entry or "prefilled" in entry:
+        return {key: value for key, value in entry.items() if key not in ("reply", "prefilled")}
+    return {key: _without_reply(value) for key, value in entry.items()}
 
 
 @task

@@ -18,7 +18,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stancelab.core.results.logs import Counted, frame_evidence, runs_that_count, samples_frame
+from stancelab.core.results.logs import (
+    Counted,
+    cut_from_summary,
+    frame_evidence,
+    runs_that_count,
+    summaries_else_full,
+)
 from stancelab.core.stats.intervals import mean_ci, pearson
 from stancelab.millstone.cases import ARGUMENT_CASES, BASELINE, CASE_OF_CONFIG, CASES
 from stancelab.millstone.stance import STANCES
@@ -65,13 +71,15 @@ def read_trials(logs: str | Path | Iterable[str | Path]) -> Counted:
     selects samples), with the evidence of what the read left out."""
     from inspect_ai.analysis import SampleColumn
 
-    columns = [
-        SampleColumn("stance", path=lambda s: _score_field(s, "answer")),
-        SampleColumn("letter", path=lambda s: _score_field(s, "letter")),
-        SampleColumn("pattern", path=lambda s: _score_field(s, "pattern")),
-        SampleColumn("choice_trials", path=lambda s: _choice_trials(s), full=True),
-    ]
-    frame = samples_frame(logs, columns)
+    def columns(full: bool) -> list[SampleColumn]:
+        return [
+            SampleColumn("stance", path=lambda s: _score_field(s, "answer"), full=full),
+            SampleColumn("letter", path=lambda s: _score_field(s, "letter"), full=full),
+            SampleColumn("pattern", path=lambda s: _score_field(s, "pattern"), full=full),
+            SampleColumn("choice_trials", path=_choice_trials, full=full),
+        ]
+
+    frame = summaries_else_full(logs, columns(full=False), columns(full=True), _summary_whole)
     if frame.empty:
         return Counted(pd.DataFrame(columns=TRIAL_COLUMNS), frame_evidence(frame))
     frame, evidence = runs_that_count(frame[frame["task_name"] == TASK_NAME], SELECTION_ARGS)
@@ -110,9 +118,25 @@ def _cases_of(frame: pd.DataFrame) -> list[str]:
 
 
 def _choice_trials(sample: object) -> str | None:
-    """The per-choice trials of a `choices_per_request` sample, as JSON text."""
+    """The per-choice trials of a `choices_per_request` sample, as JSON text (a summary's mark
+    as it stands where Inspect cut them from the summary)."""
     trials = _score_field(sample, "trials")
+    if isinstance(trials, str):
+        return trials
     return json.dumps(trials) if trials else None
+
+
+# What the reader takes from a sample's summary: its stance, letter, pattern and choices, and
+# the sample metadata below; a summary lacks them where Inspect cut one for size.
+READ_METADATA = ("issue_id", "topic", "template", "a_side", "case", "config", "config_kind", "favours",
+                 "weight", "argument_ids", "shared_topic", "orientation")  # fmt: skip
+
+
+def _summary_whole(frame: pd.DataFrame) -> pd.Series:
+    """Per row, whether its summary holds what the reader takes whole."""
+    read = ["stance", "letter", "pattern", "choice_trials",
+            *[f"metadata_{key}" for key in READ_METADATA if f"metadata_{key}" in frame]]  # fmt: skip
+    return ~frame[read].map(cut_from_summary).any(axis=1)
 
 
 def _one_row_per_choice(frame: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import COMPLETE, log_files, scored_samples
+from stancelab.core.results.logs import COMPLETE, log_files, no_value_cut, scored_samples
 from stancelab.core.results.summary import (
     Analysis,
     is_partial,
@@ -40,6 +40,15 @@ def _with_scores(frame: pd.DataFrame, fields: tuple[str, ...]) -> pd.DataFrame:
     return frame
 
 
+def _reasoning_whole(score: dict[str, Any]) -> bool:
+    """Whether a rating's summary holds its reply (`reasoning`, in the ratings table) as
+    written: a summary respaces a text, so only a reply without whitespace (a bare digit) is
+    surely whole."""
+    reasoning = score.get("reasoning")
+    whole_text = not isinstance(reasoning, str) or not any(c.isspace() for c in reasoning)
+    return whole_text and no_value_cut(score)
+
+
 RATING_FIELDS = ("cwa", "source", "digit_mass", "fallback_reason", "failure_mode")
 RATING_COLUMNS = [
     "model", "claim_id", "category", "condition", "stance", "intensity", "template",
@@ -56,7 +65,9 @@ def read_frames(logs: Path) -> tuple[dict[str, pd.DataFrame], LogEvidence]:
         "templates",
         "shared_topics",
     )  # which claims and templates run; not what a sample is
-    ratings, rating_evidence = scored_samples(logs, "prior_prejudice", "cwa_rating", selection)
+    ratings, rating_evidence = scored_samples(
+        logs, "prior_prejudice", "cwa_rating", selection, summary_holds=_reasoning_whole
+    )
     probe, probe_evidence = scored_samples(logs, "prior_prejudice_probe", "probe_scorer", selection)
     cross, cross_evidence = scored_samples(
         logs, "prior_prejudice_cross_task", "cwa_rating", ("limit",)

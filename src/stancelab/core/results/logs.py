@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,6 +43,9 @@ from stancelab.core.results.evidence import LogEvidence
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
 UNREAD_SAMPLE_FIELDS = frozenset({"events"})
+# The columns of Inspect's sample summary the analyses read (the others, the prompt above all,
+# cost most of a summary frame's time and memory at a full design).
+READ_SUMMARY_COLUMNS = frozenset({"id", "epoch", "metadata_*", "error", "limit", "retries"})
 SHARD_KEY = "stancelab_shard"
 """eval metadata key of a shard log: `I/N` (`BATCH_PREFIX` + ... for a batch of `--until-ci`)"""
 BATCH_PREFIX = "until-ci batch "
@@ -49,6 +53,12 @@ BATCH_PREFIX = "until-ci batch "
 COMPLETE = "success"
 """the status of a complete log (Inspect's `EvalLog.status`)"""
 
+
+THINNED_MARK = "Key removed from summary"
+"""how Inspect's sample summary begins a metadata value it cut (over 1 KB)"""
+THIN_TEXT_WIDTH = 1024
+THIN_PLACEHOLDER = "..."
+"""Inspect's summary shortens a text to this width, ending it with the placeholder"""
 
 UNREADABLE_ATTR = "stancelab_unreadable_logs"
 """`DataFrame.attrs` key of a samples frame: the files among its logs that could not be read"""
@@ -150,7 +160,10 @@ def run_identity(
         parts.append(
             frame["metadata"].map(lambda value: shard_of_log(as_dict(value))).radd("shard=")
         )
-    return pd.concat(parts, axis=1).astype(str).agg("|".join, axis=1)
+    joined = parts[0].astype(str)
+    for part in parts[1:]:  # column by column: a row-wise join costs seconds at a full design
+        joined = joined + "|" + part.astype(str)
+    return joined
 
 
 # ---------------------------------------------------------------- which rows count
@@ -328,7 +341,9 @@ def _written(log: object) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
-def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.DataFrame:
+def samples_frame(
+    logs: str | Path | Iterable[str | Path], extra_columns: Iterable[Any] = ()
+) -> pd.DataFrame:
     """Every sample of every readable log under `logs`: Inspect's sample summary, eval, model and
     task columns, the log's `status` and `extra_columns` (Inspect `SampleColumn`s); full samples
     are read, without their events, only when a column asks for them. Empty without logs. The
@@ -348,7 +363,8 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
     if not files:
         frame = pd.DataFrame()
     else:
-        columns = [*SampleSummary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
+        summary = [column for column in SampleSummary if column.name in READ_SUMMARY_COLUMNS]
+        columns = [*summary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
                    *extra_columns]  # fmt: skip
         frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
                                            exclude_fields=set(UNREAD_SAMPLE_FIELDS)))  # fmt: skip
@@ -356,12 +372,50 @@ def samples_frame(logs: str | Path, extra_columns: Iterable[Any] = ()) -> pd.Dat
     return frame
 
 
-def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
+def summaries_else_full(
+    logs: str | Path | Iterable[str | Path],
+    summary_columns: Iterable[Any],
+    full_columns: Iterable[Any],
+    whole: Callable[[pd.DataFrame], pd.Series],
+) -> pd.DataFrame:
+    """Every sample under `logs` as `samples_frame` reads it with `summary_columns`, from the
+    sample summaries (a full sample costs a hundred times its summary to read); the logs with a
+    row that `whole` finds lacking (a value Inspect cut from the summary, a log written before
+    its scorer recorded what is read) are read again from their full samples with
+    `full_columns`, those logs only."""
+    frame = samples_frame(logs, summary_columns)
+    if frame.empty:
+        return frame
+    lacking = list(frame.loc[~whole(frame).astype(bool), "log"].unique())
+    if not lacking:
+        return frame
+    order = list(frame["log"].unique())
+    unreadable = frame.attrs.get(UNREADABLE_ATTR, [])
+    full = samples_frame(lacking, full_columns)
+    mixed = pd.concat([frame[~frame["log"].isin(lacking)], full], ignore_index=True)
+    mixed = in_sample_order(mixed, order)
+    mixed.attrs[UNREADABLE_ATTR] = unreadable
+    return mixed
+
+
+def cut_from_summary(value: object) -> bool:
+    """Whether a value read from a sample summary is Inspect's mark of a value cut for size,
+    or a text it shortened (`...` at its width)."""
+    if not isinstance(value, str):
+        return False
+    return value.startswith(THINNED_MARK) or (
+        len(value) >= THIN_TEXT_WIDTH - len(THIN_PLACEHOLDER) and value.endswith(THIN_PLACEHOLDER)
+    )
+
+
+def in_sample_order(frame: pd.DataFrame, log_order: Iterable[str] | None = None) -> pd.DataFrame:
     """Each log's rows by epoch, then id (numbers as numbers), the order Inspect gives full
-    samples; summaries come in the order the samples finished, which differs run to run."""
+    samples; summaries come in the order the samples finished, which differs run to run. Logs
+    come in `log_order` (else their first row's)."""
     if frame.empty or "log" not in frame:
         return frame
-    log_rank = frame["log"].map({log: rank for rank, log in enumerate(frame["log"].unique())})
+    logs = frame["log"].unique() if log_order is None else log_order
+    log_rank = frame["log"].map({log: rank for rank, log in enumerate(logs)})
     id_key = frame["id"].map(
         lambda value: value if isinstance(value, str) else str(value).zfill(20)
     )
@@ -370,16 +424,26 @@ def in_sample_order(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.loc[order].reset_index(drop=True)
 
 
+def no_value_cut(score: dict[str, Any]) -> bool:
+    """Whether a score's metadata read from a sample summary holds every value whole (Inspect
+    cuts a value over 1 KB from a summary); a nested value is kept whole or cut whole."""
+    return not any(cut_from_summary(value) for value in score.values())
+
+
 def scored_samples(
     logs: str | Path,
     task_name: str,
     scorer_name: str,
     selection_args: Iterable[str] = (),
     own_roles: Iterable[str] = (),
+    summary_holds: Callable[[dict[str, Any]], bool] = no_value_cut,
 ) -> Counted:
     """One row per scored sample of a task: model, id, epoch, `metadata_*`, and the score's
     value, answer and metadata (`score` as a dict), from every run that counts
-    (`runs_that_count`), with the evidence of what the read left out."""
+    (`runs_that_count`), with the evidence of what the read left out. Read from the sample
+    summaries; a log with a sample of the task whose summary lacks what is read (a sample
+    metadata value cut, or a score's metadata where `summary_holds` says so) is read from its
+    full samples (`summaries_else_full`)."""
     from inspect_ai.analysis import SampleColumn
 
     def score_field(sample: object, name: str) -> object:
@@ -388,11 +452,20 @@ def scored_samples(
             return None
         return score.metadata if name == "metadata" else getattr(score, name)
 
-    frame = samples_frame(logs, [
-        SampleColumn("score", path=lambda s: score_field(s, "metadata"), full=True),
-        SampleColumn("score_answer", path=lambda s: score_field(s, "answer"), full=True),
-        SampleColumn("score_value", path=lambda s: score_field(s, "value"), full=True),
-    ])  # fmt: skip
+    def columns(full: bool) -> list[SampleColumn]:
+        return [SampleColumn(f"score{suffix}", path=partial(score_field, name=name), full=full)
+                for suffix, name in (("", "metadata"), ("_answer", "answer"), ("_value", "value"))]  # fmt: skip
+
+    def whole(frame: pd.DataFrame) -> pd.Series:
+        if "task_name" not in frame:
+            return pd.Series(True, index=frame.index)
+        metadata = [column for column in frame if column.startswith("metadata_")]
+        lacking = frame[metadata].map(cut_from_summary).any(axis=1) | ~frame["score"].map(
+            lambda score: summary_holds(as_dict(score))
+        )  # fmt: skip
+        return ~(lacking & (frame["task_name"] == task_name))
+
+    frame = summaries_else_full(logs, columns(False), columns(True), whole)
     if frame.empty or "task_name" not in frame:
         return Counted(pd.DataFrame(), frame_evidence(frame))
     rows, evidence = runs_that_count(
