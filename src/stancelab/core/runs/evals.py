@@ -20,6 +20,7 @@ from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.results.logs import SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
+from stancelab.core.runs.caps import SUBJECT, EmbeddedCaps, embedded_caps
 from stancelab.core.runs.shards import (
     Shard,
     finished_shard,
@@ -85,6 +86,7 @@ def run_eval(
     lean: bool | None = None,
     shard: Shard | None = None,
     retry_wait: float | None = None,
+    embedded_caps: EmbeddedCaps | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -97,18 +99,22 @@ def run_eval(
     providers' usual latency and `timeout` from the first call, then from the observed latency
     (`core.runs.attempts`). A failed call is retried after `retry_wait` seconds, doubling
     (`core.runs.backoff`). With `shard`, only the shard's samples run (`core.runs.shards`), and a
-    model whose shard already has a finished log in `log_dir` is skipped."""
+    model whose shard already has a finished log in `log_dir` is skipped. With `embedded_caps`,
+    the subject and each role the embedded model plays are capped (`core.runs.caps`)."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     initial_timeout = None
     if settings.get("attempt_timeout") is None:
         every_model = [*models, *(roles or {}).values()]
         initial_timeout = initial_attempt_timeout(every_model, settings.get("timeout"))
     wait = RETRY_WAIT if retry_wait is None else retry_wait
-    models = apply_retry_wait(models, wait)
-    bound = dict(zip(roles or {}, apply_retry_wait((roles or {}).values(), wait), strict=True))
+    caps = embedded_caps or EmbeddedCaps(cap=None)
+    models = apply_retry_wait([caps.model(SUBJECT, model) for model in models], wait)
+    bound = dict(zip(roles or {}, apply_retry_wait(
+        [caps.model(role, model) for role, model in (roles or {}).items()], wait), strict=True))  # fmt: skip
     unbound = [name for name in role_names if name not in bound]
     if unbound:
-        groups = [([model], {name: model for name in unbound} | bound) for model in models]
+        groups = [([model], {name: _played_by(name, model, caps, wait) for name in unbound}
+                   | bound) for model in models]  # fmt: skip
     else:
         groups = [(models, bound)]
     logs: list[EvalLog] = []
@@ -131,6 +137,19 @@ def run_eval(
             reason = log.error.message if log.error else log.status
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
     return logs
+
+
+def _played_by(role: str, subject: Model, caps: EmbeddedCaps, wait: float) -> Model:
+    """The model that plays an unbound role: the subject itself, or, where the subject is the
+    embedded model and the role's cap differs from the subject's, the same model capped for
+    the role."""
+    from stancelab.core.embedded.model import EMBEDDED_MODEL
+    from stancelab.core.embedded.replies import is_embedded
+
+    if caps.for_role(role) == caps.for_role(SUBJECT) or not is_embedded(subject):
+        return subject
+    (played,) = apply_retry_wait([caps.model(role, EMBEDDED_MODEL)], wait)
+    return played
 
 
 @contextmanager
@@ -229,6 +248,10 @@ class ProbeRun:
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
     sooner at no cost in width (the confidence sequence holds at every look)"""
+    embedded_max_tokens: int | None = field(default=None, metadata={"minimum": 0})
+    """cap on each reply of the subject or a role the embedded model plays, unless the probe's
+    own cap option for it is given (default: 64; 0: the method's caps); other models keep the
+    method's caps"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""
@@ -237,6 +260,7 @@ class ProbeRun:
             "display": progress_display(self.display),
             "lean": self.lean,
             "retry_wait": self.retry_wait,
+            "embedded_caps": embedded_caps(self),
         } | {k: v for k, v in args.items() if v is not None}
 
     def shard_args(self) -> dict[str, Any]:
