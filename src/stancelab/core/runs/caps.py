@@ -69,7 +69,8 @@ def embedded_caps(options: Any) -> EmbeddedCaps:
         if "caps" not in item.metadata or value is None or value == _default(item):
             continue
         for role in item.metadata["caps"]:
-            set_by_user.setdefault(role, f"--{item.name.replace('_', '-')} {value}")
+            flag = item.metadata.get("flag", f"--{item.name.replace('_', '-')}")
+            set_by_user.setdefault(role, f"{flag} {value}")
     return EmbeddedCaps(cap, set_by_user)
 
 
