@@ -124,9 +124,12 @@ def main() -> None:
         "| run | wall | peak RSS | CPU user + system | minor faults | calls | caps | verdict | load before |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    runs = [(name, name, []) for name in args.probe or PROBES]
-    if not args.no_issue_command:
-        runs.append((f"{ISSUE_COMMAND[0]} {' '.join(ISSUE_COMMAND[1])}", *ISSUE_COMMAND))
+    runs = (
+        []
+        if args.no_issue_command
+        else [(" ".join([ISSUE_COMMAND[0], *ISSUE_COMMAND[1]]), *ISSUE_COMMAND)]
+    )
+    runs += [(name, name, []) for name in args.probe or PROBES]
     for label, name, extra in runs:
         load = os.getloadavg()[0]
         print(f"{row(label, measure(name, list(extra)))} {load:.1f} |", flush=True)
