@@ -124,16 +124,3 @@ def test_every_other_model_keeps_the_methods_settings() -> None:
     config = GenerateConfig(max_tokens=2048, temperature=0.0)
     assert ends_at(other, config, JSON_OBJECT_END) is config
     assert asks(other, config, 5) == 5
-
-
-async def test_freed_memory_is_released_after_each_batch(
-    model_dir: Path,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    embedded_api._loaded.clear()
-    released: list[int] = []
-    monkeypatch.setattr(embedded_api, "release_freed_tensors", lambda: released.append(1) or True)
-    model = get_model(EMBEDDED_MODEL, model_path=str(model_dir), memoize=False)
-    await model.generate("w1 w2", config=GenerateConfig(max_tokens=2))
-    await model.generate("w3 w2", config=GenerateConfig(max_tokens=2, logprobs=True))
-    assert len(released) == 2

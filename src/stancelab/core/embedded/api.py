@@ -49,39 +49,23 @@ _loaded: dict[str, dict[str, Any]] = {}
 # run (`core.runs.caps`); None or 0: the caller's cap as it is.
 MAX_TOKENS_CAP_ARG = "max_tokens_cap"
 
+# glibc's mallopt parameter, and the size above which an allocation gets its own mapping.
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 128 * 1024
+
 
 def release_freed_tensors() -> bool:
-    """Hand the memory glibc holds free (a finished batch's activations) back to the system.
+    """Have glibc hand large freed blocks (a generation's activations) back to the system.
 
-    glibc raises its mmap threshold each time a large block is freed, after which blocks of
-    that size come from its heaps and stay resident once freed: about 400 MB on a batch of 8
-    prompts of 400 tokens. A fixed threshold kept them out of the heaps but made every large
-    allocation a fresh mapping: 108 million minor page faults and 217 s of system time in one
-    demo (issue 37). `malloc_trim` after each batch keeps the heaps' reuse within a batch and
-    releases what is free once it ends. Returns whether it ran (False off glibc)."""
-    libc = _libc()
-    return libc is not None and libc.malloc_trim(0) >= 0
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
+    By default glibc raises its mmap threshold each time a large block is freed, after which
+    blocks of that size come from its heaps and stay resident once freed: about 400 MB on a
+    batch of 8 prompts of 400 tokens. A fixed threshold (glibc's own default value) turns
+    that adjustment off. Returns whether it was set (False off glibc)."""
     try:
-        return ctypes.CDLL("libc.so.6")
+        libc = ctypes.CDLL("libc.so.6")
     except OSError:
-        return None
-
-
-def trimming_after(generate: Any) -> Any:
-    """`generate` (a model's), releasing freed memory after each call (`release_freed_tensors`)."""
-
-    @functools.wraps(generate)
-    def generate_then_release(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return generate(*args, **kwargs)
-        finally:
-            release_freed_tensors()
-
-    return generate_then_release
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
 def loaded_copies() -> int:
@@ -94,7 +78,7 @@ class EmbeddedAPI(HuggingFaceAPI):
 
     Batching and sampling are Inspect's own; this class points the provider at the locally
     materialised weights, runs on the CPU unless a device is given, loads the weights once
-    per process (and hands a batch's freed activations back to the system), batches at most BATCH_SIZE
+    per process (and hands freed activations back to the system), batches at most BATCH_SIZE
     generations, decodes greedily when asked for temperature 0 (the `hf` provider always
     samples, and transformers rejects a zero temperature), and records log-probs as top-k
     per generated token instead of the full vocabulary (`core.embedded.logprobs`).
@@ -122,9 +106,9 @@ class EmbeddedAPI(HuggingFaceAPI):
         if key in _loaded:
             self._share(_loaded[key], model_name, base_url, api_key, config)
         else:
+            release_freed_tensors()
             super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
                              config=config, **model_args)  # fmt: skip
-            self.model.generate = trimming_after(self.model.generate)
             _loaded[key] = dict(vars(self))
         self.max_tokens_cap: int | None = int(cap) if cap else None
 
