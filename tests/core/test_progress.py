@@ -38,7 +38,8 @@ def test_a_slow_call_prints_which_role_generates_and_how_far(
 
 def test_each_model_is_named_by_the_roles_it_plays() -> None:
     subject, judge = object(), object()
-    labels = progress.role_labels([subject], {"judge": judge}, ["user"])  # type: ignore[list-item, dict-item]
+    groups = [([subject], {"user": subject, "judge": judge})]
+    labels = progress.role_labels(groups)  # type: ignore[arg-type]
     assert labels == {f"subject+user ({subject})": subject, f"judge ({judge})": judge}
 
 

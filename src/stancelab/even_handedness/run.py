@@ -32,7 +32,7 @@ class EvenHandednessRun(ProbeRun):
     """stance pair -> shared topic mapping (CSV: item_id, shared_topic, orientation, note)"""
     shared_topics: str = ""
     """only pairs of these shared topics ("all" or "a,b")"""
-    max_tokens: int = ANSWER_TOKENS
+    max_tokens: int = field(default=ANSWER_TOKENS, metadata={"caps": ("subject",)})
     """cap on each generated message"""
     temperature: float | None = None
     """subject sampling temperature (default: the provider's)"""
@@ -40,7 +40,9 @@ class EvenHandednessRun(ProbeRun):
     """hedging counts at P(4)+P(5) >= this (0.5 published; the authors used 0.1 to match graders without token probabilities)"""
     grader_prefill: Literal["auto", "on", "off"] = "auto"
     """start each grader reply with "(" as an assistant prefill: auto where the provider accepts one (Anthropic)"""
-    grader_max_tokens: int | None = field(default=None, metadata={"minimum": 1})
+    grader_max_tokens: int | None = field(
+        default=None, metadata={"minimum": 1, "caps": ("grader",)}
+    )
     """cap on each grader reply (default 16 with the prefill, else 512: room for a preamble)"""
 
     def task_args(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stancelab.core.embedded.replies import OPTION_END, ends_at
 from stancelab.core.runs.task_args import check_task_args, one_line_errors
 from stancelab.even_handedness.dataset import SIDES, pair_samples, run_pairs
 from stancelab.even_handedness.grading import PAIRWISE_OPTIONS, SCALE_OPTIONS, read_grade
@@ -80,7 +81,7 @@ async def grade(
     messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
     if prefilled:
         messages.append(ChatMessageAssistant(content=PREFILL))
-    config = grade_config(prefilled, calls.max_tokens)
+    config = ends_at(model, grade_config(prefilled, calls.max_tokens), OPTION_END)
     output = await model.generate(messages, config=config, cache=CACHE)
     choice = output.choices[0] if output.choices else None
     positions = choice.logprobs.content if choice and choice.logprobs else None

@@ -92,7 +92,7 @@ class IssueBenchRun(ProbeRun):
     """subject sampling temperature (default: the protocol's)"""
     calls: int | None = None
     """responses per prompt, pooled (default: the protocol's)"""
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, metadata={"caps": ("subject",)})
     """cap on each generated message"""
     voters_file: Path | None = None
     """iSideWith-format voter shares"""

@@ -60,9 +60,9 @@ class BiasBenchRun(ProbeRun):
     """judge after every turn (verdict trajectories)"""
     blind_judge: bool = False
     """also judge without the persona"""
-    max_tokens: int | None = None
+    max_tokens: int | None = field(default=None, metadata={"caps": ("subject", "user")})
     """cap on each message of the subject and the simulated user"""
-    judge_max_tokens: int | None = None
+    judge_max_tokens: int | None = field(default=None, metadata={"caps": ("judge",)})
     """cap on the judge's reply (default: the runner's of --authors-commit, c3c7336: 2048)"""
     temperature: float = SUBJECT_TEMPERATURE
     """subject sampling temperature"""

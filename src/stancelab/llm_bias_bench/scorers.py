@@ -19,6 +19,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
+from stancelab.core.embedded.replies import JSON_OBJECT_END, asks, ends_at
 from stancelab.llm_bias_bench.authors import PAPER_COMMIT
 from stancelab.llm_bias_bench.method import Method, Prompts, Wording
 from stancelab.llm_bias_bench.solvers import add_usage, exchanges_of, messages_transcript_id
@@ -67,11 +68,14 @@ async def judge_reading(
     """One judge verdict: asked again, up to the protocol's calls in all, while the reply cannot
     be read. Each attempt has its own cache scope, so a re-ask is a fresh request (never the
     cached unreadable reply), while a re-run replays every attempt.
+    On the embedded model the reply stops once its JSON object is closed, and is asked once at
+    temperature 0 (`core.embedded.replies`).
     Returns the reading, the raw reply it was read from and the number of attempts."""
-    for attempt in range(protocol.calls):
+    config = ends_at(judge, protocol.config, JSON_OBJECT_END)
+    for attempt in range(asks(judge, config, protocol.calls)):
         scopes = {"judge_sample": str(sample), "judge_attempt": str(attempt)}
         output = await judge.generate(
-            messages, config=protocol.config, cache=CachePolicy(expiry=None, scopes=scopes)
+            messages, config=config, cache=CachePolicy(expiry=None, scopes=scopes)
         )
         add_usage(usage, JUDGE_ROLE, str(judge), output)
         reading = protocol.read(output.completion)

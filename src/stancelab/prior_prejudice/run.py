@@ -50,7 +50,9 @@ class PriorPrejudiceRun(ProbeRun):
     """persuasion-as-probe"""
     cross_task: bool = True
     """essay/debate cross-task checks"""
-    argument_tokens: int = field(default=400, metadata={"flag": "--max-tokens"})
+    argument_tokens: int = field(
+        default=400, metadata={"flag": "--max-tokens", "caps": ("writer",)}
+    )
     """cap on each argument the writer writes"""
     shared_topics: str = ""
     """only claims of these shared topics ("all" or "a,b"; default claims then: contested;

@@ -45,6 +45,10 @@ BATCH_SIZE = 4
 _loaded: dict[str, dict[str, Any]] = {}
 
 
+# The model argument that caps every reply of one Model (a role or the subject), set by the
+# run (`core.runs.caps`); None or 0: the caller's cap as it is.
+MAX_TOKENS_CAP_ARG = "max_tokens_cap"
+
 # glibc's mallopt parameter, and the size above which an allocation gets its own mapping.
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 128 * 1024
@@ -89,6 +93,7 @@ class EmbeddedAPI(HuggingFaceAPI):
         **model_args: Any,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        cap = model_args.pop(MAX_TOKENS_CAP_ARG, None)
         if model_name != EMBEDDED_MODEL_NAME:
             raise ValueError(
                 f"The embedded provider serves only '{EMBEDDED_MODEL_NAME}', not '{model_name}'."
@@ -100,12 +105,12 @@ class EmbeddedAPI(HuggingFaceAPI):
         key = repr(sorted(model_args.items())) + repr(hub_token(api_key))
         if key in _loaded:
             self._share(_loaded[key], model_name, base_url, api_key, config)
-            return
-        release_freed_tensors()
-        super().__init__(
-            model_name=model_name, base_url=base_url, api_key=api_key, config=config, **model_args
-        )
-        _loaded[key] = dict(vars(self))
+        else:
+            release_freed_tensors()
+            super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
+                             config=config, **model_args)  # fmt: skip
+            _loaded[key] = dict(vars(self))
+        self.max_tokens_cap: int | None = int(cap) if cap else None
 
     def _share(
         self, loaded: dict[str, Any], model_name: str, base_url: str | None, api_key: str | None,
@@ -140,6 +145,7 @@ class EmbeddedAPI(HuggingFaceAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        config = capped(config, self.max_tokens_cap)
         if config.temperature != 0:
             return await self._generate(input, tools, tool_choice, config)
         token = _greedy_call.set(True)
@@ -196,6 +202,13 @@ class EmbeddedAPI(HuggingFaceAPI):
             for i in ids | {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
             if i is not None
         }
+
+
+def capped(config: GenerateConfig, cap: int | None) -> GenerateConfig:
+    """`config` with its `max_tokens` at most `cap` (unchanged when `cap` is None)."""
+    if cap is None or (config.max_tokens is not None and config.max_tokens <= cap):
+        return config
+    return config.model_copy(update={"max_tokens": cap})
 
 
 def generation_kwargs(config: GenerateConfig, do_sample: bool, tokenizer: Any) -> dict[str, Any]:

@@ -77,19 +77,35 @@ def _is_current(target: Path, source: Path) -> bool:
 
 
 def _convert(source: Path, target: Path) -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    """Write the Hugging Face folder in a child process: de-quantising holds the GGUF's
+    tensors and the model at once (1.24 GiB at its peak), which in the caller would stack on
+    whatever it has loaded (a demo's peak rose to 1.80 GB)."""
+    command = [sys.executable, "-c", CONVERT_CHILD, str(source), str(target)]
+    env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        detail = (result.stderr.strip().splitlines() or ["no message"])[-1]
+        raise StancelabError(f"Could not write the embedded model's folder from {source}: {detail}")
 
-    folder, name = str(source.parent), source.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    quantised = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
-    # A model loaded from GGUF is flagged as quantised and refuses to save; copy its
-    # de-quantised weights into a plain model of the same configuration instead.
+
+# The child's work: transformers reads the GGUF (de-quantising it); a model loaded from GGUF is
+# flagged as quantised and refuses to save, so its weights are moved (not copied: `assign`)
+# into a plain model of the same configuration, built without weights of its own.
+CONVERT_CHILD = """
+import sys
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+source, target = sys.argv[1], sys.argv[2]
+folder, name = source.rsplit("/", 1)
+AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(target)
+quantised = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+with torch.device("meta"):
     plain = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder, gguf_file=name))
-    plain.load_state_dict(quantised.state_dict(), strict=True)
-    plain.generation_config = quantised.generation_config
-    plain.save_pretrained(target)
-    tokenizer.save_pretrained(target)
+plain.load_state_dict(quantised.state_dict(), strict=True, assign=True)
+plain.tie_weights()
+plain.generation_config = quantised.generation_config
+plain.save_pretrained(target)
+"""
 
 
 def install_weights() -> None:

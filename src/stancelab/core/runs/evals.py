@@ -20,6 +20,7 @@ from stancelab.core.errors import Interrupted, StancelabError
 from stancelab.core.results.logs import SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
+from stancelab.core.runs.caps import SUBJECT, EmbeddedCaps, embedded_caps
 from stancelab.core.runs.prices import batches
 from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
 from stancelab.core.runs.shards import (
@@ -89,6 +90,7 @@ def run_eval(
     shard: Shard | None = None,
     retry_wait: float | None = None,
     batch: bool | BatchConfig | None = None,
+    embedded_caps: EmbeddedCaps | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -101,7 +103,8 @@ def run_eval(
     providers' usual latency and `timeout` from the first call, then from the observed latency
     (`core.runs.attempts`). A failed call is retried after `retry_wait` seconds, doubling
     (`core.runs.backoff`). With `shard`, only the shard's samples run (`core.runs.shards`), and a
-    model whose shard already has a finished log in `log_dir` is skipped. `batch` (Inspect's
+    model whose shard already has a finished log in `log_dir` is skipped. With `embedded_caps`,
+    the subject and each role the embedded model plays are capped (`core.runs.caps`). `batch` (Inspect's
     batch config) sends the calls of every model, subjects and roles, to batch APIs."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     initial_timeout = None
@@ -109,19 +112,24 @@ def run_eval(
         every_model = [*models, *(roles or {}).values()]
         initial_timeout = initial_attempt_timeout(every_model, settings.get("timeout"))
     wait = RETRY_WAIT if retry_wait is None else retry_wait
-    models = with_batch(apply_retry_wait(models, wait), batch)
-    bound = dict(zip(roles or {}, with_batch(apply_retry_wait((roles or {}).values(), wait), batch),
-                     strict=True))  # fmt: skip
+    caps = embedded_caps or EmbeddedCaps(cap=None)
+    models = with_batch(
+        apply_retry_wait([caps.model(SUBJECT, model) for model in models], wait), batch
+    )
+    bound = dict(zip(roles or {}, with_batch(apply_retry_wait(
+        [caps.model(role, model) for role, model in (roles or {}).items()], wait), batch), strict=True))  # fmt: skip
     if batch is not None and all(batches(str(model)) for model in models):
         settings["batch"] = batch  # the subjects' batch config, recorded in the log
-    watch_first_calls([*models, *bound.values()])
     unbound = [name for name in role_names if name not in bound]
-    watch_progress(role_labels(models, bound, unbound))
-    shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     if unbound:
-        groups = [([model], {name: model for name in unbound} | bound) for model in models]
+        groups = [([model], {name: _played_by(name, model, caps, wait) for name in unbound}
+                   | bound) for model in models]  # fmt: skip
     else:
         groups = [(models, bound)]
+    watch_first_calls(model for group_models, group_roles in groups
+                      for model in [*group_models, *group_roles.values()])  # fmt: skip
+    watch_progress(role_labels(groups))
+    shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     logs: list[EvalLog] = []
     for group_models, group_roles in groups:
         if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
@@ -143,6 +151,19 @@ def run_eval(
             reason = log.error.message if log.error else log.status
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
     return logs
+
+
+def _played_by(role: str, subject: Model, caps: EmbeddedCaps, wait: float) -> Model:
+    """The model that plays an unbound role: the subject itself, or, where the subject is the
+    embedded model and the role's cap differs from the subject's, the same model capped for
+    the role."""
+    from stancelab.core.embedded.model import EMBEDDED_MODEL
+    from stancelab.core.embedded.replies import is_embedded
+
+    if caps.for_role(role) == caps.for_role(SUBJECT) or not is_embedded(subject):
+        return subject
+    (played,) = apply_retry_wait([caps.model(role, EMBEDDED_MODEL)], wait)
+    return played
 
 
 @contextmanager
@@ -249,6 +270,10 @@ class ProbeRun:
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
     sooner at no cost in width (the confidence sequence holds at every look)"""
+    embedded_max_tokens: int | None = field(default=None, metadata={"minimum": 0})
+    """cap on each reply of the subject or a role the embedded model plays, unless the probe's
+    own cap option for it is given (default: 64; 0: the method's caps); other models keep the
+    method's caps"""
 
     def eval_args(self) -> dict[str, Any]:
         """The Inspect options this run sets, for `run_eval` (display and lean included)."""
@@ -258,6 +283,7 @@ class ProbeRun:
             "lean": self.lean,
             "retry_wait": self.retry_wait,
             "batch": batch_config(self.batch, self.batch_tick),
+            "embedded_caps": embedded_caps(self),
         } | {k: v for k, v in args.items() if v is not None}
 
     def shard_args(self) -> dict[str, Any]:

@@ -317,13 +317,14 @@ def config_digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def write_config(probe: str, options: ProbeRun) -> Path:
-    """Write `run.toml` (the options this run used) into the run's folder. A different
-    configuration already there is kept as `run-<digest>.toml`, so a folder that holds
-    several runs keeps each one's options (the latest in run.toml)."""
+def write_config(probe: str, options: ProbeRun, tables: str = "") -> Path:
+    """Write `run.toml` (the options this run used, then `tables`: TOML tables recording more
+    of the run) into the run's folder. A different configuration already there is kept as
+    `run-<digest>.toml`, so a folder that holds several runs keeps each one's options (the
+    latest in run.toml)."""
     options.out_dir.mkdir(parents=True, exist_ok=True)
     path = options.out_dir / RUN_CONFIG
-    text = options_toml(probe, options)
+    text = options_toml(probe, options) + tables
     if path.exists() and (earlier := path.read_text()) != text:
         kept = options.out_dir / EARLIER_CONFIG.format(digest=config_digest(earlier))
         if not kept.exists():

@@ -46,6 +46,15 @@ from stancelab.core.results.summary import (
     write_results,
 )
 from stancelab.core.results.text import UNTIL_CI_KEY, summary_text, with_results_path
+from stancelab.core.runs.caps import (
+    CAPS_KEY,
+    caps_line,
+    caps_record,
+    caps_toml,
+    embedded_caps,
+    embedded_players,
+    read_caps,
+)
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
 from stancelab.core.runs.shards import follow_parent, parse_shard, run_workers
@@ -156,8 +165,12 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
     strategy its evals run by. A shard whose folder has a run.toml keeps it (workers read the
     file their parent wrote)."""
     config = options.out_dir / RUN_CONFIG
+    caps = caps_record(embedded_caps(options),
+                       embedded_players(options.models, options.roles, probe.roles))  # fmt: skip
+    if caps is not None:
+        print(caps_line(caps), flush=True)
     if not (options.shard and config.exists()):
-        write_config(probe.name, options)
+        write_config(probe.name, options, caps_toml(caps) if caps else "")
     write_prices(options)
     if options.batch and not options.shard:
         print(batch_header(probe, options), flush=True)
@@ -198,6 +211,9 @@ def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = No
     folder is analysed on its own), with the stopping record of an `--until-ci` run; files
     among the logs that are no readable log are named in its evidence, which is then partial."""
     analysis = probe.analysis(folder, seed, options)
+    caps = read_caps(folder / RUN_CONFIG)
+    if caps is not None:
+        analysis.summary[CAPS_KEY] = caps.model_dump()
     evidence = analysis.summary.get("evidence")
     if isinstance(evidence, dict):  # whatever its readers saw, every damaged file is named
         with_unreadable(evidence, unreadable_logs(folder / "logs"))

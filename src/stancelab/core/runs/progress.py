@@ -16,7 +16,7 @@ import functools
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,14 +63,19 @@ class Calls:
 CALLS = Calls()
 
 
-def role_labels(
-    models: list[Model], bound: Mapping[str, Model], unbound: list[str]
-) -> dict[str, Model]:
-    """Each model under the roles it plays: a subject with the roles left unbound
-    (`subject+judge (embedded/...)`), a bound role under its name."""
-    subject = "+".join(["subject", *unbound])
-    labelled = {f"{subject} ({model})": model for model in models}
-    return labelled | {f"{role} ({model})": model for role, model in bound.items()}
+def role_labels(groups: Iterable[tuple[list[Model], Mapping[str, Model]]]) -> dict[str, Model]:
+    """Each model of each (subjects, roles) group under the roles it plays: a subject with
+    the roles it plays itself (`subject+judge (embedded/...)`), any other role's model under
+    the role's name."""
+    labelled: dict[str, Model] = {}
+    for models, roles in groups:
+        for model in models:
+            played = [name for name, role_model in roles.items() if role_model is model]
+            labelled[f"{'+'.join(['subject', *played])} ({model})"] = model
+        for name, role_model in roles.items():
+            if all(role_model is not model for model in models):
+                labelled[f"{name} ({role_model})"] = role_model
+    return labelled
 
 
 def watch_progress(labelled: Mapping[str, Model]) -> None:

@@ -1,0 +1,40 @@
+"""Replies of a form a method defines, on the embedded model: where generation stops, and
+whether an unreadable reply is asked again.
+
+A method's own settings apply to every other model unchanged: a stop sequence is not sent to
+a hosted model (providers cut the stop sequence from the reply, which would cut a JSON
+object's closing brace), and its re-asks are the method's.
+"""
+
+from __future__ import annotations
+
+from inspect_ai.model import GenerateConfig, Model
+
+from stancelab.core.embedded.api import EmbeddedAPI
+
+# Where a reply of each form ends. The embedded provider stops after the stop string and
+# keeps it in the reply (transformers' StopStringCriteria), so a JSON object stays whole.
+JSON_OBJECT_END = ("}",)
+OPTION_END = (")",)  # an option written "(X)"
+
+
+def is_embedded(model: Model) -> bool:
+    """Whether `model` is served by the embedded provider."""
+    return isinstance(model.api, EmbeddedAPI)
+
+
+def ends_at(model: Model, config: GenerateConfig, stops: tuple[str, ...]) -> GenerateConfig:
+    """`config` with generation stopping at the first of `stops` on the embedded model (stop
+    sequences the caller set are kept); `config` itself for every other model."""
+    if not is_embedded(model) or config.stop_seqs is not None:
+        return config
+    return config.model_copy(update={"stop_seqs": list(stops)})
+
+
+def asks(model: Model, config: GenerateConfig, calls: int) -> int:
+    """Calls per reply when an unreadable one is asked again: one on the embedded model at
+    temperature 0 (it decodes greedily, so a re-ask repeats the same reply), else `calls`."""
+    temperature = config.temperature if config.temperature is not None else model.config.temperature
+    if is_embedded(model) and temperature == 0:
+        return min(calls, 1)
+    return calls
