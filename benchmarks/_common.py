@@ -53,12 +53,14 @@ class ServerProcess:
     """The fake OpenAI server in its own process, so its CPU is not the harness's."""
 
     def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, random_ab: bool = False,
-                 stall: float = 3.0, verdicts: bool = False) -> None:  # fmt: skip
+                 stall: float = 3.0, verdicts: bool = False,
+                 traffic_flags: tuple[str, ...] = ()) -> None:  # fmt: skip
         from stancelab.testing.fake_openai import free_port
 
         self.port = free_port()
         self.latency, self.fault_rate, self.random_ab = latency, fault_rate, random_ab
         self.stall, self.verdicts = stall, verdicts
+        self.traffic_flags = traffic_flags  # fake_openai's Traffic flags: --rpm, --latency-p99...
         self.process = None
 
     @property
@@ -86,7 +88,7 @@ class ServerProcess:
             [sys.executable, "-m", "stancelab.testing.fake_openai", "--port", str(self.port),
              "--latency", str(self.latency), "--fault-rate", str(self.fault_rate),
              "--stall", str(self.stall), *(["--random-ab"] if self.random_ab else []),
-             *(["--verdicts"] if self.verdicts else [])],
+             *(["--verdicts"] if self.verdicts else []), *self.traffic_flags],
         )  # fmt: skip
         for _ in range(200):
             try:

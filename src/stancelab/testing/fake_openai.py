@@ -1,6 +1,8 @@
 """A small OpenAI-compatible server for tests and benchmarks: fixed latency, request
-counting and fault injection (429, 500, timeouts, truncated bodies), and OpenAI's Files and
-Batches API for `--batch` runs (`FakeBatches`).
+counting and fault injection (429, 500, timeouts, truncated bodies); as a hosted API
+behaves (`Traffic`), a lognormal latency, a requests-per-minute limit answered with 429 and
+Retry-After (a token bucket), and a share of 5xx; and OpenAI's Files and Batches API for
+`--batch` runs (`FakeBatches`).
 
     with FakeOpenAIServer(latency=0.1, faults=Faults(rate=0.2)) as server:
         os.environ["FAKE_BASE_URL"] = server.base_url
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import random
 import socket
 import threading
@@ -24,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import uvicorn
@@ -163,10 +167,14 @@ class FakeOpenAIServer:
 
     def __init__(self, latency: float = 0.0, faults: Faults | None = None,
                  reply: Reply = default_reply, port: int | None = None,
-                 api_key: str | None = None, models: tuple[str, ...] | None = None) -> None:  # fmt: skip
+                 api_key: str | None = None, models: tuple[str, ...] | None = None,
+                 traffic: Traffic | None = None) -> None:  # fmt: skip
         self.latency = latency
         self.api_key = api_key  # None: any key; else other keys are answered 401
         self.models = models  # None: any model; else other models are answered 404
+        self.traffic = traffic or Traffic()
+        self._bucket = TokenBucket(self.traffic.per_minute, self.traffic.burst)
+        self._traffic_random = random.Random(self.traffic.seed)
         self.faults = faults or Faults()
         self.reply = reply
         self.port = port or free_port()
@@ -202,11 +210,11 @@ class FakeOpenAIServer:
                 return self._random.choice(self.faults.kinds)
         return None
 
-    async def _send(self, send: Any, status: int, payload: bytes) -> None:
+    async def _send(self, send: Any, status: int, payload: bytes, retry_after: float = 0) -> None:
         length = str(len(payload)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", length)]
         if status == 429:
-            headers.append((b"retry-after", b"0"))
+            headers += _retry_after_headers(retry_after)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload, "more_body": False})
 
@@ -222,7 +230,7 @@ class FakeOpenAIServer:
         self, body: dict[str, Any], fault: str | None
     ) -> tuple[int, bytes, dict[str, Any] | None]:
         """The status, body and (for a full answer) the completion the request gets."""
-        if fault in ("429", "500", "timeout"):  # a stall ends as a gateway's 504
+        if fault in ("429", "500", "timeout", *SERVER_ERRORS):  # a stall ends as a gateway's 504
             status = 504 if fault == "timeout" else int(fault)
             error = {"error": {"message": f"injected {fault}", "type": "fault", "code": fault}}
             return status, json.dumps(error).encode(), None
@@ -242,14 +250,16 @@ class FakeOpenAIServer:
             self.stats.outcomes[fault or "ok"] += 1
 
     async def _chat(self, body: dict[str, Any], send: Any) -> None:
-        fault = self._draw_fault()
+        if await self._rate_limited(send):
+            return
+        fault = self._draw_fault() or self._draw_server_error()
         with self._lock:
             self.stats.requests += 1
             self.stats.in_flight += 1
             self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
         try:
             try:
-                await self._wait(self.latency)
+                await self._wait(self._draw_latency())
                 if fault == "timeout":  # stall, then give up as a gateway would
                     await self._wait(self.faults.timeout_seconds)
             except asyncio.CancelledError:  # the client went away: counted as if answered
@@ -278,6 +288,37 @@ class FakeOpenAIServer:
                      "type": "invalid_request_error", "code": "model_not_found"}  # fmt: skip
             return 404, json.dumps({"error": error}).encode()
         return None
+
+    # -- hosted-API traffic (`Traffic`): latency draws, the rate limit, 5xx
+
+    def _draw_latency(self) -> float:
+        """This request's latency: lognormal when `Traffic.p99` is set, else `latency`."""
+        if self.traffic.p99 is None:
+            return self.latency
+        with self._lock:
+            return self.traffic.draw_latency(self.latency, self._traffic_random)
+
+    def _draw_server_error(self) -> str | None:
+        """A 5xx status for `Traffic.server_errors` of the requests (seeded), else None."""
+        if self.traffic.server_errors <= 0:
+            return None
+        with self._lock:
+            if self._traffic_random.random() < self.traffic.server_errors:
+                return self._traffic_random.choice(SERVER_ERRORS)
+        return None
+
+    async def _rate_limited(self, send: Any) -> bool:
+        """Answer 429 with Retry-After (and count it) when the token bucket is empty."""
+        wait = self._bucket.take()
+        if wait <= 0:
+            return False
+        with self._lock:
+            self.stats.requests += 1
+            self.stats.outcomes[RATE_LIMITED] += 1
+        error = {"error": {"message": "Rate limit reached (fake)", "type": "requests",
+                           "code": "rate_limit_exceeded"}}  # fmt: skip
+        await self._send(send, 429, json.dumps(error).encode(), retry_after=wait)
+        return True
 
     async def _chat_until_disconnect(self, body: dict[str, Any], receive: Any, send: Any) -> None:
         """Answer the request, or stop waiting on it as soon as its client disconnects."""
@@ -519,6 +560,83 @@ def _multipart_file(content_type: str, body: bytes) -> bytes | None:
     return None
 
 
+SERVER_ERRORS = ("500", "502", "503")
+RATE_LIMITED = "rate-limited"  # the outcome of a request refused by the rate limit
+Z_99 = NormalDist().inv_cdf(0.99)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """A hosted API's traffic: latency lognormal with median `latency` (the server's) and 99th
+    percentile `p99` (None: fixed latency); at most `per_minute` requests a minute (None: no
+    limit), the rest answered 429 with Retry-After, from a token bucket of `burst` requests
+    (default: a second's worth); a share `server_errors` of 5xx (500, 502, 503) after the
+    latency. Seeded, so draws repeat."""
+
+    p99: float | None = None
+    per_minute: float | None = None
+    burst: float | None = None
+    server_errors: float = 0.0
+    seed: int = 0
+
+    def draw_latency(self, median: float, rng: random.Random) -> float:
+        """One latency (seconds) from the lognormal of this median and p99."""
+        if self.p99 is None or median <= 0:
+            return median
+        sigma = math.log(max(self.p99, median) / median) / Z_99
+        return rng.lognormvariate(math.log(median), sigma)
+
+
+class TokenBucket:
+    """`per_minute` requests a minute, `burst` at once: `take()` is 0 when a request may go,
+    else the seconds until it may (nothing taken). No limit when `per_minute` is None."""
+
+    def __init__(self, per_minute: float | None, burst: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.rate = None if per_minute is None else per_minute / 60  # tokens per second
+        self.capacity = max(1.0, burst if burst is not None else (self.rate or 1.0))
+        self.tokens = self.capacity
+        self.clock = clock
+        self.updated = clock()
+        self.lock = threading.Lock()
+
+    def take(self) -> float:
+        if self.rate is None:
+            return 0.0
+        with self.lock:
+            now = self.clock()
+            self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+            self.updated = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return 0.0
+            return (1 - self.tokens) / self.rate
+
+
+def _retry_after_headers(seconds: float) -> list[tuple[bytes, bytes]]:
+    """Retry-After in whole seconds (HTTP) and in milliseconds (OpenAI's retry-after-ms)."""
+    return [(b"retry-after", str(math.ceil(seconds)).encode()),
+            (b"retry-after-ms", str(math.ceil(seconds * 1000)).encode())]  # fmt: skip
+
+
+def add_traffic_arguments(parser: Any) -> None:
+    """The command line's `Traffic` flags (`--latency` is the median)."""
+    parser.add_argument("--latency-p99", type=float, default=None,
+                        help="lognormal latency with this 99th percentile (seconds; --latency is its median)")  # fmt: skip
+    parser.add_argument("--rpm", type=float, default=None,
+                        help="requests per minute; the rest get 429 with Retry-After")  # fmt: skip
+    parser.add_argument("--burst", type=float, default=None,
+                        help="requests at once under --rpm (default: a second's worth)")  # fmt: skip
+    parser.add_argument("--server-errors", type=float, default=0.0,
+                        help="share of requests answered 500, 502 or 503")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seed of the latency and 5xx draws")
+
+
+def traffic_from_args(args: Any) -> Traffic:
+    return Traffic(p99=args.latency_p99, per_minute=args.rpm, burst=args.burst,
+                   server_errors=args.server_errors, seed=args.seed)  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -541,12 +659,14 @@ def main() -> None:
     parser.add_argument(
         "--verdicts", action="store_true", help="answer judge requests with a JSON verdict"
     )
+    add_traffic_arguments(parser)
     args = parser.parse_args()
     reply = (
         random_ab_reply() if args.random_ab else verdict_reply if args.verdicts else default_reply
     )
     faults = Faults(rate=args.fault_rate, timeout_seconds=args.stall)
-    server = FakeOpenAIServer(latency=args.latency, faults=faults, port=args.port, reply=reply)
+    server = FakeOpenAIServer(latency=args.latency, faults=faults, port=args.port, reply=reply,
+                              traffic=traffic_from_args(args))  # fmt: skip
     config = uvicorn.Config(
         server, host="127.0.0.1", port=args.port, log_level="error", backlog=4096
     )

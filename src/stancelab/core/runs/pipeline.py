@@ -57,7 +57,16 @@ from stancelab.core.runs.caps import (
 )
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
-from stancelab.core.runs.shards import follow_parent, parse_shard, run_workers
+from stancelab.core.runs.shards import (
+    LARGE_RUN_CALLS,
+    WorkersChoice,
+    available_memory,
+    cpu_count,
+    default_workers,
+    follow_parent,
+    parse_shard,
+    run_workers,
+)
 from stancelab.core.runs.startup import inspect_startup
 from stancelab.core.runs.until_ci import check_until_ci, replay_until_ci, run_batches
 from stancelab.core.stats.compare import DEFAULT_ADJUSTMENT, paired_differences
@@ -180,6 +189,11 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
         return Workers(options.workers, config)
     if options.shard:
         return OneShard()
+    if options.workers is None:
+        choice, calls = choose_workers(probe, options)
+        print(f"{probe.title}: {choice.header(calls)}", flush=True)
+        if choice.count > 1:
+            return Workers(choice.count, config)
     return InProcess()
 
 
@@ -192,6 +206,27 @@ def batch_header(probe: Probe, options: ProbeRun) -> str:
     frame = plan_frame(list(probe.plan(options)), models, options.prices, roles, batch=True)
     return "\n".join([*price_lines(sorted(set(frame["model"])), options.prices, batch=True),
                       *batch_lines(frame)])  # fmt: skip
+
+
+def choose_workers(probe: Probe, options: ProbeRun) -> tuple[WorkersChoice, int | None]:
+    """The processes of a whole run without `--workers` (`shards.default_workers`) and its
+    planned calls (None when not needed for the choice: the plan is read only then)."""
+    models = [*options.models, *options.roles.values()]
+    cores, memory = cpu_count(), available_memory()
+    choice = default_workers(LARGE_RUN_CALLS, models, cores, memory)
+    if choice.count == 1:  # one process whatever the plan
+        return choice, None
+    calls = planned_calls(probe, options)
+    return default_workers(calls, models, cores, memory), calls
+
+
+def planned_calls(probe: Probe, options: ProbeRun) -> int | None:
+    """The most calls the run plans (every subject model, every role), None if not known."""
+    try:
+        plans = probe.plan(options)
+    except Exception:  # a plan it cannot make costs the run nothing but workers
+        return None
+    return len(options.models) * sum(int(plan.calls_max) for plan in plans)
 
 
 def write_prices(options: ProbeRun) -> None:

@@ -290,3 +290,65 @@ def _stop_on_sigterm() -> Iterator[None]:
 def cpu_count() -> int:
     """CPU cores this process may use."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------- workers by default
+
+LARGE_RUN_CALLS = 5_000
+"""planned calls (per run, every model and role) from which a run uses every core by default:
+below it, the workers' start-up (each imports Inspect and reads the design, a few seconds)
+outweighs what a second core gains at a harness cost of ~10 ms per call"""
+WORKER_MEMORY_BYTES = 1 << 30
+"""memory set aside per default worker (a worker of MillStone's full design peaks below it)"""
+IN_PROCESS_PROVIDERS = frozenset(
+    {"embedded", "hf", "transformer_lens", "nnterp", "vllm", "sglang", "mockllm"}
+)
+"""providers whose model lives in (or is started by) each process: a worker would load its
+weights again (or start its own server), so they never get workers by default (mockllm is
+Inspect's test model)"""
+
+
+@dataclass(frozen=True)
+class WorkersChoice:
+    """How many processes a run uses when `--workers` is not given, and why."""
+
+    count: int
+    reason: str
+
+    def header(self, planned_calls: int | None) -> str:
+        """The run's header line that states the choice."""
+        calls = "" if planned_calls is None else f"{planned_calls:,} planned calls: "
+        if self.count > 1:
+            return (f"{calls}{self.count} worker processes, one shard each ({self.reason}; "
+                    "--max-connections is per worker; --workers 1 keeps one process)")  # fmt: skip
+        return f"{calls}one process ({self.reason}; --workers N runs N)"
+
+
+def default_workers(planned_calls: int | None, models: Sequence[object], cores: int,
+                    available_bytes: int | None = None) -> WorkersChoice:  # fmt: skip
+    """The worker processes of a run without `--workers`: one per core (at most one per
+    `WORKER_MEMORY_BYTES` of available memory) for a large run (`LARGE_RUN_CALLS` or more) whose
+    every model (subjects and roles) is called over a network; else one process."""
+    local = sorted({provider for model in models if (provider := str(model).split("/", 1)[0])
+                    in IN_PROCESS_PROVIDERS})  # fmt: skip
+    if local:
+        return WorkersChoice(1, f"{', '.join(local)} runs in-process: a worker would load it again")
+    if any(not isinstance(model, str) for model in models):
+        return WorkersChoice(1, "a model given as an object, not by name")
+    if planned_calls is None or planned_calls < LARGE_RUN_CALLS:
+        return WorkersChoice(1, f"under {LARGE_RUN_CALLS:,} planned calls")
+    by_memory = cores if available_bytes is None else available_bytes // WORKER_MEMORY_BYTES
+    count = max(1, min(cores, by_memory))
+    if count == 1:
+        return WorkersChoice(1, "one core" if cores <= 1 else "memory for one worker only")
+    per = "one per core" if count == cores else f"memory for {count} on {cores} cores"
+    return WorkersChoice(count, f"a large run of API models: {per}")
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new processes (None where unknown)."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    return int(psutil.virtual_memory().available)

@@ -1,0 +1,284 @@
+"""Each probe's full default design for one model against the fake server as a hosted API
+behaves: lognormal latency (median 1 s, p99 5 s), a rate limit answered 429 with Retry-After,
+1% 5xx. Per probe: wall against the rate-limit bound (calls / allowed rate), harness CPU per
+call, peak RSS, log size, `stancelab analyze` time and peak memory (a fresh process), and the
+calls paid twice after a kill -9 at half way and a re-run.
+
+    python benchmarks/paper_scale.py [--probe millstone] [--scale 0.1] [--rpm 3000]
+
+IssueBench runs its paper protocol (`--protocol paper`, 36,000 calls on stancelab's issues
+and templates), not its default design; llm-bias-bench the authors' 38 topics in stancelab's
+wording. Every role of a probe points at the same fake model. Each run is the command line in a
+subprocess under /usr/bin/time -v (its workers included: their CPU adds up, the peak is the
+largest process's), with a fresh cache and the project's default processes unless --workers.
+`--scale S` runs the first units of each design (`--limit`) up to S of its calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import ServerProcess, machine
+from bias_bench import AUTHORS_TOPICS
+
+MODEL = "openai-api/fake/fake-model"
+PROBES: dict[str, tuple[str, ...]] = {
+    "millstone": ("--prompts", "stancelab"),
+    "issuebench": ("--prompts", "stancelab", "--protocol", "paper"),
+    "even-handedness": (),
+    "llm-bias-bench": ("--topics-file", str(AUTHORS_TOPICS.resolve()), "--prompts", "stancelab"),
+    "conviction": (),
+    "prior-prejudice": (),
+}
+TIME_FIELDS = {"user": "User time (seconds)", "system": "System time (seconds)",
+               "rss_kb": "Maximum resident set size (kbytes)"}  # fmt: skip
+
+
+class PaperServer(ServerProcess):
+    """The fake server answering every probe (`paper_replies`), in its own process."""
+
+    def __enter__(self) -> PaperServer:
+        command = [sys.executable, __file__, "serve", "--port", str(self.port),
+                   "--latency", str(self.latency), *self.traffic_flags]  # fmt: skip
+        self.process = subprocess.Popen(command)
+        for _ in range(400):
+            try:
+                self.stats()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the fake server did not start")
+
+
+def serve(argv: list[str]) -> None:
+    """`paper_scale.py serve --port P ...`: the fake server with `paper_reply`, in the foreground."""
+    import uvicorn
+    from paper_replies import paper_reply
+
+    from stancelab.testing.fake_openai import (
+        FakeOpenAIServer,
+        _Server,
+        add_traffic_arguments,
+        traffic_from_args,
+    )
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--latency", type=float, default=1.0)
+    add_traffic_arguments(parser)
+    args = parser.parse_args(argv)
+    server = FakeOpenAIServer(latency=args.latency, port=args.port, reply=paper_reply,
+                              traffic=traffic_from_args(args))  # fmt: skip
+    config = uvicorn.Config(server, host="127.0.0.1", port=args.port, log_level="error",
+                            backlog=4096, timeout_keep_alive=30)  # fmt: skip
+    _Server(config, server).run()
+
+
+# ---------------------------------------------------------------- the design
+
+
+def planned(probe_name: str, flags: tuple[str, ...]) -> tuple[int, list[str]]:
+    """(planned calls, roles other than the subject) of a design (stancelab's own plan)."""
+    from stancelab.cli import build_parser, options_from_args
+
+    args = build_parser().parse_args(["run", probe_name, "--model", MODEL, *flags])
+    probe, options = options_from_args(args)
+    plans = probe.plan(options)
+    roles = sorted({plan.role for plan in plans} - {"subject"})
+    return sum(int(plan.calls_max) for plan in plans), roles
+
+
+def scaled_limit(probe_name: str, flags: tuple[str, ...], target: int) -> int | None:
+    """The smallest `--limit` whose plan reaches `target` calls (None: the whole design)."""
+    full, _ = planned(probe_name, flags)
+    if target >= full:
+        return None
+    low, high = 1, 1
+    while planned(probe_name, (*flags, "--limit", str(high)))[0] < target:
+        low, high = high + 1, high * 2
+    while low < high:
+        middle = (low + high) // 2
+        if planned(probe_name, (*flags, "--limit", str(middle)))[0] < target:
+            low = middle + 1
+        else:
+            high = middle
+    return high
+
+
+# ---------------------------------------------------------------- measuring
+
+
+@dataclass
+class Timed:
+    """One command under /usr/bin/time -v."""
+
+    wall: float
+    cpu: float
+    rss_mb: float
+    output: str
+
+
+def timed(command: list[str], env: dict[str, str]) -> Timed:
+    report = Path(tempfile.mkstemp(prefix="stancelab-time-")[1])
+    started = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-v", "-o", str(report), *command], env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    wall = time.perf_counter() - started
+    text = report.read_text()
+    report.unlink()
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(command[3:6])} failed:\n{(done.stdout + done.stderr)[-3000:]}"
+        )
+    values = {key: float(re.search(rf"{re.escape(label)}: ([\d.]+)", text).group(1))  # type: ignore[union-attr]
+              for key, label in TIME_FIELDS.items()}  # fmt: skip
+    return Timed(wall, values["user"] + values["system"], values["rss_kb"] / 1024, done.stdout)
+
+
+def folder_mb(folder: Path) -> float:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 1e6
+
+
+@dataclass
+class Measured:
+    probe: str
+    calls: int
+    bound: float | None
+    run: Timed
+    analysis: Timed
+    log_mb: float
+    header: str
+    outcomes: dict[str, int]
+    paid_twice: int | None
+
+
+def run_command(probe_name: str, flags: tuple[str, ...], out: Path, connections: int,
+                workers: int | None) -> list[str]:  # fmt: skip
+    return [sys.executable, "-m", "stancelab", "run", probe_name, "--model", MODEL, *flags,
+            "--out", str(out), "--display", "none", "--max-connections", str(connections),
+            *(["--workers", str(workers)] if workers else [])]  # fmt: skip
+
+
+def environment(server: ServerProcess, scratch: Path) -> dict[str, str]:
+    return {**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local",
+            "INSPECT_CACHE_DIR": str(scratch / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
+
+
+def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[str, str],
+                          calls: int) -> int:  # fmt: skip
+    """Calls paid beyond `calls` (a whole run's) when the run is killed (-9, its process group)
+    once half of them are paid, and run again to the end."""
+    server.reset()
+    killed = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    while server.stats()["paid_calls"] < calls // 2:
+        if killed.poll() is not None:
+            raise RuntimeError("the run ended before half its calls were paid")
+        time.sleep(0.2)
+    os.killpg(killed.pid, signal.SIGKILL)
+    killed.wait()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the re-run failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    return server.stats()["paid_calls"] - calls
+
+
+def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, connections: int,
+            workers: int | None, kill: bool) -> Measured:  # fmt: skip
+    flags = PROBES[probe_name]
+    full, roles = planned(probe_name, flags)
+    limit = scaled_limit(probe_name, flags, round(scale * full)) if scale < 1 else None
+    flags = (*flags, *(f"--role={role}={MODEL}" for role in roles),
+             *(["--limit", str(limit)] if limit else []))  # fmt: skip
+    scratch = Path(tempfile.mkdtemp(prefix=f"stancelab-paper-{probe_name}-"))
+    try:
+        env, out = environment(server, scratch), scratch / "run"
+        server.reset()
+        run = timed(run_command(probe_name, flags, out, connections, workers), env)
+        stats = server.stats()
+        calls = int(stats["paid_calls"])
+        analysis = timed([sys.executable, "-m", "stancelab", "analyze", str(out)], env)
+        header = next((line for line in run.output.splitlines() if "process" in line), "")
+        paid_twice = None
+        if kill:
+            again = scratch / "killed"
+            env = environment(server, again)
+            paid_twice = paid_twice_after_kill(
+                server,
+                run_command(probe_name, flags, again / "run", connections, workers),
+                env,
+                calls,
+            )
+        bound = calls / (rpm / 60) if rpm else None
+        return Measured(probe_name, calls, bound, run, analysis,
+                        folder_mb(out / "logs"), header, stats["outcomes"], paid_twice)  # fmt: skip
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def line(result: Measured) -> str:
+    twice = "not measured (--no-kill)" if result.paid_twice is None else f"{result.paid_twice:,}"
+    outcomes = ", ".join(f"{key} {value:,}" for key, value in sorted(result.outcomes.items()))
+    bound = ("no rate limit" if result.bound is None else f"the rate bound {result.bound:.0f} s -> "
+             f"{result.run.wall / result.bound:.2f}x (target <= 1.15x)")  # fmt: skip
+    return (f"{result.probe}: {result.calls:,} calls paid, {result.calls / result.run.wall:.0f} per s; "
+            f"wall {result.run.wall:.0f} s vs {bound}; harness CPU {1000 * result.run.cpu / max(1, result.calls):.1f} ms per call; peak RSS "
+            f"{result.run.rss_mb:,.0f} MB; logs {result.log_mb:.1f} MB; analyze {result.analysis.wall:.1f} s, "
+            f"peak {result.analysis.rss_mb:,.0f} MB; paid twice after kill -9 at half way and a re-run: "
+            f"{twice}\n    requests: {outcomes}\n    header: {result.header.strip()}\n    "
+            f"{headlines(result.analysis.output)}")  # fmt: skip
+
+
+def headlines(analyze_output: str) -> str:
+    """The headline lines `stancelab analyze` printed (whether the answers were read)."""
+    _, _, after = analyze_output.partition("Headlines:")
+    return "headlines: " + " | ".join(part.strip() for part in after.strip().splitlines()[:3])
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["serve"]:
+        serve(sys.argv[2:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--probe", action="append", choices=sorted(PROBES),
+                        help="a probe to run (repeat; default all six)")  # fmt: skip
+    parser.add_argument("--scale", type=float, default=1.0, help="share of each design's calls")
+    parser.add_argument("--rpm", type=float, default=3000,
+                        help="the server's requests per minute (0: no limit)")  # fmt: skip
+    parser.add_argument("--latency", type=float, default=1.0, help="median latency (s)")
+    parser.add_argument("--p99", type=float, default=5.0, help="99th-percentile latency (s)")
+    parser.add_argument("--server-errors", type=float, default=0.01, help="share of 5xx")
+    parser.add_argument(
+        "--connections", type=int, default=100, help="--max-connections (per worker)"
+    )
+    parser.add_argument("--workers", type=int, default=None, help="default: the project's")
+    parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 and re-run")
+    args = parser.parse_args()
+    if not 0 < args.scale <= 1:
+        parser.error("--scale must be in (0, 1]")
+    traffic = ("--latency-p99", str(args.p99), "--server-errors", str(args.server_errors),
+               *(("--rpm", str(args.rpm)) if args.rpm else ()))  # fmt: skip
+    print(f"paper scale ({machine()}; load {os.getloadavg()[0]:.2f}): {args.scale:g} of each design, "
+          f"{args.rpm:,.0f} requests/min, latency median {args.latency:g} s p99 {args.p99:g} s, "
+          f"{args.server_errors:.0%} 5xx, {args.connections} connections", flush=True)  # fmt: skip
+    with PaperServer(latency=args.latency, traffic_flags=traffic) as server:
+        for probe_name in args.probe or list(PROBES):
+            result = measure(server, probe_name, args.scale, args.rpm, args.connections,
+                             args.workers, not args.no_kill)  # fmt: skip
+            print(line(result) + f"\n    load {os.getloadavg()[0]:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
