@@ -49,23 +49,39 @@ _loaded: dict[str, dict[str, Any]] = {}
 # run (`core.runs.caps`); None or 0: the caller's cap as it is.
 MAX_TOKENS_CAP_ARG = "max_tokens_cap"
 
-# glibc's mallopt parameter, and the size above which an allocation gets its own mapping.
+# glibc's mallopt parameter, and the size above which an allocation gets its own mapping:
+# a prefill's activations (several MB each) go back to the system when freed, while a decoding
+# step's key-value blocks (about 1 MB) are reused from the heap. At glibc's default of 128 KiB,
+# every step's blocks were fresh mappings: 80 M page faults and 258 s of system time in one demo,
+# and generation about 1.6x slower (benchmarks/README.md, issue 37).
 M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD_BYTES = 128 * 1024
+MMAP_THRESHOLD_BYTES = 4 * 1024 * 1024
 
 
 def release_freed_tensors() -> bool:
-    """Have glibc hand large freed blocks (a generation's activations) back to the system.
+    """Have glibc hand large freed blocks (a prefill's activations) back to the system.
 
-    By default glibc raises its mmap threshold each time a large block is freed, after which
-    blocks of that size come from its heaps and stay resident once freed: about 400 MB on a
-    batch of 8 prompts of 400 tokens. A fixed threshold (glibc's own default value) turns
-    that adjustment off. Returns whether it was set (False off glibc)."""
+    By default glibc raises its mmap threshold each time a large block is freed (up to 32 MiB),
+    after which blocks of that size come from its heaps and stay resident once freed: about
+    400 MB on a batch of 8 prompts of 400 tokens. A fixed threshold turns that adjustment off.
+    Returns whether it was set (False off glibc)."""
+    libc = _libc()
+    return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
+def trim_heap() -> bool:
+    """Hand the heaps' free pages back to the system (glibc's `malloc_trim`): what a finished
+    generation freed below the mmap threshold. Returns whether any memory was released."""
+    libc = _libc()
+    return libc is not None and bool(libc.malloc_trim(0))
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
     try:
-        libc = ctypes.CDLL("libc.so.6")
+        return ctypes.CDLL("libc.so.6")
     except OSError:
-        return False
-    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+        return None
 
 
 def loaded_copies() -> int:
@@ -146,14 +162,19 @@ class EmbeddedAPI(HuggingFaceAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         config = capped(config, self.max_tokens_cap)
-        if config.temperature != 0:
-            return await self._generate(input, tools, tool_choice, config)
-        token = _greedy_call.set(True)
         try:
-            greedy = config.model_copy(update={"temperature": None, "top_p": None, "top_k": None})
-            return await self._generate(input, tools, tool_choice, greedy)
+            if config.temperature != 0:
+                return await self._generate(input, tools, tool_choice, config)
+            token = _greedy_call.set(True)
+            try:
+                update = {"temperature": None, "top_p": None, "top_k": None}
+                return await self._generate(
+                    input, tools, tool_choice, config.model_copy(update=update)
+                )
+            finally:
+                _greedy_call.reset(token)
         finally:
-            _greedy_call.reset(token)
+            trim_heap()
 
     async def _generate(
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
