@@ -6,6 +6,7 @@ end to end is shown by tests/faults, whose runs complete despite faults."""
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -33,13 +34,19 @@ def _stopped_after(seconds: float) -> Iterator[None]:
     """Interrupt this thread (as a Ctrl-C would) if the block is still running after `seconds`."""
     running = threading.Event()
     running.set()
-    timer = threading.Timer(seconds, lambda: running.is_set() and _thread.interrupt_main())
+    timer = threading.Timer(seconds, lambda: running.is_set() and _interrupt_main())
     timer.start()
     try:
         yield
     finally:
         running.clear()
         timer.cancel()
+
+
+def _interrupt_main() -> None:
+    """A Ctrl-C in the main thread, heard even where SIGINT is ignored."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _thread.interrupt_main()
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_url: str, key: str,
@@ -120,3 +127,17 @@ def test_a_worker_that_stopped_on_a_refusal_is_reported_by_its_one_line(tmp_path
     assert worker_failure(worker, 2) == f"worker 1/2: {refusal}"
     output.write_text("Traceback (most recent call last):\nMemoryError\n")
     assert "ends:\nTraceback" in worker_failure(worker, 1)
+
+
+def test_a_run_started_with_sigint_ignored_still_stops_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A background job or a CI script inherits SIGINT ignored; the stop must not need it."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        dead = f"http://127.0.0.1:{free_port()}/v1"
+        code, seconds = _run(tmp_path, monkeypatch, dead, KEY, MODEL)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # as the run found it
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert "cannot be reached" in _one_line(capsys, code, seconds)

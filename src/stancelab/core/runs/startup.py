@@ -20,6 +20,7 @@ from __future__ import annotations
 import _thread
 import functools
 import re
+import signal
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -225,6 +226,7 @@ def _stop(reason: str) -> None:
 def first_calls_watched() -> Iterator[None]:
     """Inside, a run interrupted by `watch_first_calls` raises a StancelabError saying why."""
     FIRST_CALLS.reason = None
+    ignored = _heard_interrupts()
     try:
         yield
     except (KeyboardInterrupt, Interrupted):
@@ -235,3 +237,17 @@ def first_calls_watched() -> Iterator[None]:
         ) from None
     finally:
         FIRST_CALLS.reason = None
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _heard_interrupts() -> bool:
+    """Python's SIGINT handler while the run is watched, where SIGINT was ignored (a background
+    job or a CI script inherits SIG_IGN, and `interrupt_main` then does nothing: the run would
+    retry a dead endpoint for ever). Returns whether it was ignored (and is to be again)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return False
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return True
