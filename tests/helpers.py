@@ -69,8 +69,9 @@ def own_cache(folder: Path, **env: str) -> Iterator[None]:
 def full_sample_reads(monkeypatch: object) -> list[str]:
     """The logs whose full samples Inspect's `samples_df` reads from now on (a read of the
     summaries only is not listed), as a list that fills as they are read."""
-    from inspect_ai.analysis._dataframe.samples import table
+    from stancelab.core.inspect_private import samples_table
 
+    table = samples_table()
     reads: list[str] = []
     read_full = table.read_eval_log_async
 

@@ -124,7 +124,7 @@ def test_a_worker_that_stopped_on_a_refusal_is_reported_by_its_one_line(tmp_path
     refusal = "model openai-api/fake/m at http://127.0.0.1:9/v1 rejected the API key: 401 Bad key."
     output.write_text(f"inspect_ai v0\nTask interrupted\nerror: {refusal}\n")
     worker = Worker(Shard(1, 2), None, output)  # type: ignore[arg-type]  # the process has ended
-    assert worker_failure(worker, 2) == f"worker 1/2: {refusal}"
+    assert worker_failure(worker, 2) == f"worker 1/2 failed: {refusal}"
     output.write_text("Traceback (most recent call last):\nMemoryError\n")
     assert "ends:\nTraceback" in worker_failure(worker, 1)
 

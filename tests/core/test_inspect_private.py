@@ -201,3 +201,9 @@ def test_the_model_info_lookup_key_is_a_string_the_hf_provider_reads() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         inspect_private.no_such_name  # noqa: B018
+
+
+def test_samples_df_reads_full_samples_through_the_table_modules_reader() -> None:
+    reader = inspect_private.samples_table().read_eval_log_async
+    assert inspect.iscoroutinefunction(reader)
+    assert next(iter(inspect.signature(reader).parameters)) == "log_file"

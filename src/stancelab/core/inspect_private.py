@@ -15,11 +15,14 @@ the symbol instead of breaking a run.
   `-T` options).
 - `MODEL_INFO_LOOKUP_API_KEY`: the placeholder key Inspect gives a model it builds only to
   look up its info (the embedded provider's tests).
+- `samples_table()`: the module whose `read_eval_log_async` `samples_df` reads full samples
+  with (the tests that check an analysis reads summaries only spy on it).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai._util.error import PrerequisiteError
@@ -62,10 +65,18 @@ __all__ = [
     "hub_token",
     "model_provider_names",
     "resolve_task_args",
+    "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
     "task_create",
 ]
+
+
+def samples_table() -> ModuleType:
+    """The module of `samples_df` that reads a log's full samples (`read_eval_log_async`)."""
+    from inspect_ai.analysis._dataframe.samples import table
+
+    return table
 
 
 def model_provider_names() -> set[str]:

@@ -234,7 +234,7 @@ def worker_failure(worker: Worker, code: int) -> str:
     tail = worker.error_tail()
     last = tail.splitlines()[-1] if tail else ""
     if last.startswith("error: "):
-        return f"worker {worker.shard}: {last.removeprefix('error: ')}"
+        return f"worker {worker.shard} failed: {last.removeprefix('error: ')}"
     return f"worker {worker.shard} failed (exit {code}); its output ({worker.output}) ends:\n{tail}"
 
 
