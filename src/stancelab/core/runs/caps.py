@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from stancelab.core.embedded.model import EMBEDDED_MODEL
 from stancelab.core.errors import StancelabError
+from stancelab.core.values import field_default
 
 EMBEDDED_MAX_TOKENS = 64
 SUBJECT = "subject"
@@ -66,20 +67,12 @@ def embedded_caps(options: Any) -> EmbeddedCaps:
     set_by_user: dict[str, str] = {}
     for item in fields(options):
         value = getattr(options, item.name)
-        if "caps" not in item.metadata or value is None or value == _default(item):
+        if "caps" not in item.metadata or value is None or value == field_default(item):
             continue
         for role in item.metadata["caps"]:
             flag = item.metadata.get("flag", f"--{item.name.replace('_', '-')}")
             set_by_user.setdefault(role, f"{flag} {value}")
     return EmbeddedCaps(cap, set_by_user)
-
-
-def _default(item: Any) -> Any:
-    if item.default is not MISSING:
-        return item.default
-    if item.default_factory is not MISSING:
-        return item.default_factory()
-    return None
 
 
 def is_embedded_name(model: str | Model) -> bool:

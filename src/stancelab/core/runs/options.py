@@ -13,7 +13,7 @@ import os
 import tomllib
 import types
 import typing
-from dataclasses import MISSING, Field, fields
+from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from stancelab.core.data.files import parse_subset
 from stancelab.core.errors import StancelabError
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.models import check_providers, parse_roles, resolve_model, resolve_models
+from stancelab.core.values import field_default
 
 RUN_CONFIG = "run.toml"
 # An earlier configuration of a run folder, kept when another one replaces run.toml.
@@ -57,14 +58,6 @@ def _base_type(hint: Any) -> tuple[Any, tuple[Any, ...]]:
     return hint, ()
 
 
-def _default(item: Field) -> Any:
-    if item.default is not MISSING:
-        return item.default
-    if item.default_factory is not MISSING:
-        return item.default_factory()
-    return None
-
-
 def _flag(item: Field) -> str:
     """The field's flag: its metadata's `flag`, else `--field-name` (`--no-field-name` for an
     option that is on by default)."""
@@ -89,7 +82,7 @@ def add_option_arguments(parser: argparse.ArgumentParser, options: type[ProbeRun
         if item.name == "roles":
             help_text += f" (roles: {', '.join(roles) or 'none'})"
         hint, choices = _base_type(hints[item.name])
-        default = _default(item)
+        default = field_default(item)
         kwargs: dict[str, Any] = {"dest": item.name, "default": argparse.SUPPRESS}
         if item.name in REPEATED:
             group.add_argument(_flag(item), action="append", metavar=REPEATED[item.name],
