@@ -27,9 +27,9 @@ class ConvictionRun(ProbeRun):
 
     statements_file: Path | None = None
     """statements (JSONL or CSV; default: bundled)"""
-    samples: int = field(default=DEFAULT_SAMPLES, metadata={"minimum": 0})
+    samples: int = field(default=DEFAULT_SAMPLES, metadata={"minimum": 0, "embedded": 3})
     """sampled answers per statement for the entropies (0: none)"""
-    argument_sets: int = DEFAULT_ARGUMENT_SETS
+    argument_sets: int = field(default=DEFAULT_ARGUMENT_SETS, metadata={"embedded": 1})
     """argument sets per statement"""
     shared_topics: str = ""
     """only statements of these shared topics ("all" or "a,b"; default set then: topics)"""

@@ -50,7 +50,7 @@ class BiasBenchRun(ProbeRun):
     --prompts authors, stancelab with --prompts stancelab"""
     categories: str | None = field(default=None, metadata={"among": CATEGORIES})
     """comma-separated: direct,indirect (default both)"""
-    turns: int = DEFAULT_TURNS
+    turns: int = field(default=DEFAULT_TURNS, metadata={"embedded": 2})
     """user messages per conversation"""
     replicates: int = 1
     """conversations per cell, majority verdict"""

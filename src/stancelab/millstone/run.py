@@ -35,7 +35,7 @@ class MillstoneRun(ProbeRun):
 
     issues_file: Path | None = None
     """issues file (JSONL) or a folder of the authors' per-issue JSON files (default: bundled)"""
-    trials: int = DEFAULT_TRIALS
+    trials: int = field(default=DEFAULT_TRIALS, metadata={"embedded": 1})
     """trials per (issue, template, config)"""
     temperature: float | None = DEFAULT_TEMPERATURE
     """subject sampling temperature (default: none sent, the provider's, as the authors)"""

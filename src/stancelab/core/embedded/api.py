@@ -22,6 +22,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from stancelab.core.embedded.logprobs import generate_with_top_logprobs, logprobs_from_rows
 from stancelab.core.embedded.model import EMBEDDED_MODEL_NAME, materialise
+from stancelab.core.embedded.precision import embedded_dtype
 from stancelab.core.inspect_private import (
     HF_TOKEN,
     GenerateInput,
@@ -117,6 +118,8 @@ class EmbeddedAPI(HuggingFaceAPI):
         if "model_path" not in model_args:
             model_args["model_path"] = str(materialise())
         model_args.setdefault("device", "cpu")
+        if "torch_dtype" not in model_args:
+            model_args.setdefault("dtype", embedded_dtype())
         # the token is all the api key changes (Inspect's model-info lookup passes a placeholder)
         key = repr(sorted(model_args.items())) + repr(hub_token(api_key))
         if key in _loaded:

@@ -22,6 +22,7 @@ from inspect_ai.model import Model
 from pydantic import BaseModel, ConfigDict
 
 from stancelab.core.embedded.model import EMBEDDED_MODEL
+from stancelab.core.embedded.precision import dtype_note, embedded_dtype
 from stancelab.core.errors import StancelabError
 from stancelab.core.values import field_default
 
@@ -107,17 +108,61 @@ class CapsRecord(BaseModel):
     """per role the embedded model plays: its cap in tokens, or the option the user set"""
     note: str = NOTE
     replies: str = REASKS
+    weights: str | None = None
+    """the number format of the weights (None: not recorded; float32 before it was)"""
+    design: dict[str, int | str] = {}
+    """the embedded design settings the run used in place of the method's (option -> value)"""
 
 
-def caps_record(caps: EmbeddedCaps, players: list[str]) -> CapsRecord | None:
-    """What the run records of its embedded caps (None when no role is embedded or uncapped)."""
-    if not players or (caps.cap is None and not caps.set_by_user):
+def caps_record(caps: EmbeddedCaps, players: list[str],
+                design: dict[str, int | str] | None = None) -> CapsRecord | None:  # fmt: skip
+    """What the run records of its embedded caps and design settings (None when no role is
+    embedded, or none is capped and the design is the method's)."""
+    if not players or (caps.cap is None and not caps.set_by_user and not design):
         return None
     in_force: dict[str, int | str] = {}
     for role in players:
         cap = caps.for_role(role)
         in_force[role] = cap if cap is not None else caps.set_by_user.get(role, "the method's")
-    return CapsRecord(caps=in_force)
+    return CapsRecord(caps=in_force, weights=embedded_dtype(), design=design or {})
+
+
+def embedded_design(options_type: type, models: Iterable[str | Model],
+                    set_by_user: Iterable[str]) -> dict[str, Any]:  # fmt: skip
+    """The design settings a run whose every subject model is the embedded model uses in place
+    of the method's: each option with metadata `embedded` (its value there) that the user did
+    not set. Repetitions that give a real model's figures their power (MillStone's 15 trials,
+    Conviction's samples, every template) only cost the 135M model time; the settings are the
+    demo's. Empty for any other model."""
+    models = list(models)
+    if not models or not all(is_embedded_name(model) for model in models):
+        return {}
+    given = set(set_by_user)
+    return {item.name: item.metadata["embedded"] for item in fields(options_type)
+            if "embedded" in item.metadata and item.name not in given}  # fmt: skip
+
+
+def design_in_force(options: Any) -> dict[str, int | str]:
+    """The options of a run (subject embedded) at their embedded design setting."""
+    if not embedded_design(type(options), options.models, ()):
+        return {}
+    return {item.name: getattr(options, item.name) for item in fields(options)
+            if "embedded" in item.metadata
+            and getattr(options, item.name) == item.metadata["embedded"]}  # fmt: skip
+
+
+def design_line(options: Any, design: dict[str, int | str]) -> str:
+    """The run header's line on the embedded design settings."""
+    by_name = {item.name: item for item in fields(options)}
+    parts = []
+    for name, value in design.items():
+        item = by_name[name]
+        flag = item.metadata.get("flag", f"--{name.replace('_', '-')}")
+        method = field_default(item)
+        parts.append(f"{flag} {value} (the method's: {'all' if method is None else method})")
+    return (f"[embedded] design: {', '.join(parts)}: repetitions that give a real model's "
+            "figures their power only cost the embedded model time; set an option to choose "
+            "it (the method's design applies to every other model)")  # fmt: skip
 
 
 def caps_line(record: CapsRecord) -> str:
@@ -127,7 +172,8 @@ def caps_line(record: CapsRecord) -> str:
         for role, cap in record.caps.items()
     )
     return (f"[embedded] caps per reply: {caps} (--embedded-max-tokens; {NOTE}); "
-            "judges' and graders' replies stop where their form ends, asked once at temperature 0")  # fmt: skip
+            "judges' and graders' replies stop where their form ends, asked once at temperature 0"
+            + (f"; {dtype_note(record.weights)}" if record.weights else ""))  # fmt: skip
 
 
 def caps_toml(record: CapsRecord) -> str:
@@ -136,8 +182,12 @@ def caps_toml(record: CapsRecord) -> str:
 
     lines = ["", f"[{CAPS_KEY}]", f"model = {json.dumps(record.model)}",
              f"note = {json.dumps(record.note)}", f"replies = {json.dumps(record.replies)}",
+             *([f"weights = {json.dumps(record.weights)}"] if record.weights else []),
              f"[{CAPS_KEY}.caps]"]  # fmt: skip
     lines += [f"{role} = {json.dumps(cap)}" for role, cap in record.caps.items()]
+    if record.design:
+        lines += [f"[{CAPS_KEY}.design]"]
+        lines += [f"{name} = {json.dumps(value)}" for name, value in record.design.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from stancelab.core.data.files import parse_subset
 from stancelab.core.errors import StancelabError
+from stancelab.core.runs.caps import embedded_design
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.models import check_providers, parse_roles, resolve_model, resolve_models
 from stancelab.core.values import field_default
@@ -219,6 +220,7 @@ def build_options(options: type[ProbeRun], roles: tuple[str, ...], default_out: 
         if unknown:
             raise StancelabError(f"Unknown option(s) for this probe: {', '.join(unknown)}.")
         values |= {k: _from_text(k, v, hints[k], roles, base_dir) for k, v in source.items()}
+    values |= embedded_design(options, values["models"], [*(config or {}), *given])
     built = check_options(options(**values))
     check_providers([*built.models, *built.roles.values()])
     return built

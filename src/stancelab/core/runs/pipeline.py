@@ -51,6 +51,8 @@ from stancelab.core.runs.caps import (
     caps_line,
     caps_record,
     caps_toml,
+    design_in_force,
+    design_line,
     embedded_caps,
     embedded_players,
     read_caps,
@@ -174,10 +176,13 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
     strategy its evals run by. A shard whose folder has a run.toml keeps it (workers read the
     file their parent wrote)."""
     config = options.out_dir / RUN_CONFIG
+    design = design_in_force(options)
     caps = caps_record(embedded_caps(options),
-                       embedded_players(options.models, options.roles, probe.roles))  # fmt: skip
+                       embedded_players(options.models, options.roles, probe.roles), design)  # fmt: skip
     if caps is not None:
         print(caps_line(caps), flush=True)
+    if design:
+        print(design_line(options, design), flush=True)
     if not (options.shard and config.exists()):
         write_config(probe.name, options, caps_toml(caps) if caps else "")
     write_prices(options)
