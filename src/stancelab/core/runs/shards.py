@@ -196,14 +196,15 @@ def _start_worker(command: list[str], output: Path) -> subprocess.Popen:
                                 stdin=subprocess.PIPE, env=env, process_group=0)  # fmt: skip
 
 
-def follow_parent() -> None:
+def follow_parent() -> bool:
     """In a worker (`PARENT_ENV` set): end this process when the command that started it ends,
     i.e. when its stdin pipe from that command reaches EOF (portable; on Linux the parent-death
-    signal of `core.tether` comes first)."""
+    signal of `core.tether` comes first). Whether this process is such a worker."""
     if os.environ.pop(PARENT_ENV, None) is None:
-        return
+        return False
     threading.Thread(target=_exit_at_eof, args=(sys.stdin.fileno(),), daemon=True,
                      name="follow-parent").start()  # fmt: skip
+    return True
 
 
 def _exit_at_eof(descriptor: int) -> None:
