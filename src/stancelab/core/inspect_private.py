@@ -21,7 +21,9 @@ the symbol instead of breaking a run.
   has no public API in 0.3.285: `eval_shards_dir`, `eval_log_for_shards_dir`,
   `merged_log_candidates_for_shard` (the paths), `attempt_sort_key` (a shard's attempts in
   order) and `without_merged_shards` (a listing less the shards a finished merged log covers,
-  as `inspect view` lists them) (`core.runs.shard_sets`, `core.results.logs`).
+  as `inspect view` lists them) (`core.runs.shard_sets`, `core.results.logs`), and
+  `cleanup_older_eval_logs`, `eval_set`'s deletion of a task id's older logs (the test that it
+  deletes no shard).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
@@ -39,6 +41,7 @@ from inspect_ai._util.log_layout import (
 from inspect_ai.model._generate_overrides import set_generate_config_override
 
 if TYPE_CHECKING:
+    from inspect_ai._eval.evalset import cleanup_older_eval_logs
     from inspect_ai._eval.loader import resolve_task_args
     from inspect_ai._eval.registry import task_create
     from inspect_ai.log._file import without_merged_shards
@@ -75,6 +78,7 @@ __all__ = [
     "PrerequisiteError",
     "attempt_sort_key",
     "batched_generate",
+    "cleanup_older_eval_logs",
     "eval_log_for_shards_dir",
     "eval_shards_dir",
     "hub_token",
@@ -112,7 +116,8 @@ def model_provider_names() -> set[str]:
 
 def __getattr__(name: str) -> Any:
     """`resolve_task_args`, `task_create`, `attempt_sort_key`, `without_merged_shards`,
-    `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names, imported when first asked for (PEP 562)."""
+    `cleanup_older_eval_logs`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
+    imported when first asked for (PEP 562)."""
     if name == "resolve_task_args":
         from inspect_ai._eval.loader import resolve_task_args
 
@@ -125,6 +130,10 @@ def __getattr__(name: str) -> Any:
         from inspect_ai.log._shards._walk import attempt_sort_key
 
         return attempt_sort_key
+    if name == "cleanup_older_eval_logs":
+        from inspect_ai._eval.evalset import cleanup_older_eval_logs
+
+        return cleanup_older_eval_logs
     if name == "without_merged_shards":
         from inspect_ai.log._file import without_merged_shards
 

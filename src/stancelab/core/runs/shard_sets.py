@@ -85,7 +85,7 @@ def merge_shard_sets(log_dir: str) -> list[str]:
         if merged_mtime is not None and all((info.mtime or 0) < merged_mtime for info in current):
             continue  # merged after its shards' last write
         if merge_set(merged, current):
-            written.append(merged)
+            written.append(merged if "://" in log_dir else merged.removeprefix("file://"))
     return written
 
 
