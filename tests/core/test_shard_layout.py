@@ -87,6 +87,8 @@ def test_n_shards_in_one_folder_are_one_eval_once_merged(runs: Any, tmp_path: Pa
     assert [entry.shard for entry in log.eval.shards.ledger] == ["1", "2", "3"]
     assert len(log.samples) == sum(entry.samples for entry in log.eval.shards.ledger) == 12
     assert log.results is not None and log.results.total_samples == 12
+    assert log.eval.config.sample_id is None  # the whole run, not a selection of it
+    assert sorted(map(str, log.eval.dataset.sample_ids)) == sorted(str(s.id) for s in log.samples)
     assert candidate_log_files(logs) == [Path(merged)]  # the analysis reads the merged log only
 
 

@@ -147,7 +147,7 @@ def merged_log(merged: str, logs: list[Any], current: list[Any]) -> Any:
     spec.created = min(log.eval.created for log in logs)
     spec.metadata = {k: v for k, v in (spec.metadata or {}).items() if k != SHARD_KEY} or None
     ids = [sample_id for log in logs for sample_id in (log.eval.config.sample_id or [])]
-    spec.config.sample_id = ids
+    spec.config.sample_id = None  # the whole run, not a selection of it; its ids:
     spec.dataset.sample_ids = ids
     spec.shards = EvalShards(selection="ids", ledger=[_entry(log, info)
                                                      for log, info in zip(logs, current, strict=True)])  # fmt: skip
