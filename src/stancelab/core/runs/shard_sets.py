@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -84,7 +85,13 @@ def merge_shard_sets(log_dir: str) -> list[str]:
         merged_mtime = mtimes.get(merged)
         if merged_mtime is not None and all((info.mtime or 0) < merged_mtime for info in current):
             continue  # merged after its shards' last write
-        if merge_set(merged, current):
+        try:
+            done = merge_set(merged, current)
+        except OSError as error:  # e.g. a read-only copy: its shards are read as they are
+            print(f"shards of {merged} not merged ({error}); they are read as shards",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        if done:
             written.append(merged if "://" in log_dir else merged.removeprefix("file://"))
     return written
 
@@ -113,7 +120,10 @@ def merge_set(merged: str, current: list[Any]) -> bool:
     are every shard `1..N` of one eval and all complete; whether it was written."""
     from inspect_ai.log import read_eval_log, recompute_metrics, write_eval_log
 
-    headers = [read_eval_log(info.name, header_only=True) for info in current]
+    try:
+        headers = [read_eval_log(info.name, header_only=True) for info in current]
+    except Exception:  # a shard's newest file is no readable log (a cut copy): not finished
+        return False
     if not _complete(headers):
         return False
     logs = [read_eval_log(info.name) for info in current]
