@@ -148,3 +148,16 @@ def test_inspects_clean_up_of_older_logs_deletes_no_shard(runs: Any, tmp_path: P
     assert len(files) == SHARDS + 2 and len(set(task_ids)) == len(files)
     cleanup_older_eval_logs(str(out / "logs"), set(task_ids))
     assert sorted((out / "logs").rglob("*.eval")) == files
+
+
+def test_a_shard_whose_newest_file_is_no_readable_log_is_not_merged(
+    runs: Any, tmp_path: Path
+) -> None:
+    """What a partial copy of a shard's folder leaves (a `.eval` cut short) is no finished
+    shard: no merge, the analysis names the file and is partial."""
+    _, out = _copy(runs, tmp_path)
+    (shard_two,) = (out / "logs").glob("*.shards/2/*.eval")
+    shard_two.write_bytes(shard_two.read_bytes()[:3000])
+    assert merge_shard_sets(str(out / "logs")) == []
+    evidence = analyze(out)["evidence"]
+    assert [Path(name).name for name in evidence["unreadable_logs"]] == [shard_two.name]
