@@ -161,3 +161,30 @@ def test_a_shard_whose_newest_file_is_no_readable_log_is_not_merged(
     assert merge_shard_sets(str(out / "logs")) == []
     evidence = analyze(out)["evidence"]
     assert [Path(name).name for name in evidence["unreadable_logs"]] == [shard_two.name]
+
+
+def test_each_subject_model_of_a_shard_has_its_own_shard_set() -> None:
+    """One eval per model, each into `<name>.shards/<I>`, named alike by every process (the
+    name is a digest of the eval); an `--until-ci` batch stays in the folder itself."""
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import MemoryDataset, Sample
+
+    from stancelab.core.runs.evals import eval_folders
+    from stancelab.core.runs.shards import Shard
+    from stancelab.core.runs.until_ci import Batch
+
+    @task
+    def tiny(size: int = 2) -> Task:
+        return Task(dataset=MemoryDataset([Sample(id=i, input="x") for i in range(size)]))
+
+    groups = [(["mockllm/a", "mockllm/b"], {"judge": "mockllm/j"})]
+    folders = eval_folders(tiny(), groups, "/logs", Shard(2, 3))
+    assert [models for models, _, _ in folders] == [["mockllm/a"], ["mockllm/b"]]
+    paths = [Path(folder) for _, _, folder in folders]
+    assert [path.name for path in paths] == ["2", "2"] and paths[0].parent != paths[1].parent
+    assert all(path.parent.name.endswith(".shards") for path in paths)
+    assert eval_folders(tiny(), groups, "/logs", Shard(2, 3)) == folders  # the same name again
+    assert eval_folders(tiny(size=3), groups, "/logs", Shard(2, 3)) != folders  # another eval
+    assert eval_folders(tiny(), groups, "/logs", Shard(2, 4)) != folders  # another split
+    batch = Batch(1, 2, seed=0, unit_key="unit")
+    assert eval_folders(tiny(), groups, "/logs", batch) == [(*groups[0], "/logs")]
