@@ -246,3 +246,14 @@ def test_without_merged_shards_and_the_clean_up_take_what_stancelab_passes() -> 
     assert _parameters(without_merged_shards)[:1] == ["logs"]
     assert without_merged_shards([]) == []
     assert _parameters(cleanup_older_eval_logs)[:2] == ["log_dir", "task_ids"]
+
+
+def test_the_view_listing_takes_a_folder_and_whether_to_recurse() -> None:
+    from stancelab.core.inspect_private import get_logs
+
+    assert _parameters(get_logs)[:4] == [
+        "request_log_dir",
+        "recursive",
+        "fs_options",
+        "show_shards",
+    ]

@@ -5,6 +5,7 @@ id's older logs deletes no shard. IssueBench with scripted mockllm models (fast,
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from functools import partial
@@ -15,7 +16,11 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage
 
-from stancelab.core.inspect_private import cleanup_older_eval_logs, without_merged_shards
+from stancelab.core.inspect_private import (
+    cleanup_older_eval_logs,
+    get_logs,
+    without_merged_shards,
+)
 from stancelab.core.results.logs import SHARD_KEY, candidate_log_files
 from stancelab.core.runs.shard_sets import merge_shard_sets
 from stancelab.issuebench.results import analyze
@@ -77,10 +82,10 @@ def test_n_shards_in_one_folder_are_one_eval_once_merged(runs: Any, tmp_path: Pa
                for name in shard_logs)  # fmt: skip  # Inspect's layout: <name>.shards/<k>/<log>
 
     (merged,) = merge_shard_sets(str(logs))
-    assert _listed(logs) == [Path(merged).name]  # the view's listing: one eval
-    assert _listed(logs, recursive=False) == [
-        Path(merged).name
-    ]  # `inspect log list --no-recursive`
+    assert _listed(logs) == [Path(merged).name]  # Inspect's listing less covered shards
+    assert _listed(logs, recursive=False) == [Path(merged).name]  # `log list --no-recursive`
+    served = asyncio.run(get_logs(str(logs), True, {}))  # what `inspect view` lists
+    assert [Path(file.name).name for file in served.files] == [Path(merged).name]
     assert merge_shard_sets(str(logs)) == []  # merged after its shards: nothing to do again
     log = read_eval_log(merged)
     assert log.status == "success" and SHARD_KEY not in (log.eval.metadata or {})

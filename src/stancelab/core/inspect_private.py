@@ -23,7 +23,8 @@ the symbol instead of breaking a run.
   order) and `without_merged_shards` (a listing less the shards a finished merged log covers,
   as `inspect view` lists them) (`core.runs.shard_sets`, `core.results.logs`), and
   `cleanup_older_eval_logs`, `eval_set`'s deletion of a task id's older logs (the test that it
-  deletes no shard).
+  deletes no shard), and `get_logs`, the listing `inspect view` serves (the test that a merged
+  sharded run is one eval there).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from inspect_ai._eval.evalset import cleanup_older_eval_logs
     from inspect_ai._eval.loader import resolve_task_args
     from inspect_ai._eval.registry import task_create
+    from inspect_ai._view.common import get_logs
     from inspect_ai.log._file import without_merged_shards
     from inspect_ai.log._shards._walk import attempt_sort_key
     from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
@@ -81,6 +83,7 @@ __all__ = [
     "cleanup_older_eval_logs",
     "eval_log_for_shards_dir",
     "eval_shards_dir",
+    "get_logs",
     "hub_token",
     "merged_log_candidates_for_shard",
     "model_provider_names",
@@ -116,7 +119,7 @@ def model_provider_names() -> set[str]:
 
 def __getattr__(name: str) -> Any:
     """`resolve_task_args`, `task_create`, `attempt_sort_key`, `without_merged_shards`,
-    `cleanup_older_eval_logs`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
+    `cleanup_older_eval_logs`, `get_logs`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
     imported when first asked for (PEP 562)."""
     if name == "resolve_task_args":
         from inspect_ai._eval.loader import resolve_task_args
@@ -134,6 +137,10 @@ def __getattr__(name: str) -> Any:
         from inspect_ai._eval.evalset import cleanup_older_eval_logs
 
         return cleanup_older_eval_logs
+    if name == "get_logs":
+        from inspect_ai._view.common import get_logs
+
+        return get_logs
     if name == "without_merged_shards":
         from inspect_ai.log._file import without_merged_shards
 
