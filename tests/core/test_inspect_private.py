@@ -207,3 +207,53 @@ def test_samples_df_reads_full_samples_through_the_table_modules_reader() -> Non
     reader = inspect_private.samples_table().read_eval_log_async
     assert inspect.iscoroutinefunction(reader)
     assert next(iter(inspect.signature(reader).parameters)) == "log_file"
+
+
+def test_the_shard_layout_paths_map_a_merged_log_and_its_shards() -> None:
+    from stancelab.core.inspect_private import (
+        eval_log_for_shards_dir,
+        eval_shards_dir,
+        merged_log_candidates_for_shard,
+    )
+
+    assert eval_shards_dir("s3://b/p/run_x.eval") == "s3://b/p/run_x.shards"
+    assert eval_log_for_shards_dir("/logs/run_x.shards") == "/logs/run_x.eval"
+    assert merged_log_candidates_for_shard("/logs/run_x.shards/2/a.eval") == [
+        "/logs/run_x.eval",
+        "/logs/run_x-recovered.eval",
+    ]
+    assert merged_log_candidates_for_shard("/logs/a.eval") is None
+
+
+def test_attempts_sort_by_their_timestamped_names_then_mtime() -> None:
+    from inspect_ai._util.file import FileInfo
+
+    from stancelab.core.inspect_private import attempt_sort_key
+
+    def info(name: str, mtime: float) -> FileInfo:
+        return FileInfo(name=f"/l/x.shards/1/{name}", type="file", size=1, mtime=mtime)
+
+    older = info("2026-11-28T14-50-00-00-00_t_a.eval", 9.0)
+    newer = info("2026-11-28T14-50-01-00-00_t_b.eval", 1.0)
+    same_second = info("2026-11-28T14-50-01-00-00_t_c.eval", 2.0)
+    assert max([same_second, older, newer], key=attempt_sort_key) is same_second
+    assert _parameters(attempt_sort_key) == ["info"]
+
+
+def test_without_merged_shards_and_the_clean_up_take_what_stancelab_passes() -> None:
+    from stancelab.core.inspect_private import cleanup_older_eval_logs, without_merged_shards
+
+    assert _parameters(without_merged_shards)[:1] == ["logs"]
+    assert without_merged_shards([]) == []
+    assert _parameters(cleanup_older_eval_logs)[:2] == ["log_dir", "task_ids"]
+
+
+def test_the_view_listing_takes_a_folder_and_whether_to_recurse() -> None:
+    from stancelab.core.inspect_private import get_logs
+
+    assert _parameters(get_logs)[:4] == [
+        "request_log_dir",
+        "recursive",
+        "fs_options",
+        "show_shards",
+    ]

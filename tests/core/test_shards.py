@@ -105,6 +105,12 @@ def _conversation_ids(out: Path) -> list[str]:
     )
 
 
+def _one_eval_of_shards(logs: Path, count: int) -> bool:
+    """One merged log in the folder, beside Inspect's shard layout of `count` shards."""
+    return (len(list(logs.glob("*.eval"))) == 1
+            and len(list(logs.glob("*.shards/*/*.eval"))) == count)  # fmt: skip
+
+
 def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FakeOpenAIServer(latency=0.02, reply=verdict_reply) as server:
@@ -125,7 +131,7 @@ def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Pat
 
         paper = run_topics(None).topics[:2]  # the default: the paper's topics
         expected = sorted(str(sample.id) for sample in conversation_samples(paper))
-        assert len(list((out / "logs").glob("*.eval"))) == 3
+        assert _one_eval_of_shards(out / "logs", 3)  # merged by the last shard to finish
         assert _conversation_ids(out) == expected  # every sample exactly once
 
         server.reset()
@@ -133,7 +139,7 @@ def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Pat
                                capture_output=True, text=True)  # fmt: skip
         assert again.returncode == 0, again.stderr[-2000:]
         assert "finished already" in again.stdout and server.stats.requests == 0
-        assert len(list((out / "logs").glob("*.eval"))) == 3
+        assert _one_eval_of_shards(out / "logs", 3)
 
 
 def test_workers_run_shards_then_analyse_once(tmp_path: Path) -> None:
@@ -147,8 +153,7 @@ def test_workers_run_shards_then_analyse_once(tmp_path: Path) -> None:
     assert summary  # analysed once, by the parent
     options = tomllib.loads((out / "run.toml").read_text())["options"]
     assert {"shard", "workers", "log_dir"}.isdisjoint(options) and options["display"] == "none"
-    logs = sorted((out / "logs").glob("*.eval"))
-    assert len(logs) == 2
+    assert _one_eval_of_shards(out / "logs", 2)
     ids = _conversation_ids(out)
     assert len(ids) == 12 and len(set(ids)) == 12
     # the fake judge answers the authors' judge prompt (the default): every verdict is read
@@ -299,7 +304,7 @@ def test_ctrl_c_of_the_command_stops_workers_in_one_line_and_a_rerun_resumes(
         assert parent.returncode == 130
         assert "Traceback" not in errors and len(errors.strip().splitlines()) == 1, errors
         assert errors.strip().startswith("interrupted: workers stopped")
-        assert list((tmp_path / "run" / "logs").glob("*.eval"))  # the workers' logs kept
+        assert list((tmp_path / "run" / "logs").rglob("*.eval"))  # the workers' logs kept
         wait_until_settled(server, 10)
         paid_before = set(server.stats.paid)
 

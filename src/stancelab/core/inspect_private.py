@@ -17,6 +17,14 @@ the symbol instead of breaking a run.
   look up its info (the embedded provider's tests).
 - `samples_table()`: the module whose `read_eval_log_async` `samples_df` reads full samples
   with (the tests that check an analysis reads summaries only spy on it).
+- Inspect's shard layout (`<name>.shards/<k>/` beside the merged log `<name>.eval`), which
+  has no public API in 0.3.285: `eval_shards_dir`, `eval_log_for_shards_dir`,
+  `merged_log_candidates_for_shard` (the paths), `attempt_sort_key` (a shard's attempts in
+  order) and `without_merged_shards` (a listing less the shards a finished merged log covers,
+  as `inspect view` lists them) (`core.runs.shard_sets`, `core.results.logs`), and
+  `cleanup_older_eval_logs`, `eval_set`'s deletion of a task id's older logs (the test that it
+  deletes no shard), and `get_logs`, the listing `inspect view` serves (the test that a merged
+  sharded run is one eval there).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
@@ -26,11 +34,20 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai._util.error import PrerequisiteError
+from inspect_ai._util.log_layout import (
+    eval_log_for_shards_dir,
+    eval_shards_dir,
+    merged_log_candidates_for_shard,
+)
 from inspect_ai.model._generate_overrides import set_generate_config_override
 
 if TYPE_CHECKING:
+    from inspect_ai._eval.evalset import cleanup_older_eval_logs
     from inspect_ai._eval.loader import resolve_task_args
     from inspect_ai._eval.registry import task_create
+    from inspect_ai._view.common import get_logs
+    from inspect_ai.log._file import without_merged_shards
+    from inspect_ai.log._shards._walk import attempt_sort_key
     from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
     from inspect_ai.model._providers.hf import (
         HF_TOKEN,
@@ -61,14 +78,21 @@ __all__ = [
     "GenerateInput",
     "HuggingFaceAPI",
     "PrerequisiteError",
+    "attempt_sort_key",
     "batched_generate",
+    "cleanup_older_eval_logs",
+    "eval_log_for_shards_dir",
+    "eval_shards_dir",
+    "get_logs",
     "hub_token",
+    "merged_log_candidates_for_shard",
     "model_provider_names",
     "resolve_task_args",
     "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
     "task_create",
+    "without_merged_shards",
 ]
 
 
@@ -94,8 +118,9 @@ def model_provider_names() -> set[str]:
 
 
 def __getattr__(name: str) -> Any:
-    """`resolve_task_args`, `task_create`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf`
-    provider's names, imported when first asked for (PEP 562)."""
+    """`resolve_task_args`, `task_create`, `attempt_sort_key`, `without_merged_shards`,
+    `cleanup_older_eval_logs`, `get_logs`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
+    imported when first asked for (PEP 562)."""
     if name == "resolve_task_args":
         from inspect_ai._eval.loader import resolve_task_args
 
@@ -104,6 +129,22 @@ def __getattr__(name: str) -> Any:
         from inspect_ai._eval.registry import task_create
 
         return task_create
+    if name == "attempt_sort_key":
+        from inspect_ai.log._shards._walk import attempt_sort_key
+
+        return attempt_sort_key
+    if name == "cleanup_older_eval_logs":
+        from inspect_ai._eval.evalset import cleanup_older_eval_logs
+
+        return cleanup_older_eval_logs
+    if name == "get_logs":
+        from inspect_ai._view.common import get_logs
+
+        return get_logs
+    if name == "without_merged_shards":
+        from inspect_ai.log._file import without_merged_shards
+
+        return without_merged_shards
     if name == "MODEL_INFO_LOOKUP_API_KEY":
         from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
 

@@ -70,9 +70,36 @@ def candidate_log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
     if isinstance(logs, str | Path):
         path = Path(logs)
         if path.is_dir():
-            return sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
+            return without_covered_shards(
+                sorted(path.rglob("*.eval")) + sorted(path.rglob("*.json"))
+            )
         return [path] if path.exists() else []
     return [Path(item) for item in logs]
+
+
+def without_covered_shards(paths: list[Path]) -> list[Path]:
+    """The files less the shard logs (`<name>.shards/<k>/`) that a complete merged log
+    `<name>.eval` written after them covers: Inspect's rule for its view's listing
+    (`core.runs.shard_sets`), so a merged sharded run counts once, as one eval."""
+    from inspect_ai.log import EvalLogInfo
+
+    from stancelab.core.inspect_private import without_merged_shards
+
+    if not any(len(path.parts) >= 3 and path.parts[-3].endswith(".shards") for path in paths):
+        return paths
+    infos = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        infos.append(EvalLogInfo(name=str(path), type="file", size=stat.st_size,
+                                 mtime=stat.st_mtime, task="", task_id="", suffix=None))  # fmt: skip
+    try:
+        kept = {info.name for info in without_merged_shards(infos)}
+    except Exception:  # a merged log that cannot be read hides nothing
+        return paths
+    return [path for path in paths if str(path) in kept]
 
 
 def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -17,12 +18,13 @@ from inspect_ai.model import BatchConfig, GenerateConfig, Model
 from inspect_ai.util import DisplayType
 
 from stancelab.core.errors import Interrupted, StancelabError
-from stancelab.core.results.logs import SHARD_KEY
+from stancelab.core.results.logs import BATCH_PREFIX, SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.runs.caps import SUBJECT, EmbeddedCaps, embedded_caps
 from stancelab.core.runs.prices import batches
 from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
+from stancelab.core.runs.shard_sets import set_name, shard_dir
 from stancelab.core.runs.shards import (
     Shard,
     finished_shard,
@@ -131,14 +133,14 @@ def run_eval(
     watch_progress(role_labels(groups))
     shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     logs: list[EvalLog] = []
-    for group_models, group_roles in groups:
-        if shard and all(_shard_done(log_dir, task, model, group_roles, shard, settings)
+    for group_models, group_roles, eval_dir in eval_folders(task, groups, log_dir, shard):
+        if shard and all(_shard_done(eval_dir, task, model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
         with (first_calls_watched(), progress_lines(shown),
               adaptive_attempt_timeout(initial_timeout), frozen_heap()):  # fmt: skip
             done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
-                                log_dir=str(log_dir), display=progress_display(display),
+                                log_dir=eval_dir, display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
             # Ctrl-C: Inspect writes what it had, then returns no log (or a cancelled one)
             if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
@@ -180,6 +182,30 @@ def frozen_heap() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+def eval_folders(task: Any, groups: list[tuple[list[Any], dict[str, Any]]], log_dir: Path | str,
+                 shard: Shard | None) -> list[tuple[list[Any], dict[str, Any], str]]:  # fmt: skip
+    """Each eval's models, roles and log folder: `log_dir` itself, or for an `I/N` shard one eval
+    per subject model into its shard set's folder `LOC/<name>.shards/<I>` (Inspect's layout:
+    `core.runs.shard_sets`). An `--until-ci` batch keeps `log_dir`: its batches are never all
+    run, so they are no shard set."""
+    if shard is None or str(shard).startswith(BATCH_PREFIX):
+        return [(models, roles, str(log_dir)) for models, roles in groups]
+    args = _json_args(task)
+    folders = []
+    for models, roles in groups:
+        names = {role: str(bound) for role, bound in roles.items()}
+        for model in models:
+            name = set_name(task.name, args, str(model), names, shard.count)
+            folders.append(([model], roles, shard_dir(str(log_dir), name, shard.index)))
+    return folders
+
+
+def _json_args(task: Any) -> dict[str, Any]:
+    from stancelab.core.inspect_private import resolve_task_args
+
+    return json.loads(json.dumps(dict(resolve_task_args(task)), sort_keys=True, default=str))
 
 
 def shard_settings(task: Any, shard: Shard | None) -> dict[str, Any]:

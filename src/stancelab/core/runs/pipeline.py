@@ -59,6 +59,7 @@ from stancelab.core.runs.caps import (
 )
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
+from stancelab.core.runs.shard_sets import merge_shard_sets
 from stancelab.core.runs.shards import (
     LARGE_RUN_CALLS,
     WorkersChoice,
@@ -143,8 +144,10 @@ class OneShard:
     analysed: bool = False
 
     def execute(self, probe: Probe, options: ProbeRun) -> None:
-        follow_parent()  # a worker of `--workers`: ends with the command that started it
+        worker = follow_parent()  # a worker of `--workers`: ends with the command that started it
         probe.run(options)
+        if not worker:  # the last shard to finish merges its set (`--workers`: the command)
+            merge_shard_sets(options.log_location())
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,7 @@ def analyse(probe: Probe, folder: Path, seed: int, options: ProbeRun | None = No
     """The probe's analysis of the folder's logs (with the run's options, or None when the
     folder is analysed on its own), with the stopping record of an `--until-ci` run; files
     among the logs that are no readable log are named in its evidence, which is then partial."""
+    merge_shard_sets(str(folder / "logs"))  # shard sets finished since their last shard ran
     analysis = probe.analysis(folder, seed, options)
     caps = read_caps(folder / RUN_CONFIG)
     if caps is not None:

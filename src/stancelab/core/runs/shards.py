@@ -3,9 +3,10 @@
 A shard `I/N` (1 <= I <= N) holds the samples whose id hashes to I - 1 modulo N (SHA-256 of
 the id), so a sample is in the same shard whatever the limit or order of the dataset. A shard
 runs through Inspect's own sample selection (`eval(sample_id=...)`, recorded in the log and
-honoured by `eval_retry`); the log carries the shard in its eval metadata (`SHARD_KEY`), which
-is part of its run identity (`core.results.logs`): shards add up, and a re-run of a shard replaces
-that shard only. Any number of processes or machines can run shards into one Inspect log
+honoured by `eval_retry`) into Inspect's shard layout, one eval per subject model, merged
+into one eval once every shard is done (`core.runs.shard_sets`); the log carries the shard in its
+eval metadata (`SHARD_KEY`), which is part of its run identity (`core.results.logs`): shards add
+up, and a re-run of a shard replaces that shard only. Any number of processes or machines can run shards into one Inspect log
 location (a folder, or an object store such as `s3://bucket/prefix` through Inspect's fsspec
 support); a shard that already has a finished log there is skipped, and one cut short
 resumes from Inspect's cache."""
@@ -196,14 +197,15 @@ def _start_worker(command: list[str], output: Path) -> subprocess.Popen:
                                 stdin=subprocess.PIPE, env=env, process_group=0)  # fmt: skip
 
 
-def follow_parent() -> None:
+def follow_parent() -> bool:
     """In a worker (`PARENT_ENV` set): end this process when the command that started it ends,
     i.e. when its stdin pipe from that command reaches EOF (portable; on Linux the parent-death
-    signal of `core.tether` comes first)."""
+    signal of `core.tether` comes first). Whether this process is such a worker."""
     if os.environ.pop(PARENT_ENV, None) is None:
-        return
+        return False
     threading.Thread(target=_exit_at_eof, args=(sys.stdin.fileno(),), daemon=True,
                      name="follow-parent").start()  # fmt: skip
+    return True
 
 
 def _exit_at_eof(descriptor: int) -> None:

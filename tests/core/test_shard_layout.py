@@ -1,0 +1,195 @@
+"""Sharded runs in Inspect's shard layout (`core.runs.shard_sets`): N shards in one folder are
+one eval to Inspect's listing and to the analysis once merged, with the summary of a run in
+one process; a shard cut short and run again changes nothing; Inspect's clean-up of a task
+id's older logs deletes no shard. IssueBench with scripted mockllm models (fast, in process)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
+from inspect_ai.model import ChatMessage
+
+from stancelab.core.inspect_private import (
+    cleanup_older_eval_logs,
+    get_logs,
+    without_merged_shards,
+)
+from stancelab.core.results.logs import SHARD_KEY, candidate_log_files
+from stancelab.core.runs.shard_sets import merge_shard_sets
+from stancelab.issuebench.results import analyze
+from stancelab.issuebench.run import IssueBenchRun, run_issuebench
+from tests.helpers import scripted_chat_model
+
+SHARDS = 3
+
+
+def _writer(messages: list[ChatMessage]) -> str:
+    return f"A text in favour, as asked: {messages[-1].text}"
+
+
+def _classifier(messages: list[ChatMessage]) -> str:
+    return "1" if "in favour" in messages[-1].text else "I cannot decide"
+
+
+def _run(out: Path, shard: str | None = None) -> dict[str, Any]:
+    subject, _ = scripted_chat_model(_writer, "mockllm/writer")
+    classifier, _ = scripted_chat_model(_classifier, "mockllm/classifier")
+    run = partial(IssueBenchRun, prompts="stancelab", limit=2, n_templates=2)
+    return run_issuebench(run(models=[subject], roles={"classifier": classifier}, out_dir=out,
+                              shard=shard))  # fmt: skip
+
+
+def _shards(out: Path, indices: range | list[int] = range(1, SHARDS + 1)) -> None:
+    for index in indices:
+        _run(out, f"{index}/{SHARDS}")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], Path]]:
+    """A run in one process (its summary) and the same design in `SHARDS` shards, unmerged
+    (each test copies the folder), run once for the module."""
+    root = tmp_path_factory.mktemp("runs")
+    whole = _run(root / "whole")
+    _shards(root / "sharded")
+    yield whole, root / "sharded"
+
+
+def _copy(runs: tuple[dict[str, Any], Path], tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    whole, sharded = runs
+    return whole, Path(shutil.copytree(sharded, tmp_path / "sharded"))
+
+
+def _listed(folder: Path, recursive: bool = True) -> list[str]:
+    """What Inspect's view lists in the folder (its listing less the shards a finished merged
+    log covers), as paths relative to the folder."""
+    logs = without_merged_shards(list_eval_logs(str(folder), recursive=recursive))
+    return sorted(str(Path(log.name.removeprefix("file://")).relative_to(folder)) for log in logs)
+
+
+def test_n_shards_in_one_folder_are_one_eval_once_merged(runs: Any, tmp_path: Path) -> None:
+    _, out = _copy(runs, tmp_path)
+    logs = out / "logs"
+    shard_logs = _listed(logs)
+    assert len(shard_logs) == SHARDS
+    assert all(len(Path(name).parts) == 3 and Path(name).parts[0].endswith(".shards")
+               for name in shard_logs)  # fmt: skip  # Inspect's layout: <name>.shards/<k>/<log>
+
+    (merged,) = merge_shard_sets(str(logs))
+    assert _listed(logs) == [Path(merged).name]  # Inspect's listing less covered shards
+    assert _listed(logs, recursive=False) == [Path(merged).name]  # `log list --no-recursive`
+    served = asyncio.run(get_logs(str(logs), True, {}))  # what `inspect view` lists
+    assert [Path(file.name).name for file in served.files] == [Path(merged).name]
+    assert merge_shard_sets(str(logs)) == []  # merged after its shards: nothing to do again
+    log = read_eval_log(merged)
+    assert log.status == "success" and SHARD_KEY not in (log.eval.metadata or {})
+    assert [entry.shard for entry in log.eval.shards.ledger] == ["1", "2", "3"]
+    assert len(log.samples) == sum(entry.samples for entry in log.eval.shards.ledger) == 12
+    assert log.results is not None and log.results.total_samples == 12
+    assert log.eval.config.sample_id is None  # the whole run, not a selection of it
+    assert sorted(map(str, log.eval.dataset.sample_ids)) == sorted(str(s.id) for s in log.samples)
+    assert candidate_log_files(logs) == [Path(merged)]  # the analysis reads the merged log only
+
+
+def test_the_merged_analysis_equals_a_run_in_one_process(runs: Any, tmp_path: Path) -> None:
+    whole, out = _copy(runs, tmp_path)
+    assert analyze(out) == whole  # the shards, before the merge
+    assert merge_shard_sets(str(out / "logs"))
+    assert analyze(out) == whole  # the merged log
+
+
+def _cut_short(log_file: Path) -> None:
+    """The log a shard killed midway leaves: status `started`, half its samples."""
+    log = read_eval_log(str(log_file))
+    log.status, log.results = "started", None
+    log.samples = (log.samples or [])[: len(log.samples or []) // 2]
+    write_eval_log(log, str(log_file))
+
+
+def test_a_shard_cut_short_then_run_again_gives_the_same_summary(runs: Any, tmp_path: Path) -> None:
+    whole, out = _copy(runs, tmp_path)
+    (shard_two,) = (out / "logs").glob("*.shards/2/*.eval")
+    _cut_short(shard_two)
+    assert merge_shard_sets(str(out / "logs")) == []  # a shard is not finished: no merge
+    assert analyze(out)["evidence"]["partial_models"] == ["mockllm/writer"]
+
+    _shards(out)  # shards 1 and 3 are skipped, 2 runs again as a new attempt
+    assert [len(list(folder.glob("*.eval"))) for folder in sorted(
+        (out / "logs").glob("*.shards/*"))] == [1, 2, 1]  # fmt: skip
+    assert merge_shard_sets(str(out / "logs"))
+    assert _listed(out / "logs") == [p.name for p in (out / "logs").glob("*.eval")]
+    assert analyze(out) == whole
+
+
+def test_old_flat_shard_logs_still_analyse_the_same(runs: Any, tmp_path: Path) -> None:
+    """Shard logs written the old way (each in the log folder itself, the shard in its
+    metadata) count as before."""
+    whole, out = _copy(runs, tmp_path)
+    for log_file in list((out / "logs").glob("*.shards/*/*.eval")):
+        log_file.rename(out / "logs" / log_file.name)
+    for folder in (out / "logs").glob("*.shards"):
+        shutil.rmtree(folder)
+    assert len(list((out / "logs").glob("*.eval"))) == SHARDS
+    assert analyze(out) == whole
+
+
+def test_inspects_clean_up_of_older_logs_deletes_no_shard(runs: Any, tmp_path: Path) -> None:
+    """`eval_set` deletes every log of a task id but its newest: no two logs of a location
+    share a task id (each shard attempt its own, the merged log its set's), so even asked for
+    every task id, it deletes nothing."""
+    _, out = _copy(runs, tmp_path)
+    (shard_two,) = (out / "logs").glob("*.shards/2/*.eval")
+    _cut_short(shard_two)
+    _shards(out, [2])  # a second attempt of shard 2
+    assert merge_shard_sets(str(out / "logs"))
+    files = sorted((out / "logs").rglob("*.eval"))
+    task_ids = [read_eval_log(str(path), header_only=True).eval.task_id for path in files]
+    assert len(files) == SHARDS + 2 and len(set(task_ids)) == len(files)
+    cleanup_older_eval_logs(str(out / "logs"), set(task_ids))
+    assert sorted((out / "logs").rglob("*.eval")) == files
+
+
+def test_a_shard_whose_newest_file_is_no_readable_log_is_not_merged(
+    runs: Any, tmp_path: Path
+) -> None:
+    """What a partial copy of a shard's folder leaves (a `.eval` cut short) is no finished
+    shard: no merge, the analysis names the file and is partial."""
+    _, out = _copy(runs, tmp_path)
+    (shard_two,) = (out / "logs").glob("*.shards/2/*.eval")
+    shard_two.write_bytes(shard_two.read_bytes()[:3000])
+    assert merge_shard_sets(str(out / "logs")) == []
+    evidence = analyze(out)["evidence"]
+    assert [Path(name).name for name in evidence["unreadable_logs"]] == [shard_two.name]
+
+
+def test_each_subject_model_of_a_shard_has_its_own_shard_set() -> None:
+    """One eval per model, each into `<name>.shards/<I>`, named alike by every process (the
+    name is a digest of the eval); an `--until-ci` batch stays in the folder itself."""
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import MemoryDataset, Sample
+
+    from stancelab.core.runs.evals import eval_folders
+    from stancelab.core.runs.shards import Shard
+    from stancelab.core.runs.until_ci import Batch
+
+    @task
+    def tiny(size: int = 2) -> Task:
+        return Task(dataset=MemoryDataset([Sample(id=i, input="x") for i in range(size)]))
+
+    groups = [(["mockllm/a", "mockllm/b"], {"judge": "mockllm/j"})]
+    folders = eval_folders(tiny(), groups, "/logs", Shard(2, 3))
+    assert [models for models, _, _ in folders] == [["mockllm/a"], ["mockllm/b"]]
+    paths = [Path(folder) for _, _, folder in folders]
+    assert [path.name for path in paths] == ["2", "2"] and paths[0].parent != paths[1].parent
+    assert all(path.parent.name.endswith(".shards") for path in paths)
+    assert eval_folders(tiny(), groups, "/logs", Shard(2, 3)) == folders  # the same name again
+    assert eval_folders(tiny(size=3), groups, "/logs", Shard(2, 3)) != folders  # another eval
+    assert eval_folders(tiny(), groups, "/logs", Shard(2, 4)) != folders  # another split
+    batch = Batch(1, 2, seed=0, unit_key="unit")
+    assert eval_folders(tiny(), groups, "/logs", batch) == [(*groups[0], "/logs")]
