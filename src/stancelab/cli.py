@@ -548,6 +548,8 @@ def _read_location(location: str | Path, out: Path | None = None) -> Path:
     from stancelab.core.results.store import default_folder, mirror_logs
 
     mirror = mirror_logs(location, out or default_folder(location))
+    if not mirror.listed:
+        raise StancelabError(f"No files at {location}: nothing to read there.")
     print(mirror.line(), flush=True)
     return mirror.folder
 
@@ -763,6 +765,8 @@ def _kept(args: argparse.Namespace | None) -> str:
         return "stopped."
     out = getattr(args, "out_dir", None) or getattr(args, "out", None)
     where = f" in {out}/logs" if out else ""
+    if getattr(args, "log_dir", None):
+        where = f" in {args.log_dir}"
     return (f"logs written so far are kept{where}; run the same command again to resume "
             "(answers already paid come from Inspect's cache).")  # fmt: skip
 

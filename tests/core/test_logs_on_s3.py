@@ -189,6 +189,14 @@ def test_a_bad_location_is_one_line_and_exit_2(
     assert not (tmp_path / "r").exists()  # refused before anything was written
 
 
+def test_an_empty_location_is_one_line_and_exit_2(
+    tmp_path: Path, bucket: str, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["analyze", f"s3://{bucket}/empty", "--out", str(tmp_path / "a")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == f"error: No files at s3://{bucket}/empty: nothing to read there."
+
+
 def test_no_credentials_is_one_line_and_exit_2(
     tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
