@@ -140,13 +140,14 @@ def _cut_and_interrupted(log: Path, folder: Path) -> None:
     )
     interrupted = read_eval_log(str(log))
     interrupted.status = "error"
+    interrupted.eval.eval_id = f"stopped-{interrupted.eval.eval_id}"  # an eval of its own
     interrupted.samples = (interrupted.samples or [])[:1]
     write_eval_log(
         interrupted, str(folder / f"2026-01-01T00-00-01+00-00_stopped_{log.stem[-8:]}.eval")
     )
 
 
-def test_a_cut_short_log_on_s3_is_flagged_not_counted_and_an_interrupted_one_read_as_in_a_folder(
+def test_a_cut_short_or_interrupted_log_on_s3_is_flagged_not_counted_as_in_a_folder(
     runs: Runs, tmp_path: Path, bucket: str, capsys: pytest.CaptureFixture
 ) -> None:
     import fsspec.core
@@ -164,7 +165,7 @@ def test_a_cut_short_log_on_s3_is_flagged_not_counted_and_an_interrupted_one_rea
     on_s3 = capsys.readouterr().out
     evidence = _evidence(tmp_path / "copy" / "summary.json")
     assert evidence["partial"] and len(evidence["unreadable_logs"]) == 1
-    assert evidence["partial_models"]  # the interrupted log's samples: the results partial
+    assert len(evidence["interrupted_logs_ignored"]) == 1  # flagged, its samples not counted
     assert _evidence(tmp_path / "folder" / "summary.json") == evidence  # the folder's rules
     assert _figures(tmp_path / "copy" / "summary.json") == _figures(
         tmp_path / "folder" / "summary.json"

@@ -125,6 +125,7 @@ def list_location(url: str) -> dict[str, StoredFile]:
     fs, root = store_filesystem(url)
     root = root.rstrip("/")
     try:
+        fs.invalidate_cache(root)  # an earlier listing in this process is no answer now
         found = fs.find(root, detail=True)
     except Exception as error:
         raise store_error(url, error) from None
