@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from stancelab.testing.s3_server import S3Server
 from tests.shared_data import seed_authors_cache
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -50,3 +51,10 @@ def _isolated_inspect_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.fixture
 def out_dir(tmp_path: Path) -> Path:
     return tmp_path / "run"
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """moto's S3 server over HTTP, started once for the session (`stancelab.testing.s3_server`)."""
+    with S3Server() as server:
+        yield server

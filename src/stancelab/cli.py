@@ -168,7 +168,12 @@ def _add_run(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_report(subparsers: argparse._SubParsersAction) -> None:
     report = subparsers.add_parser("report", help="one HTML report from run folders")
-    report.add_argument("folders", nargs="+", type=Path, help="run folders (or folders of runs)")
+    report.add_argument(
+        "folders",
+        nargs="+",
+        type=_location,
+        help="run folders (or folders of runs), or log locations (s3://bucket/prefix)",
+    )
     report.add_argument("-o", "--output", type=Path, default=Path("report.html"))
     report.add_argument("--price", action="append", help="MODEL=IN,OUT (USD per 1M tokens)")
     report.add_argument("--max-transcripts", type=non_negative_int, default=300,
@@ -202,7 +207,10 @@ def _add_atlas(subparsers: argparse._SubParsersAction) -> None:
     atlas = subparsers.add_parser("atlas", help="import released data of several papers: one row per model, "
                                   "the matrix per model, cross-paper findings", description=DESCRIPTION)  # fmt: skip
     atlas.add_argument(
-        "paths", nargs="+", type=Path, help="released folders (or stancelab run folders)"
+        "paths",
+        nargs="+",
+        type=_location,
+        help="released folders (or stancelab run folders, or log locations: s3://bucket/prefix)",
     )
     atlas.add_argument(
         "--out", type=Path, default=Path("runs/atlas"), help="output folder (default runs/atlas)"
@@ -216,10 +224,13 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
     analyze = subparsers.add_parser("analyze", help="recompute tables and summary from logs")
     analyze.add_argument(
         "out",
-        type=Path,
+        type=_location,
         help="a run's output folder (holds logs/), or a `run all` "
-        "folder (each probe's run, then the topic x lens matrix in OUT/matrix/)",
+        "folder (each probe's run, then the topic x lens matrix in OUT/matrix/), or a log "
+        "location (s3://bucket/prefix: its logs copied to a local run folder, --out)",
     )
+    analyze.add_argument("--out", dest="local_out", type=Path, default=None,
+                         help="local run folder of a log location URL (default runs/store/SCHEME/BUCKET/PREFIX)")  # fmt: skip
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     _add_adjust(analyze, "across every p-value of each summary (and the matrix's cells)")
 
@@ -466,7 +477,8 @@ def _report(args: argparse.Namespace) -> int:
         )
     from stancelab.core.data.aliases import alias_table
 
-    result = build_report(args.folders, args.output, parse_prices(args.price),
+    folders = [_read_location(location) for location in args.folders]
+    result = build_report(folders, args.output, parse_prices(args.price),
                           args.max_transcripts, args.seed, alias_table(*args.alias), adjust=args.adjust)  # fmt: skip
     print(format_profiles(result))
     for row in result.identity.merges() if result.identity else []:
@@ -481,7 +493,9 @@ def _report(args: argparse.Namespace) -> int:
 def _atlas(args: argparse.Namespace) -> int:
     from stancelab.atlas.run import run_atlas
 
-    run_atlas(args.paths, args.out, args.alias, args.seed)
+    run_atlas(
+        [_read_location(location) for location in args.paths], args.out, args.alias, args.seed
+    )
     return 0
 
 
@@ -519,7 +533,29 @@ def _analyze_all(out: Path, seed: int, adjust: str) -> int:
     return 0
 
 
+def _location(text: str) -> str | Path:
+    """A command-line location: an fsspec URL kept as text, else a local path."""
+    from stancelab.core.results.store import is_url
+
+    return text if is_url(text) else Path(text)
+
+
+def _read_location(location: str | Path, out: Path | None = None) -> Path:
+    """The local run folder of a location: a folder as given; a log location URL's logs
+    copied (once listed, new and changed files only) into `out` (default under runs/store)."""
+    if isinstance(location, Path):
+        return location
+    from stancelab.core.results.store import default_folder, mirror_logs
+
+    mirror = mirror_logs(location, out or default_folder(location))
+    if not mirror.listed:
+        raise StancelabError(f"No files at {location}: nothing to read there.")
+    print(mirror.line(), flush=True)
+    return mirror.folder
+
+
 def _analyze(args: argparse.Namespace) -> int:
+    args.out = _read_location(args.out, args.local_out)
     if (
         not (args.out / "logs").is_dir()
         and args.out.is_dir()
@@ -729,6 +765,8 @@ def _kept(args: argparse.Namespace | None) -> str:
         return "stopped."
     out = getattr(args, "out_dir", None) or getattr(args, "out", None)
     where = f" in {out}/logs" if out else ""
+    if getattr(args, "log_dir", None):
+        where = f" in {args.log_dir}"
     return (f"logs written so far are kept{where}; run the same command again to resume "
             "(answers already paid come from Inspect's cache).")  # fmt: skip
 

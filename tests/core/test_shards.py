@@ -337,7 +337,7 @@ def test_ctrl_c_of_a_shard_stops_it_in_one_line_and_starts_no_further_eval(tmp_p
     assert statuses == ["cancelled"]  # the interrupted eval's log is kept; no next piece ran
 
 
-@pytest.mark.parametrize("flags", [["--workers", "2", "--shard", "1/2"], ["--log-dir", "s3://b/p"],
+@pytest.mark.parametrize("flags", [["--workers", "2", "--shard", "1/2"], ["--log-dir", "shared/logs"],
                                    ["--workers", "0"], ["--shard", "3/2"]])  # fmt: skip
 def test_workers_shard_and_log_dir_refuse_what_cannot_go_together(
     flags: list[str], tmp_path: Path, capsys: pytest.CaptureFixture

@@ -275,8 +275,9 @@ class ProbeRun:
     """I/N: run only shard I of N of the samples into the log folder, without the analysis
     (for workers on several machines; a shard finished there already is skipped)"""
     log_dir: str | None = None
-    """Inspect log location of a --shard run (default OUT/logs): a shared folder, or an object
-    store such as s3://bucket/prefix"""
+    """Inspect log location (default OUT/logs): for a --shard run a shared folder or an object
+    store (s3://bucket/prefix); for a whole run an object store, whose logs are copied to
+    OUT/logs for the analysis (run.toml, summary.json and tables stay in OUT)"""
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """MODEL=IN,OUT: USD per million input and output tokens (kept with the run in prices.json
     for the report's cost; `estimate` prices its plan with them)"""

@@ -39,6 +39,7 @@ from stancelab.core.results.family import (
     frame_records,
 )
 from stancelab.core.results.logs import unreadable_logs
+from stancelab.core.results.store import check_copy, check_location, is_url, mirror_logs
 from stancelab.core.results.summary import (
     Analysis,
     analysis_unit_values,
@@ -110,9 +111,18 @@ def check_parallel_options(options: ProbeRun) -> None:
         raise StancelabError(
             "--workers needs models named by string (each worker resolves its own)."
         )
-    if options.log_dir and not options.shard:
-        raise StancelabError("--log-dir is for --shard runs; a whole run logs to OUT/logs.")
+    remote = bool(options.log_dir) and is_url(str(options.log_dir))
+    if options.log_dir and not options.shard and not remote:
+        raise StancelabError("--log-dir is for --shard runs, or an object store (s3://bucket/"
+                             "prefix); a whole run logs to OUT/logs.")  # fmt: skip
+    if remote and options.until_ci is not None:
+        raise StancelabError("--until-ci analyses the logs after each batch: it runs into "
+                             "OUT/logs, not an object store (--log-dir).")  # fmt: skip
     parse_shard(options.shard)
+    if remote:
+        check_location(str(options.log_dir))
+        if not options.shard:  # its logs will be copied to OUT/logs for the analysis
+            check_copy(str(options.log_dir), options.out_dir)
 
 
 # ---------------------------------------------------------------- 2. plan
@@ -305,6 +315,8 @@ def run_pipeline(probe: Probe, options: ProbeRun) -> dict[str, Any]:
     strategy.execute(probe, options)
     if not strategy.analysed:
         return options.shard_result()
+    if options.log_dir and is_url(options.log_dir):  # read as a folder: its logs copied to OUT/logs
+        print(mirror_logs(options.log_dir, options.out_dir).line(), flush=True)
     return finish(probe, options.out_dir, options.seed, options)
 
 
@@ -336,7 +348,7 @@ def run_probe(probe: Probe, options: ProbeRun) -> str:
     with inspect_startup(options.models, options.roles):
         result = run_pipeline(probe, options)
     if options.shard:
+        location = result["log_dir"] if is_url(result["log_dir"]) else options.out_dir
         return (f"Shard {result['shard']} done: logs in {result['log_dir']}. Once every shard "
-                f"is done, analyse the folder: stancelab analyze {options.out_dir} (copy an "
-                f"object-store location to {options.out_dir}/logs first).")  # fmt: skip
+                f"is done, analyse them: stancelab analyze {location}")  # fmt: skip
     return with_results_path(summary_text(probe, result), options.out_dir)
