@@ -430,15 +430,14 @@ def _launch(args: argparse.Namespace) -> int:
         print(dry_run_scripts(plan, resources, folder))
         return 0
     if args.local:
-        outcome = run_local(plan, resources, folder)
-        print(f"{plan.shards} shards ran here; job outputs in {folder}")
-        if outcome.failed_shards or outcome.analysis_error:
-            failed = ", ".join(map(str, outcome.failed_shards)) or "none"
-            return _fail(
-                f"shards failed: {failed}; analysis: {outcome.analysis_error or 'done'} (outputs in {folder})"
-            )
-        print(f"analysed: stancelab analyze {plan.location}")
-        return 0
+        failed = run_local(plan, resources, folder)
+        print(f"{plan.shards} shards ran here, {len(failed)} failed; their outputs in {folder}")
+        code = _command(["analyze", plan.location])
+        if failed:
+            print(f"error: shard(s) {', '.join(map(str, failed))} of {plan.shards} failed (their output: "
+                  f"{folder}/*_log.err); the analysis above counts the others", file=sys.stderr)  # fmt: skip
+            return 1
+        return code
     array_id, analysis_id = submit_slurm(plan, resources, folder)
     print(f"submitted job array {array_id} ({plan.shards} tasks) and analysis job {analysis_id} "
           f"(afterany:{array_id}); outputs in {folder}; the summary: {plan.location}")  # fmt: skip

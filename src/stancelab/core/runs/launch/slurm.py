@@ -85,12 +85,15 @@ def _executor(folder: Path, parameters: dict[str, Any], dry: bool = False) -> An
     return executor
 
 
-def _analysis_parameters(resources: SlurmResources, dependency: str) -> dict[str, Any]:
-    """The analysis job's: one CPU's worth of the array's resources, after `dependency`."""
+def _analysis_parameters(
+    plan: LaunchPlan, resources: SlurmResources, dependency: str
+) -> dict[str, Any]:
+    """The analysis job's: the array's time and partition, after `dependency`."""
     own = SlurmResources(
         resources.time_min, resources.partition, job_name=f"{resources.job_name}-analyze"
     )
-    return own.parameters() | {"dependency": dependency}
+    setup = [f"# then: {' '.join(plan.analysis_command())}"]
+    return own.parameters() | {"dependency": dependency, "setup": setup}
 
 
 def dry_run_scripts(plan: LaunchPlan, resources: SlurmResources, folder: Path) -> str:
@@ -98,8 +101,9 @@ def dry_run_scripts(plan: LaunchPlan, resources: SlurmResources, folder: Path) -
     analysis depends on the array's job id, shown as ARRAY_JOB_ID)."""
     array = _executor(folder, resources.parameters() | {"setup": _setup_lines(plan)}, dry=True)
     array.parameters["map_count"] = plan.shards
-    analysis = _executor(folder, _analysis_parameters(resources, "afterany:ARRAY_JOB_ID"), dry=True)
-    analysis.update_parameters(setup=[f"# then: {' '.join(plan.analysis_command())}"])
+    analysis = _executor(
+        folder, _analysis_parameters(plan, resources, "afterany:ARRAY_JOB_ID"), dry=True
+    )
     return "\n".join([
         f"# --- the job array: {plan.shards} tasks",
         array._make_submission_file_text(array._submitit_command_str, "dry-run"),
@@ -115,7 +119,7 @@ def submit_slurm(plan: LaunchPlan, resources: SlurmResources, folder: Path) -> t
     with array.batch():
         jobs = [array.submit(task) for _ in range(plan.shards)]
     array_id = str(jobs[0].job_id).split("_")[0]
-    analysis = _executor(folder, _analysis_parameters(resources, f"afterany:{array_id}"))
+    analysis = _executor(folder, _analysis_parameters(plan, resources, f"afterany:{array_id}"))
     job = analysis.submit(RunCommand(tuple(plan.analysis_command())))
     return array_id, str(job.job_id)
 
@@ -137,18 +141,10 @@ def array_environment(index: int, count: int) -> Iterator[None]:
                 os.environ[name] = value
 
 
-@dataclass(frozen=True)
-class LocalOutcome:
-    """What a local array left: the shards that failed (1-based) and the analysis's error."""
-
-    failed_shards: tuple[int, ...]
-    analysis_error: str | None
-    folder: Path
-
-
-def run_local(plan: LaunchPlan, resources: SlurmResources, folder: Path) -> LocalOutcome:
-    """The array's tasks as processes here (submitit's LocalExecutor, the array's environment
-    each), then the analysis once every task has ended (as `afterany`)."""
+def run_local(plan: LaunchPlan, resources: SlurmResources, folder: Path) -> tuple[int, ...]:
+    """The array's tasks as processes here (submitit's LocalExecutor, each with the array's
+    environment), waited for; the shards that failed (1-based). The caller analyses next,
+    once every task has ended (as `afterany`)."""
     from submitit import LocalExecutor
 
     executor = LocalExecutor(folder)
@@ -158,16 +154,13 @@ def run_local(plan: LaunchPlan, resources: SlurmResources, folder: Path) -> Loca
     for index in range(plan.shards):
         with array_environment(index, plan.shards):
             jobs.append(executor.submit(task))
-    failed = tuple(shard for shard, job in enumerate(jobs, 1) if _failed(job))
-    analysis = executor.submit(RunCommand(tuple(plan.analysis_command())))
-    return LocalOutcome(failed, _failed(analysis), folder)
+    return tuple(shard for shard, job in enumerate(jobs, 1) if _failed(job))
 
 
-def _failed(job: Any) -> str | None:
-    """A finished job's error (None when it succeeded), after waiting for it."""
+def _failed(job: Any) -> bool:
+    """Whether a job failed, after waiting for it to end."""
     try:
         job.result()
-    except Exception as error:  # submitit's FailedJobError carries the task's traceback
-        return str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
-    return None
-
+    except Exception:  # submitit's FailedJobError: the task's traceback is in its output files
+        return True
+    return False
