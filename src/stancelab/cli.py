@@ -304,7 +304,7 @@ def _add_embedded(subparsers: argparse._SubParsersAction) -> None:
 LAUNCH_FLAGS = {"--shards": True, "--dry-run": False, "--local": False, "--jobs-folder": True,
                 "--partition": True, "--time": True, "--cpus": True, "--mem": True, "--gpus": True,
                 "--image": True, "--secret": True, "--secret-env": True, "--namespace": True,
-                "--parallelism": True, "--output": True, "--apply": False,
+                "--parallelism": True, "--volume": True, "--output": True, "--apply": False,
                 "--base-url-per-shard": True}  # fmt: skip
 
 
@@ -369,6 +369,8 @@ def _add_launch_options(group: Any, engine: str) -> None:
     group.add_argument(
         "--parallelism", type=positive_int, help="pods at once (default: every shard)"
     )
+    group.add_argument("--volume", metavar="CLAIM:MOUNT", help="a PersistentVolumeClaim every pod "
+                       "mounts at MOUNT (for --out on a shared volume instead of --log-dir URL)")  # fmt: skip
     where = group.add_mutually_exclusive_group(required=True)
     where.add_argument("--output", type=Path, metavar="FILE",
                        help="write the shards' Job to FILE and the analysis Job beside it (FILE stem + -analyze)")  # fmt: skip
@@ -399,10 +401,13 @@ def _launch_plan(args: argparse.Namespace) -> Any:
     check_run_args(run_args)
     if args.shards < 2:
         raise StancelabError("--shards must be at least 2 (one shard is `stancelab run`).")
-    if args.engine == "k8s" and not options.log_dir:
-        raise StancelabError(
-            "launch k8s needs --log-dir (a location every pod reaches, e.g. s3://bucket/run)."
-        )
+    if options.log_dir and "://" not in options.log_dir:
+        raise StancelabError(f"--log-dir {options.log_dir}: the analysis reads a run folder; give a "
+                             "shared folder as --out FOLDER (the shards log to FOLDER/logs), or an "
+                             "object store as --log-dir URL.")  # fmt: skip
+    if args.engine == "k8s" and not (options.log_dir or args.volume):
+        raise StancelabError("launch k8s needs a location every pod reaches: --log-dir URL (e.g. "
+                             "s3://bucket/run), or --out FOLDER on --volume CLAIM:MOUNT.")  # fmt: skip
     location = options.log_dir or str(options.out_dir)
     program = ("stancelab",) if args.engine == "k8s" else (sys.executable, "-m", "stancelab")
     return options, LaunchPlan(tuple(run_args), args.shards, location,
@@ -451,11 +456,12 @@ def _launch_k8s(args: argparse.Namespace, plan: Any) -> int:
         apply_jobs,
         manifest_yaml,
         parse_secret_key,
+        parse_volume,
         shards_job,
     )
 
     spec = KubernetesSpec(args.image, tuple(args.secret), tuple(map(parse_secret_key, args.secret_env)),
-                          args.namespace, args.parallelism)  # fmt: skip
+                          args.namespace, args.parallelism, parse_volume(args.volume))  # fmt: skip
     shards, analysis = shards_job(plan, spec), analysis_job(plan, spec)
     if args.apply:
         apply_jobs(shards, analysis, args.namespace)

@@ -22,11 +22,13 @@ RUN = ["llm-bias-bench", "--model", "openai-api/fake/subject", "--limit", "2", "
 FAKE_KEY = "sk-fake-0123456789abcdef"
 
 
+URL = ["--log-dir", "s3://bucket/run"]
+
+
 def _manifests(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The shards' Job and the analysis Job that `launch k8s` writes."""
+    """The shards' Job and the analysis Job that `launch k8s` writes (`extra`: the location)."""
     output = tmp_path / "shards.yaml"
-    code = main(["launch", "k8s", *RUN, "--shards", "3", "--log-dir", str(tmp_path / "logs"),
-                 "--out", str(tmp_path / "run"), "--image", "ghcr.io/example/stancelab:1",
+    code = main(["launch", "k8s", *RUN, "--shards", "3", "--image", "ghcr.io/example/stancelab:1",
                  "--secret", "llm-keys", "--secret-env", "FAKE_API_KEY=llm-keys:fake",
                  "--output", str(output), *extra])  # fmt: skip
     assert code == 0
@@ -35,7 +37,7 @@ def _manifests(tmp_path: Path, *extra: str) -> tuple[dict[str, Any], dict[str, A
 
 
 def test_the_manifest_is_an_indexed_job_the_client_models_accept(tmp_path: Path) -> None:
-    shards, analysis = _manifests(tmp_path, "--parallelism", "2")
+    shards, analysis = _manifests(tmp_path, *URL, "--parallelism", "2")
     job = checked_job(shards)
     assert (job.spec.completions, job.spec.parallelism, job.spec.completion_mode) == (
         3,
@@ -61,11 +63,12 @@ def test_the_manifest_is_an_indexed_job_the_client_models_accept(tmp_path: Path)
         "fake",
     )
     analyze = checked_job(analysis).spec.template.spec.containers[0].command
-    assert analyze == ["stancelab", "analyze", str(tmp_path / "logs")]
+    assert analyze == ["stancelab", "analyze", "s3://bucket/run"]
+    assert job.spec.template.spec.volumes is None
 
 
 def test_fields_the_models_do_not_know_or_of_the_wrong_type_are_refused(tmp_path: Path) -> None:
-    shards, _ = _manifests(tmp_path)
+    shards, _ = _manifests(tmp_path, *URL)
     unknown = copy.deepcopy(shards)
     unknown["spec"]["completionsMode"] = "Indexed"
     with pytest.raises(StancelabError, match="does not know"):
@@ -79,7 +82,7 @@ def test_fields_the_models_do_not_know_or_of_the_wrong_type_are_refused(tmp_path
 def test_no_key_value_is_in_a_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_API_KEY", FAKE_KEY)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    _manifests(tmp_path)
+    _manifests(tmp_path, *URL)
     texts = [path.read_text() for path in tmp_path.glob("*.yaml")]
     assert len(texts) == 2 and all(FAKE_KEY not in text and "llm-keys" in text for text in texts)
 
@@ -87,15 +90,22 @@ def test_no_key_value_is_in_a_manifest(tmp_path: Path, monkeypatch: pytest.Monke
 def test_a_pods_command_runs_its_shard_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shards, _ = _manifests(tmp_path)
+    run = tmp_path / "run"
+    shards, analysis = _manifests(
+        tmp_path, "--out", str(run), "--volume", f"shared-runs:{tmp_path}"
+    )
+    pod = checked_job(shards).spec.template.spec
+    assert pod.volumes[0].persistent_volume_claim.claim_name == "shared-runs"
+    assert pod.containers[0].volume_mounts[0].mount_path == str(tmp_path)
     command = shards["spec"]["template"]["spec"]["containers"][0]["command"]
-    assert command[0] == "stancelab"
+    assert command[0] == "stancelab" and f"--out {run}" in " ".join(command)
+    assert analysis["spec"]["template"]["spec"]["containers"][0]["command"][-1] == str(run)
     with FakeOpenAIServer(reply=verdict_reply) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
         monkeypatch.setenv("JOB_COMPLETION_INDEX", "2")
         assert main(command[1:]) == 0
-    (info,) = list_eval_logs(str(tmp_path / "logs"))
+    (info,) = list_eval_logs(str(run / "logs"))
     assert read_eval_log(info, header_only=True).eval.metadata[SHARD_KEY] == "3/3"
 
 
@@ -115,4 +125,4 @@ def test_k8s_needs_a_log_location_every_pod_reaches(
             str(tmp_path / "j.yaml"),
         ]
     )
-    assert code == 2 and "needs --log-dir" in capsys.readouterr().err
+    assert code == 2 and "--log-dir URL" in capsys.readouterr().err

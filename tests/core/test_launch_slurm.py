@@ -64,7 +64,7 @@ def test_dry_run_prints_the_array_and_the_analysis_that_waits_for_it(
     assert not re.search(r"--shard \d", array)  # no shard baked into the script
     assert "#SBATCH --dependency=afterany:ARRAY_JOB_ID" in analysis
     assert "--array" not in analysis and analysis.rstrip().count("analyze s3://bucket/run") == 1
-    assert not (tmp_path / "run" / "logs").exists()  # nothing ran
+    assert not (tmp_path / "run").exists()  # nothing ran, nothing written
 
 
 def _stand_in(folder: Path, name: str, body: str) -> None:
@@ -117,6 +117,7 @@ def test_a_task_reads_its_shard_from_its_environment() -> None:
     ["launch", "slurm", *RUN, "--shards", "2", "--shard", "1/2", "--dry-run"],
     ["launch", "slurm", *RUN, "--shards", "1", "--dry-run"],
     ["launch", "slurm", *RUN, "--shards", "2", "--base-url-per-shard", "http://a", "--dry-run"],
+    ["launch", "slurm", *RUN, "--shards", "2", "--log-dir", "/shared/logs", "--dry-run"],
 ])  # fmt: skip
 def test_bad_launches_fail_in_one_line(
     argv: list[str],

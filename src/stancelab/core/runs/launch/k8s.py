@@ -49,6 +49,18 @@ def parse_secret_key(text: str) -> SecretKey:
     return SecretKey(variable, secret, key)
 
 
+def parse_volume(text: str | None) -> tuple[str, str] | None:
+    """`CLAIM:MOUNT` -> (claim, mount path); a clear error for anything else."""
+    if text is None:
+        return None
+    claim, _, mount = text.partition(":")
+    if not claim or not mount.startswith("/"):
+        raise StancelabError(
+            f"--volume expects CLAIM:MOUNT (e.g. shared-runs:/runs), not {text!r}."
+        )
+    return claim, mount
+
+
 @dataclass(frozen=True)
 class KubernetesSpec:
     """Where and with what the pods run."""
@@ -60,6 +72,8 @@ class KubernetesSpec:
     namespace: str | None = None
     parallelism: int | None = None
     """pods at once (default: every shard)"""
+    volume: tuple[str, str] | None = None
+    """(claim, mount path): a PersistentVolumeClaim every pod mounts"""
 
 
 def job_name(plan: LaunchPlan) -> str:
@@ -76,8 +90,19 @@ def _container(name: str, command: list[str], spec: KubernetesSpec) -> Any:
            for item in spec.secret_keys]  # fmt: skip
     env_from = [client.V1EnvFromSource(secret_ref=client.V1SecretEnvSource(name=secret))
                 for secret in spec.secrets]  # fmt: skip
-    return client.V1Container(name=name, image=spec.image, command=command,
-                              env=env or None, env_from=env_from or None)  # fmt: skip
+    mounts = [client.V1VolumeMount(name="runs", mount_path=spec.volume[1])] if spec.volume else None
+    return client.V1Container(name=name, image=spec.image, command=command, env=env or None,
+                              env_from=env_from or None, volume_mounts=mounts)  # fmt: skip
+
+
+def _volumes(spec: KubernetesSpec) -> list[Any] | None:
+    """The pods' volume: the claim of `--volume`, if any."""
+    from kubernetes import client
+
+    if spec.volume is None:
+        return None
+    claim = client.V1PersistentVolumeClaimVolumeSource(claim_name=spec.volume[0])
+    return [client.V1Volume(name="runs", persistent_volume_claim=claim)]
 
 
 def _job(name: str, container: Any, spec: KubernetesSpec, **job_spec: Any) -> dict[str, Any]:
@@ -86,7 +111,9 @@ def _job(name: str, container: Any, spec: KubernetesSpec, **job_spec: Any) -> di
     labels = {"app.kubernetes.io/name": "stancelab", "app.kubernetes.io/instance": name}
     template = client.V1PodTemplateSpec(
         metadata=client.V1ObjectMeta(labels=labels),
-        spec=client.V1PodSpec(containers=[container], restart_policy="Never"),
+        spec=client.V1PodSpec(
+            containers=[container], restart_policy="Never", volumes=_volumes(spec)
+        ),
     )
     job = client.V1Job(api_version="batch/v1", kind="Job",
                        metadata=client.V1ObjectMeta(name=name, namespace=spec.namespace, labels=labels),
