@@ -11,14 +11,13 @@ processes on this machine through submitit's LocalExecutor, each with the array'
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stancelab.core.runs.launch.job import RunCommand
 from stancelab.core.runs.launch.task import SLURM_INDEX, LaunchPlan
 
 SUBMITIT_PRIVATE = ("_make_submission_file_text", "_submitit_command_str")
@@ -46,19 +45,6 @@ class SlurmResources:
                  "gpus_per_node": self.gpus}  # fmt: skip
         named = {"job_name": self.job_name, "time": self.time_min}
         return named | {key: value for key, value in given.items() if value is not None}
-
-
-@dataclass(frozen=True)
-class RunCommand:
-    """A job's work: run `command`, its output into the job's log; fails when it fails."""
-
-    command: tuple[str, ...]
-
-    def __call__(self) -> None:
-        sys.stdout.flush()
-        ended = subprocess.run(list(self.command), check=False)
-        if ended.returncode:
-            raise RuntimeError(f"exit status {ended.returncode}: {' '.join(self.command)}")
 
 
 def _setup_lines(plan: LaunchPlan) -> list[str]:
