@@ -126,3 +126,16 @@ def test_k8s_needs_a_log_location_every_pod_reaches(
         ]
     )
     assert code == 2 and "--log-dir URL" in capsys.readouterr().err
+
+
+def test_apply_without_a_kubeconfig_fails_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
+    code = main(["launch", "k8s", *RUN, "--shards", "2", *URL, "--image", "i", "--apply"])
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and err.startswith("error: --apply: no usable kubeconfig")
+        and err.count("\n") == 1
+    )

@@ -163,7 +163,11 @@ def apply_jobs(shards: dict[str, Any], analysis: dict[str, Any], namespace: str,
     create the analysis Job."""
     from kubernetes import client, config, utils
 
-    config.load_kube_config()
+    try:
+        config.load_kube_config()
+    except (config.ConfigException, OSError) as error:
+        raise StancelabError(f"--apply: no usable kubeconfig ({error}); or write the manifests "
+                             "with --output FILE.") from None  # fmt: skip
     api = client.ApiClient()
     checked_job(shards)
     checked_job(analysis)
