@@ -399,6 +399,10 @@ def _launch_plan(args: argparse.Namespace) -> Any:
     run_args = launch_run_args(args.given)
     run_args[1] = probe.name
     check_run_args(run_args)
+    if options.until_ci is not None:
+        raise StancelabError(
+            "--until-ci looks at the whole run between batches; a launch runs fixed shards: leave it out."
+        )
     if args.shards < 2:
         raise StancelabError("--shards must be at least 2 (one shard is `stancelab run`).")
     if options.log_dir and "://" not in options.log_dir:

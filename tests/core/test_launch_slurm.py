@@ -109,6 +109,7 @@ def test_a_task_reads_its_shard_from_its_environment() -> None:
     ["launch", "slurm", *RUN, "--shards", "1", "--dry-run"],
     ["launch", "slurm", *RUN, "--shards", "2", "--base-url-per-shard", "http://a", "--dry-run"],
     ["launch", "slurm", *RUN, "--shards", "2", "--log-dir", "/shared/logs", "--dry-run"],
+    ["launch", "slurm", *RUN, "--shards", "2", "--until-ci", "20", "--dry-run"],
 ])  # fmt: skip
 def test_bad_launches_fail_in_one_line(
     argv: list[str],
