@@ -8,9 +8,13 @@ object's closing brace), and its re-asks are the method's.
 
 from __future__ import annotations
 
+import sys
+
 from inspect_ai.model import GenerateConfig, Model
 
-from stancelab.core.embedded.api import EmbeddedAPI
+EMBEDDED_API_MODULE = "stancelab.core.embedded.api"
+"""the provider's module (torch, transformers): imported by the provider's factory when an
+embedded model is made, never to ask whether a model is one"""
 
 # Where a reply of each form ends. The embedded provider stops after the stop string and
 # keeps it in the reply (transformers' StopStringCriteria), so a JSON object stays whole.
@@ -19,8 +23,9 @@ OPTION_END = (")",)  # an option written "(X)"
 
 
 def is_embedded(model: Model) -> bool:
-    """Whether `model` is served by the embedded provider."""
-    return isinstance(model.api, EmbeddedAPI)
+    """Whether `model` is served by the embedded provider (none is before its module loads)."""
+    api = sys.modules.get(EMBEDDED_API_MODULE)
+    return api is not None and isinstance(model.api, api.EmbeddedAPI)
 
 
 def ends_at(model: Model, config: GenerateConfig, stops: tuple[str, ...]) -> GenerateConfig:

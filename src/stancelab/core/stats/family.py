@@ -17,7 +17,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 from stancelab.core.stats.signflip import sign_flip_p as signflip_p
 
@@ -37,7 +36,9 @@ def adjusted_pvalues(pvalues: np.ndarray, method: str) -> np.ndarray:
         corrected = np.maximum.accumulate(ranked * (count - steps + 1))
     elif method == "fdr_bh":
         corrected = np.minimum.accumulate((ranked * count / steps)[::-1])[::-1]
-    else:
+    else:  # any other of statsmodels' methods (imported here: a second off every start)
+        from statsmodels.stats.multitest import multipletests
+
         corrected = multipletests(pvalues, method=method)[1][order]
     adjusted = np.empty(count)
     adjusted[order] = np.minimum(corrected, 1.0)
