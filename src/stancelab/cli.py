@@ -425,8 +425,9 @@ def _launch_plan(args: argparse.Namespace) -> Any:
                              "s3://bucket/run), or --out FOLDER on --volume CLAIM:MOUNT.")  # fmt: skip
     location = options.log_dir or str(options.out_dir)
     program = ("stancelab",) if args.engine == "k8s" else (sys.executable, "-m", "stancelab")
+    out = None if args.engine == "k8s" else str(options.out_dir.absolute())  # a pod's is its own
     return options, LaunchPlan(tuple(run_args), args.shards, location,
-                               parse_shard_urls(args.base_url_per_shard), program)  # fmt: skip
+                               parse_shard_urls(args.base_url_per_shard), program, out)  # fmt: skip
 
 
 def _launch(args: argparse.Namespace) -> int:
@@ -452,7 +453,7 @@ def _launch(args: argparse.Namespace) -> int:
     if args.local:
         failed = run_local(plan, resources, folder)
         print(f"{plan.shards} shards ran here, {len(failed)} failed; their outputs in {folder}")
-        code = _command(["analyze", plan.location])
+        code = _command(plan.analysis_args())
         if failed:
             print(f"error: shard(s) {', '.join(map(str, failed))} of {plan.shards} failed (their output: "
                   f"{folder}/*_log.err); the analysis above counts the others", file=sys.stderr)  # fmt: skip

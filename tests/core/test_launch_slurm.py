@@ -4,40 +4,78 @@ submission through `sbatch` (a stand-in on PATH) of the array, then the analysis
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
+from inspect_ai.log import read_eval_log
 
 from stancelab.cli import main
 from stancelab.core.errors import StancelabError
+from stancelab.core.inspect_private import get_logs
 from stancelab.core.runs.launch.slurm import SUBMITIT_PRIVATE
 from stancelab.core.runs.launch.task import parse_shard_urls, task_shard
-from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
+from stancelab.testing.fake_openai import FakeOpenAIServer
+from stancelab.testing.s3_server import S3Server
 
 RUN = ["llm-bias-bench", "--model", "openai-api/fake/subject", "--limit", "2", "--turns", "1",
        "--display", "none", "--prompts", "stancelab"]  # fmt: skip
+MILLSTONE = ["millstone", "--model", "openai-api/fake/subject", "--limit", "1", "--trials", "1",
+             "--display", "none", "--prompts", "stancelab"]  # fmt: skip
+BUCKETS = itertools.count()
 
 
-def test_local_array_adds_up_to_one_process_and_each_shard_uses_its_server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on the session's S3 server, this process (and what it starts) pointed at it."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    name = f"launch-{next(BUCKETS)}"
+    s3_server.make_bucket(name)
+    return name
+
+
+def _figures(summary_file: Path) -> dict[str, Any]:
+    """A summary less where its logs lay (a local folder, or the copy of a URL's logs)."""
+    summary = json.loads(summary_file.read_text())
+    evidence = {key: value for key, value in summary.pop("evidence", {}).items()
+                if key not in ("logs", "log", "path", "folder")}  # fmt: skip
+    return summary | {"evidence": evidence}
+
+
+def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bucket: str
 ) -> None:
-    with (FakeOpenAIServer(reply=verdict_reply) as first,
-          FakeOpenAIServer(reply=verdict_reply) as second):  # fmt: skip
+    """The must-show of issue 38: `launch slurm millstone --shards N --log-dir s3://... --local`
+    (submitit's LocalExecutor, each shard a process with the array's environment and its own
+    model server) gives the summary of a run in one process, and the location is one eval to
+    `inspect view`'s listing once the last shard has merged its set on S3."""
+    url = f"s3://{bucket}/run"
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
         monkeypatch.setenv("FAKE_BASE_URL", "http://127.0.0.1:9/unused")
         monkeypatch.setenv("FAKE_API_KEY", "local")
         urls = f"FAKE_BASE_URL={first.base_url},{second.base_url}"
-        launched = main(["launch", "slurm", *RUN, "--out", str(tmp_path / "sharded"), "--shards", "2",
-                         "--local", "--base-url-per-shard", urls])  # fmt: skip
+        launched = main(["launch", "slurm", *MILLSTONE, "--out", str(tmp_path / "sharded"),
+                         "--shards", "2", "--log-dir", url, "--local", "--base-url-per-shard", urls])  # fmt: skip
         assert launched == 0
         assert first.stats.requests > 0 and second.stats.requests > 0  # one server per shard
         monkeypatch.setenv("FAKE_BASE_URL", first.base_url)
-        assert main(["run", *RUN, "--out", str(tmp_path / "whole")]) == 0
-    sharded = json.loads((tmp_path / "sharded" / "summary.json").read_text())
-    whole = json.loads((tmp_path / "whole" / "summary.json").read_text())
-    assert sharded["sycophancy_rate"] and sharded == whole
+        assert main(["run", *MILLSTONE, "--out", str(tmp_path / "whole")]) == 0
+    whole = _figures(tmp_path / "whole" / "summary.json")
+    assert whole["trials"] and _figures(tmp_path / "sharded" / "summary.json") == whole
+    served = asyncio.run(get_logs(url, True, {}))  # what `inspect view` lists at the location
+    (listed,) = [file.name for file in served.files]
+    assert ".shards/" not in listed and listed.endswith(".eval")
+    merged = read_eval_log(listed, header_only=True)
+    assert [entry.shard for entry in merged.eval.shards.ledger] == ["1", "2"]
+    (one,) = (tmp_path / "whole" / "logs").glob("*.eval")
+    total = read_eval_log(str(one), header_only=True).results.total_samples
+    assert merged.results.total_samples == total
 
 
 def test_dry_run_prints_the_array_and_the_analysis_that_waits_for_it(

@@ -63,6 +63,9 @@ class LaunchPlan:
     shard_urls: ShardUrls | None = None
     program: tuple[str, ...] = field(default_factory=lambda: (sys.executable, "-m", "stancelab"))
     """how a task starts stancelab: the submitting interpreter (Slurm), `stancelab` (an image)"""
+    analysis_out: str | None = None
+    """the run folder the analysis of a URL location writes its summary in (Slurm: the run's
+    --out, where the launch and the shards keep run.toml); None: analyze's default"""
 
     def task_args(self, index_variable: str) -> list[str]:
         """`launch task` arguments: the task reads its shard from `index_variable`."""
@@ -74,9 +77,14 @@ class LaunchPlan:
         """The command a task runs: `stancelab launch task ...`."""
         return [*self.program, *self.task_args(index_variable)]
 
+    def analysis_args(self) -> list[str]:
+        """`analyze LOC`, with `--out` for a URL's local run folder where one is given."""
+        out = ["--out", self.analysis_out] if self.analysis_out and "://" in self.location else []
+        return ["analyze", self.location, *out]
+
     def analysis_command(self) -> list[str]:
         """The command of the analysis after the shards: `stancelab analyze LOC`."""
-        return [*self.program, "analyze", self.location]
+        return [*self.program, *self.analysis_args()]
 
     def shard_line(self, index_variable: str) -> str:
         """Shard I's `stancelab run` as a shell line, I from `index_variable` (for people)."""
