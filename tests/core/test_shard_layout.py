@@ -23,6 +23,7 @@ from stancelab.core.inspect_private import (
 )
 from stancelab.core.results.logs import SHARD_KEY, candidate_log_files
 from stancelab.core.runs.shard_sets import merge_shard_sets
+from stancelab.core.runs.shards import Shard
 from stancelab.issuebench.results import analyze
 from stancelab.issuebench.run import IssueBenchRun, run_issuebench
 from tests.helpers import scripted_chat_model
@@ -38,12 +39,16 @@ def _classifier(messages: list[ChatMessage]) -> str:
     return "1" if "in favour" in messages[-1].text else "I cannot decide"
 
 
-def _run(out: Path, shard: str | None = None) -> dict[str, Any]:
-    subject, _ = scripted_chat_model(_writer, "mockllm/writer")
-    classifier, _ = scripted_chat_model(_classifier, "mockllm/classifier")
+def _run(out: Path, shard: str | None = None, calls: list[Any] | None = None) -> dict[str, Any]:
+    """The module's design (into `out`, or shard `I/N` of it); `calls` gathers every call."""
+    subject, written = scripted_chat_model(_writer, "mockllm/writer")
+    classifier, classified = scripted_chat_model(_classifier, "mockllm/classifier")
     run = partial(IssueBenchRun, prompts="stancelab", limit=2, n_templates=2)
-    return run_issuebench(run(models=[subject], roles={"classifier": classifier}, out_dir=out,
-                              shard=shard))  # fmt: skip
+    result = run_issuebench(run(models=[subject], roles={"classifier": classifier}, out_dir=out,
+                                shard=shard))  # fmt: skip
+    if calls is not None:
+        calls.extend([*written, *classified])
+    return result
 
 
 def _shards(out: Path, indices: range | list[int] = range(1, SHARDS + 1)) -> None:
@@ -193,3 +198,46 @@ def test_each_subject_model_of_a_shard_has_its_own_shard_set() -> None:
     assert eval_folders(tiny(), groups, "/logs", Shard(2, 4)) != folders  # another split
     batch = Batch(1, 2, seed=0, unit_key="unit")
     assert eval_folders(tiny(), groups, "/logs", batch) == [(*groups[0], "/logs")]
+
+
+def _split_into_shards(whole_log: Path, folder: Path, count: int, indices: range) -> None:
+    """Shard logs `I/count` (I in `indices`) into `folder/<I>/` as a run of each would write
+    them: the whole run's samples each shard holds, its selection and its shard recorded."""
+    whole = read_eval_log(str(whole_log))
+    for index in indices:
+        log = whole.model_copy(deep=True)
+        log.samples = [
+            sample for sample in whole.samples or [] if Shard(index, count).holds_sample(sample)
+        ]
+        log.eval.config.sample_id = [sample.id for sample in log.samples]
+        log.eval.metadata = {**(log.eval.metadata or {}), SHARD_KEY: f"{index}/{count}"}
+        log.eval.task_id = log.eval.eval_id = f"split{index}"
+        if not log.samples:
+            log.results, log.reductions = None, None  # as Inspect leaves an eval of no samples
+        (folder / str(index)).mkdir(parents=True)
+        write_eval_log(
+            log, str(folder / str(index) / f"2026-01-01T00-00-00+00-00_split{index}.eval")
+        )
+
+
+def test_more_shards_than_samples_a_shard_with_none_calls_nothing_and_the_set_adds_up(
+    runs: Any, tmp_path: Path
+) -> None:
+    """`--shards` above the design's samples: a shard that holds none runs no sample (an empty
+    selection is no selection missing) and logs a finished eval of none; its set, with shard 1
+    empty, merges into the whole run and its analysis."""
+    whole, sharded = runs
+    (whole_log,) = (sharded.parent / "whole" / "logs").glob("*.eval")
+    ids = [sample.id for sample in read_eval_log(str(whole_log)).samples or []]
+    count = next(n for n in range(2, 1000) if not any(Shard(1, n).holds(i) for i in ids))
+    calls: list[Any] = []
+    out = tmp_path / "many"
+    _run(out, f"1/{count}", calls)
+    assert calls == []  # not one sample ran
+    (empty,) = (out / "logs").glob("*.shards/1/*.eval")
+    log = read_eval_log(str(empty))
+    assert log.status == "success" and not log.samples and log.eval.config.sample_id == []
+    _split_into_shards(whole_log, empty.parent.parent, count, range(2, count + 1))
+    (merged,) = merge_shard_sets(str(out / "logs"))
+    assert len(read_eval_log(merged).samples or []) == len(ids)
+    assert analyze(out) == whole
