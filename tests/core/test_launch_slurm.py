@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fsspec.core import url_to_fs
 from inspect_ai.log import read_eval_log
 
 from stancelab.cli import main
@@ -72,6 +73,9 @@ def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
     (listed,) = [file.name for file in served.files]
     assert ".shards/" not in listed and listed.endswith(".eval")
     merged = read_eval_log(listed, header_only=True)
+    fs, path = url_to_fs(listed)
+    copy = tmp_path / "sharded" / "logs" / Path(path).name
+    assert copy.read_bytes() == fs.cat_file(path)  # the analysis read the merge the shards wrote
     assert [entry.shard for entry in merged.eval.shards.ledger] == ["1", "2"]
     (one,) = (tmp_path / "whole" / "logs").glob("*.eval")
     total = read_eval_log(str(one), header_only=True).results.total_samples

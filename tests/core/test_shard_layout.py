@@ -6,6 +6,7 @@ id's older logs deletes no shard. IssueBench with scripted mockllm models (fast,
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import Iterator
 from functools import partial
@@ -107,6 +108,18 @@ def test_the_merged_analysis_equals_a_run_in_one_process(runs: Any, tmp_path: Pa
     assert analyze(out) == whole  # the shards, before the merge
     assert merge_shard_sets(str(out / "logs"))
     assert analyze(out) == whole  # the merged log
+
+
+def test_a_copy_with_whole_second_times_is_merged_once(runs: Any, tmp_path: Path) -> None:
+    """A copy of a location on object storage gives every file its store's time, in whole
+    seconds: a shard's last write and the merge fall in the same second, and the merged log
+    still counts as the merge of those shards (not written again by the copy's analysis)."""
+    _, out = _copy(runs, tmp_path)
+    (merged,) = merge_shard_sets(str(out / "logs"))
+    second = int(Path(merged).stat().st_mtime)
+    for log_file in (out / "logs").rglob("*.eval"):
+        os.utime(log_file, (second, second))
+    assert merge_shard_sets(str(out / "logs")) == []
 
 
 def _cut_short(log_file: Path) -> None:

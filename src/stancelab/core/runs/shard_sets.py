@@ -62,7 +62,8 @@ def set_id(merged_log: str) -> str:
 
 def merge_shard_sets(log_dir: str) -> list[str]:
     """Write the merged log of every shard set under `log_dir` whose N shards' newest attempts
-    are all complete and that has no merged log newer than them; the merged logs written."""
+    are all complete and whose merged log was not written from those attempts; the merged logs
+    written."""
     from inspect_ai.log import list_eval_logs
 
     from stancelab.core.inspect_private import merged_log_candidates_for_shard
@@ -70,7 +71,7 @@ def merge_shard_sets(log_dir: str) -> list[str]:
     if not _exists(log_dir):
         return []
     listing = list_eval_logs(log_dir, recursive=True)
-    mtimes = {info.name: info.mtime for info in listing}
+    listed = {info.name for info in listing}
     sets: dict[str, dict[str, list[Any]]] = {}
     for info in listing:
         candidates = merged_log_candidates_for_shard(info.name)
@@ -82,9 +83,8 @@ def merge_shard_sets(log_dir: str) -> list[str]:
     written = []
     for merged, shards in sorted(sets.items()):
         current = [_newest(attempts) for _, attempts in sorted(shards.items(), key=_by_index)]
-        merged_mtime = mtimes.get(merged)
-        if merged_mtime is not None and all((info.mtime or 0) < merged_mtime for info in current):
-            continue  # merged after its shards' last write
+        if merged in listed and _merged_from(merged, current):
+            continue  # merged from these very attempts
         try:
             done = merge_set(merged, current)
         except OSError as error:  # e.g. a read-only copy: its shards are read as they are
@@ -94,6 +94,28 @@ def merge_shard_sets(log_dir: str) -> list[str]:
         if done:
             written.append(merged if "://" in log_dir else merged.removeprefix("file://"))
     return written
+
+
+def _merged_from(merged: str, current: list[Any]) -> bool:
+    """Whether the merged log was written from exactly the attempts `current` (its ledger names
+    each shard's log and size). Not by modification times: a copy of a location on object
+    storage has whole seconds, in which a shard's last write and the merge often fall alike."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        header = read_eval_log(merged, header_only=True)
+    except Exception:  # cut short, or unreadable: written again
+        return False
+    ledger = header.eval.shards.ledger if header.eval.shards else []
+    written = {(entry.shard, entry.log, entry.size) for entry in ledger}
+    return header.status == "success" and written == {
+        (_shard_folder(info), info.name.rsplit("/", 1)[-1], info.size) for info in current
+    }
+
+
+def _shard_folder(info: Any) -> str:
+    """A shard attempt's shard, as its folder names it (`<name>.shards/<I>/<log>`)."""
+    return str(info.name.rstrip("/").rsplit("/", 2)[-2])
 
 
 def _by_index(item: tuple[str, object]) -> tuple[bool, int, str]:
@@ -184,7 +206,7 @@ def _entry(log: Any, info: Any) -> Any:
 
     selection = sorted(map(str, log.eval.config.sample_id or []))
     digest = hashlib.sha256(json.dumps(selection).encode()).hexdigest()
-    return EvalShardEntry(shard=info.name.rstrip("/").rsplit("/", 2)[-2],
+    return EvalShardEntry(shard=_shard_folder(info),
                           log=info.name.rsplit("/", 1)[-1], eval_set_id=log.eval.eval_set_id,
                           status=log.status, error=log.error, samples=len(log.samples or []),
                           selected=len(selection), selection_digest=digest,
