@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import inspect
 import json
@@ -39,14 +40,22 @@ def field_docs(cls: type) -> dict[str, str]:
     """Each dataclass field's docstring (the string right after it), base classes first."""
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if klass is object or not hasattr(klass, "__dataclass_fields__"):
-            continue
-        body = ast.parse(inspect.getsource(klass)).body[0]
-        assert isinstance(body, ast.ClassDef)
-        for node, after in zip(body.body, body.body[1:], strict=False):
-            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):  # fmt: skip
-                docs[node.target.id] = str(after.value.value).strip()
+        if klass is not object and hasattr(klass, "__dataclass_fields__"):
+            docs.update(_own_field_docs(klass))
+    return docs
+
+
+@functools.cache
+def _own_field_docs(klass: type) -> dict[str, str]:
+    """The docstrings of the fields `klass` itself declares (each class's source parsed once
+    per process: every probe's options share ProbeRun's, in three commands' parsers)."""
+    docs: dict[str, str] = {}
+    body = ast.parse(inspect.getsource(klass)).body[0]
+    assert isinstance(body, ast.ClassDef)
+    for node, after in zip(body.body, body.body[1:], strict=False):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)):  # fmt: skip
+            docs[node.target.id] = str(after.value.value).strip()
     return docs
 
 
