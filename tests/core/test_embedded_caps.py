@@ -18,7 +18,13 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from stancelab.core.embedded import api as embedded_api
 from stancelab.core.embedded.model import EMBEDDED_MODEL
-from stancelab.core.embedded.replies import JSON_OBJECT_END, asks, ends_at
+from stancelab.core.embedded.replies import (
+    JSON_OBJECT_END,
+    MARKED_LETTER_END,
+    asks,
+    ends_at,
+    stop_args,
+)
 from stancelab.core.runs.caps import (
     CAPS_KEY,
     EMBEDDED_MAX_TOKENS,
@@ -124,6 +130,17 @@ def test_every_other_model_keeps_the_methods_settings() -> None:
     config = GenerateConfig(max_tokens=2048, temperature=0.0)
     assert ends_at(other, config, JSON_OBJECT_END) is config
     assert asks(other, config, 5) == 5
+    assert stop_args(other, MARKED_LETTER_END) == {}
+
+
+def test_a_millstone_answer_stops_after_its_letter_on_the_embedded_model(
+    model_dir: Path,  # noqa: F811
+) -> None:
+    embedded = get_model(EMBEDDED_MODEL, model_path=str(model_dir), memoize=False)
+    assert stop_args(embedded, MARKED_LETTER_END) == {"stop_seqs": [">>"]}
+    own = get_model(EMBEDDED_MODEL, model_path=str(model_dir), memoize=False,
+                    config=GenerateConfig(stop_seqs=["\n"]))  # fmt: skip
+    assert stop_args(own, MARKED_LETTER_END) == {}
 
 
 async def test_each_generation_hands_its_freed_heap_back(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from inspect_ai.model import CachePolicy, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stancelab.core.embedded.replies import MARKED_LETTER_END, stop_args
 from stancelab.millstone.prompts import authors_max_tokens
 
 
@@ -23,11 +24,13 @@ def answer_once(cap_per_provider: int | None = None) -> Solver:
     answer is capped as the authors capped that model's provider (`authors_max_tokens`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        # on the embedded model an answer stops once its letter is written ("<<A>>")
+        stops = stop_args(get_model(), MARKED_LETTER_END)
         if cap_per_provider is None:
-            return await generate(state, cache=trial_cache(state.sample_id))
+            return await generate(state, cache=trial_cache(state.sample_id), **stops)
         cap = authors_max_tokens(str(get_model()), cap_per_provider)
         if cap is None:  # the provider's default, as the authors left it
-            return await generate(state, cache=trial_cache(state.sample_id))
-        return await generate(state, cache=trial_cache(state.sample_id), max_tokens=cap)
+            return await generate(state, cache=trial_cache(state.sample_id), **stops)
+        return await generate(state, cache=trial_cache(state.sample_id), max_tokens=cap, **stops)
 
     return solve

@@ -115,11 +115,13 @@ class EmbeddedAPI(HuggingFaceAPI):
             raise ValueError(
                 f"The embedded provider serves only '{EMBEDDED_MODEL_NAME}', not '{model_name}'."
             )
-        if "model_path" not in model_args:
-            model_args["model_path"] = str(materialise())
-        model_args.setdefault("device", "cpu")
         if "torch_dtype" not in model_args:
             model_args.setdefault("dtype", embedded_dtype())
+        if "model_path" not in model_args:
+            model_args["model_path"] = str(
+                materialise(dtype=str(model_args.get("dtype") or "float32"))
+            )
+        model_args.setdefault("device", "cpu")
         # the token is all the api key changes (Inspect's model-info lookup passes a placeholder)
         key = repr(sorted(model_args.items())) + repr(hub_token(api_key))
         if key in _loaded:

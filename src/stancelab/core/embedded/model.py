@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stancelab.core.embedded.precision import embedded_dtype
 from stancelab.core.errors import StancelabError
 
 EMBEDDED_PROVIDER = "embedded"
@@ -56,31 +57,37 @@ def gguf_path() -> Path:
     return path
 
 
-def materialised_dir() -> Path:
-    return cache_home() / "models" / EMBEDDED_MODEL_NAME
+def materialised_dir(dtype: str = "float32") -> Path:
+    """The model's folder with its weights in `dtype` (float32: the name it always had)."""
+    suffix = "" if dtype == "float32" else f"-{dtype}"
+    return cache_home() / "models" / f"{EMBEDDED_MODEL_NAME}{suffix}"
 
 
-def _marker_for(source: Path) -> dict[str, object]:
+def _marker_for(source: Path, dtype: str = "float32") -> dict[str, object]:
     """What the folder was made from: the GGUF's name and size, not its path, so that
-    several environments with the same package share one folder."""
-    return {"gguf": source.name, "gguf_bytes": source.stat().st_size}
+    several environments with the same package share one folder (and the weights' format,
+    where it is not float32)."""
+    marker: dict[str, object] = {"gguf": source.name, "gguf_bytes": source.stat().st_size}
+    return marker if dtype == "float32" else {**marker, "dtype": dtype}
 
 
-def _is_current(target: Path, source: Path) -> bool:
+def _is_current(target: Path, source: Path, dtype: str = "float32") -> bool:
     marker = target / MARKER_FILE
     if not marker.exists():
         return False
     try:
-        return json.loads(marker.read_text()) == _marker_for(source)
+        return json.loads(marker.read_text()) == _marker_for(source, dtype)
     except (OSError, json.JSONDecodeError):
         return False
 
 
-def _convert(source: Path, target: Path) -> None:
+def _convert(source: Path, target: Path, dtype: str) -> None:
     """Write the Hugging Face folder in a child process: de-quantising holds the GGUF's
     tensors and the model at once (1.24 GiB at its peak), which in the caller would stack on
-    whatever it has loaded (a demo's peak rose to 1.80 GB)."""
-    command = [sys.executable, "-c", CONVERT_CHILD, str(source), str(target)]
+    whatever it has loaded (a demo's peak rose to 1.80 GB). The weights are written in the
+    format they are computed in, so loading them maps the file and converts nothing (bfloat16
+    converted on load from float32 weights peaked at 1.2 GiB)."""
+    command = [sys.executable, "-c", CONVERT_CHILD, str(source), str(target), dtype]
     env = {**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
     result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -95,7 +102,7 @@ CONVERT_CHILD = """
 import sys
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-source, target = sys.argv[1], sys.argv[2]
+source, target, dtype = sys.argv[1], sys.argv[2], sys.argv[3]
 folder, name = source.rsplit("/", 1)
 AutoTokenizer.from_pretrained(folder, gguf_file=name).save_pretrained(target)
 quantised = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
@@ -104,7 +111,7 @@ with torch.device("meta"):
 plain.load_state_dict(quantised.state_dict(), strict=True, assign=True)
 plain.tie_weights()
 plain.generation_config = quantised.generation_config
-plain.save_pretrained(target)
+plain.to(getattr(torch, dtype)).save_pretrained(target)
 """
 
 
@@ -127,17 +134,19 @@ def prepare() -> Path:
     return materialise()
 
 
-def materialise(force: bool = False) -> Path:
-    """Return a Hugging Face folder for the embedded model, writing it on first use."""
+def materialise(force: bool = False, dtype: str | None = None) -> Path:
+    """Return a Hugging Face folder for the embedded model with its weights in `dtype`
+    (default: `precision.embedded_dtype()`), writing it on first use."""
+    dtype = dtype or embedded_dtype()
     source = gguf_path()
-    target = materialised_dir()
-    if not force and _is_current(target, source):
+    target = materialised_dir(dtype)
+    if not force and _is_current(target, source, dtype):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
     try:
-        _convert(source, staging)
-        (staging / MARKER_FILE).write_text(json.dumps(_marker_for(source)))
+        _convert(source, staging, dtype)
+        (staging / MARKER_FILE).write_text(json.dumps(_marker_for(source, dtype)))
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)

@@ -20,6 +20,7 @@ embedded model is made, never to ask whether a model is one"""
 # keeps it in the reply (transformers' StopStringCriteria), so a JSON object stays whole.
 JSON_OBJECT_END = ("}",)
 OPTION_END = (")",)  # an option written "(X)"
+MARKED_LETTER_END = (">>",)  # a letter written "<<X>>"
 
 
 def is_embedded(model: Model) -> bool:
@@ -34,6 +35,14 @@ def ends_at(model: Model, config: GenerateConfig, stops: tuple[str, ...]) -> Gen
     if not is_embedded(model) or config.stop_seqs is not None:
         return config
     return config.model_copy(update={"stop_seqs": list(stops)})
+
+
+def stop_args(model: Model, stops: tuple[str, ...]) -> dict[str, list[str]]:
+    """Generate arguments that stop the embedded model's reply at the first of `stops` (none for
+    every other model, or where the model's config sets its own stop sequences)."""
+    if not is_embedded(model) or model.config.stop_seqs is not None:
+        return {}
+    return {"stop_seqs": list(stops)}
 
 
 def asks(model: Model, config: GenerateConfig, calls: int) -> int:
