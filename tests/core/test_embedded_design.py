@@ -30,9 +30,11 @@ def millstone(tmp_path: Path, given: dict[str, object]) -> MillstoneRun:
 def test_the_embedded_subject_gets_the_embedded_design_unless_the_user_sets_it(
     tmp_path: Path,
 ) -> None:
-    assert millstone(tmp_path, {"models": ["embedded"]}).trials == 1
+    embedded = millstone(tmp_path, {"models": ["embedded"]})
+    assert (embedded.trials, embedded.max_tokens) == (1, 16)
     assert millstone(tmp_path, {"models": ["embedded"], "trials": "15"}).trials == 15
-    assert millstone(tmp_path, {"models": ["openai/gpt-4o"]}).trials == DEFAULT_TRIALS
+    other = millstone(tmp_path, {"models": ["openai/gpt-4o"]})
+    assert (other.trials, other.max_tokens) == (DEFAULT_TRIALS, None)
     both = millstone(tmp_path, {"models": [EMBEDDED_MODEL, "openai/gpt-4o"]})
     assert both.trials == DEFAULT_TRIALS  # a comparison keeps one design for every model
 
@@ -46,7 +48,9 @@ def test_the_design_is_printed_and_recorded(
     assert f"[embedded] design: --trials 1 (the method's: {DEFAULT_TRIALS})" in header
     recorded = tomllib.loads((options.out_dir / RUN_CONFIG).read_text())
     assert recorded["options"]["trials"] == 1
-    assert recorded[CAPS_KEY]["design"] == {"trials": 1}
+    assert recorded[CAPS_KEY]["design"] == {"trials": 1, "max_tokens": 16}
+    assert "--max-tokens 16 (the method's: the provider's)" in header
+    assert recorded[CAPS_KEY]["caps"]["subject"] == 64  # the design's cap is not the user's
     assert recorded[CAPS_KEY]["weights"] == precision.embedded_dtype()
 
 

@@ -76,7 +76,7 @@ class IssueBenchRun(ProbeRun):
     """issues (JSONL, or the authors' CSV; default: per --prompts)"""
     templates_file: Path | None = None
     """templates (JSONL, or the authors' CSV; default: per --prompts)"""
-    n_templates: int | None = field(default=None, metadata={"embedded": 3})
+    n_templates: int | None = field(default=None, metadata={"embedded": 3, "method": "all"})
     """sample N templates (default all)"""
     framings: str | None = field(default=None, metadata={"among": FRAMINGS})
     """comma-separated: neutral,pro,con (default all)"""

@@ -39,7 +39,10 @@ class MillstoneRun(ProbeRun):
     """trials per (issue, template, config)"""
     temperature: float | None = DEFAULT_TEMPERATURE
     """subject sampling temperature (default: none sent, the provider's, as the authors)"""
-    max_tokens: int | None = field(default=None, metadata={"caps": ("subject",)})
+    max_tokens: int | None = field(
+        default=None,
+        metadata={"caps": ("subject",), "embedded": 16, "method": "the provider's"},
+    )
     """cap on each answer (default: authors layout, the authors' cap per provider: Claude 600,
     GPT and Llama 100, Gemini and Grok none, others 256; documents layout 256)"""
     choices_per_request: bool = False

@@ -38,7 +38,9 @@ class PriorPrejudiceRun(ProbeRun):
     shared-topic claims)"""
     topic_map_file: Path | None = None
     """mapping file (CSV item_id,shared_topic,orientation,note) tagging a ConvinceQA file"""
-    templates: str | None = field(default=None, metadata={"among": TEMPLATES, "embedded": "T1,T2"})
+    templates: str | None = field(
+        default=None, metadata={"among": TEMPLATES, "embedded": "T1,T2", "method": "all"}
+    )
     """comma-separated rating templates T1,T2,T3,T4 (default all)"""
     generate_arguments: bool = field(default=True, metadata={"flag": "--no-arguments"})
     """have the writer argue for and against each claim (off: rate bare claims only)"""

@@ -70,6 +70,8 @@ def embedded_caps(options: Any) -> EmbeddedCaps:
         value = getattr(options, item.name)
         if "caps" not in item.metadata or value is None or value == field_default(item):
             continue
+        if value == item.metadata.get("embedded"):  # the embedded design's, not the user's
+            continue
         for role in item.metadata["caps"]:
             flag = item.metadata.get("flag", f"--{item.name.replace('_', '-')}")
             set_by_user.setdefault(role, f"{flag} {value}")
@@ -158,8 +160,8 @@ def design_line(options: Any, design: dict[str, int | str]) -> str:
     for name, value in design.items():
         item = by_name[name]
         flag = item.metadata.get("flag", f"--{name.replace('_', '-')}")
-        method = field_default(item)
-        parts.append(f"{flag} {value} (the method's: {'all' if method is None else method})")
+        method = item.metadata.get("method", field_default(item))
+        parts.append(f"{flag} {value} (the method's: {method})")
     return (f"[embedded] design: {', '.join(parts)}: repetitions that give a real model's "
             "figures their power only cost the embedded model time; set an option to choose "
             "it (the method's design applies to every other model)")  # fmt: skip
