@@ -23,6 +23,7 @@ from stancelab.core.inspect_private import (
     without_merged_shards,
 )
 from stancelab.core.results.logs import SHARD_KEY, candidate_log_files
+from stancelab.core.runs import shard_sets
 from stancelab.core.runs.shard_sets import merge_shard_sets
 from stancelab.core.runs.shards import Shard
 from stancelab.issuebench.results import analyze
@@ -108,6 +109,17 @@ def test_the_merged_analysis_equals_a_run_in_one_process(runs: Any, tmp_path: Pa
     assert analyze(out) == whole  # the shards, before the merge
     assert merge_shard_sets(str(out / "logs"))
     assert analyze(out) == whole  # the merged log
+
+
+def test_a_set_over_the_merge_bound_is_read_as_shards(
+    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole, out = _copy(runs, tmp_path)
+    monkeypatch.setattr(shard_sets, "MERGE_MAX_SAMPLES", 11)  # the set holds 12
+    assert merge_shard_sets(str(out / "logs")) == []
+    assert "12 samples, over the 11" in capsys.readouterr().err
+    assert len(_listed(out / "logs")) == SHARDS
+    assert analyze(out) == whole
 
 
 def test_a_copy_with_whole_second_times_is_merged_once(runs: Any, tmp_path: Path) -> None:

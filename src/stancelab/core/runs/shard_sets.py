@@ -60,6 +60,11 @@ def set_id(merged_log: str) -> str:
     return merged_log.rstrip("/").rsplit("/", 1)[-1].removesuffix(".eval").rsplit("_", 1)[-1]
 
 
+MERGE_MAX_SAMPLES = 5_000
+"""the most samples merged into one log: the merge holds every sample in memory (1.55 GB at
+MillStone's 8,910, benchmarks/README.md); larger sets are read as shards, as before the merge"""
+
+
 def merge_shard_sets(log_dir: str) -> list[str]:
     """Write the merged log of every shard set under `log_dir` whose N shards' newest attempts
     are all complete and whose merged log was not written from those attempts; the merged logs
@@ -139,7 +144,8 @@ def _exists(log_dir: str) -> bool:
 
 def merge_set(merged: str, current: list[Any]) -> bool:
     """Write `merged` from the shards' newest attempts (`current`, in shard order) when they
-    are every shard `1..N` of one eval and all complete; whether it was written."""
+    are every shard `1..N` of one eval, all complete, and hold at most MERGE_MAX_SAMPLES
+    samples; whether it was written."""
     from inspect_ai.log import read_eval_log, recompute_metrics, write_eval_log
 
     try:
@@ -147,6 +153,11 @@ def merge_set(merged: str, current: list[Any]) -> bool:
     except Exception:  # a shard's newest file is no readable log (a cut copy): not finished
         return False
     if not _complete(headers):
+        return False
+    samples = sum(header.results.total_samples if header.results else 0 for header in headers)
+    if samples > MERGE_MAX_SAMPLES:
+        print(f"shards of {merged} not merged: {samples:,} samples, over the {MERGE_MAX_SAMPLES:,} "
+              "a merge holds in memory at once; they are read as shards", file=sys.stderr)  # fmt: skip
         return False
     logs = [read_eval_log(info.name) for info in current]
     log = merged_log(merged, logs, current)
