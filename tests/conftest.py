@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from stancelab.testing.s3_server import S3Server
+from tests.helpers import fresh_bucket
 from tests.shared_data import seed_authors_cache
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -58,3 +59,11 @@ def s3_server() -> Iterator[S3Server]:
     """moto's S3 server over HTTP, started once for the session (`stancelab.testing.s3_server`)."""
     with S3Server() as server:
         yield server
+
+
+@pytest.fixture
+def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket on the session's S3 server, this process (and what it starts) pointed at it."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    return fresh_bucket(s3_server)

@@ -3,10 +3,13 @@ mockllm otherwise counts tokens with a tokenizer it would try to download."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 
@@ -81,3 +84,28 @@ def full_sample_reads(monkeypatch: object) -> list[str]:
 
     monkeypatch.setattr(table, "read_eval_log_async", recording)  # type: ignore[attr-defined]
     return reads
+
+
+BUCKETS = itertools.count()
+# what differs between two analyses of the same logs in two places: where they lie
+PLACES = ("logs", "log", "path", "folder")
+
+
+def fresh_bucket(server: Any) -> str:
+    """A new bucket on an S3 server (`stancelab.testing.s3_server.S3Server`)."""
+    name = f"bucket-{next(BUCKETS)}"
+    server.make_bucket(name)
+    return name
+
+
+def summary_figures(summary_file: Path) -> dict[str, Any]:
+    """A summary.json less where its logs lay (a local folder, or the copy of a URL's logs)."""
+    return without_places(json.loads(summary_file.read_text()))
+
+
+def without_places(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: without_places(item) for key, item in value.items() if key not in PLACES}
+    if isinstance(value, list):
+        return [without_places(item) for item in value]
+    return value

@@ -5,12 +5,9 @@ submission through `sbatch` (a stand-in on PATH) of the array, then the analysis
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fsspec.core import url_to_fs
@@ -22,31 +19,12 @@ from stancelab.core.inspect_private import get_logs
 from stancelab.core.runs.launch.slurm import SUBMITIT_PRIVATE
 from stancelab.core.runs.launch.task import parse_shard_urls, task_shard
 from stancelab.testing.fake_openai import FakeOpenAIServer
-from stancelab.testing.s3_server import S3Server
+from tests.helpers import summary_figures
 
 RUN = ["llm-bias-bench", "--model", "openai-api/fake/subject", "--limit", "2", "--turns", "1",
        "--display", "none", "--prompts", "stancelab"]  # fmt: skip
 MILLSTONE = ["millstone", "--model", "openai-api/fake/subject", "--limit", "1", "--trials", "1",
              "--display", "none", "--prompts", "stancelab"]  # fmt: skip
-BUCKETS = itertools.count()
-
-
-@pytest.fixture
-def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the session's S3 server, this process (and what it starts) pointed at it."""
-    for name, value in s3_server.env().items():
-        monkeypatch.setenv(name, value)
-    name = f"launch-{next(BUCKETS)}"
-    s3_server.make_bucket(name)
-    return name
-
-
-def _figures(summary_file: Path) -> dict[str, Any]:
-    """A summary less where its logs lay (a local folder, or the copy of a URL's logs)."""
-    summary = json.loads(summary_file.read_text())
-    evidence = {key: value for key, value in summary.pop("evidence", {}).items()
-                if key not in ("logs", "log", "path", "folder")}  # fmt: skip
-    return summary | {"evidence": evidence}
 
 
 def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
@@ -67,8 +45,8 @@ def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
         assert first.stats.requests > 0 and second.stats.requests > 0  # one server per shard
         monkeypatch.setenv("FAKE_BASE_URL", first.base_url)
         assert main(["run", *MILLSTONE, "--out", str(tmp_path / "whole")]) == 0
-    whole = _figures(tmp_path / "whole" / "summary.json")
-    assert whole["trials"] and _figures(tmp_path / "sharded" / "summary.json") == whole
+    whole = summary_figures(tmp_path / "whole" / "summary.json")
+    assert whole["trials"] and summary_figures(tmp_path / "sharded" / "summary.json") == whole
     served = asyncio.run(get_logs(url, True, {}))  # what `inspect view` lists at the location
     (listed,) = [file.name for file in served.files]
     assert ".shards/" not in listed and listed.endswith(".eval")

@@ -6,7 +6,6 @@ one line and exit status 2."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 from collections.abc import Iterator
@@ -19,23 +18,11 @@ from stancelab.cli import main
 from stancelab.core.results.store import read_source
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
 from stancelab.testing.s3_server import S3Server
+from tests.helpers import fresh_bucket, summary_figures
 
 MODEL = "openai-api/fake/subject"
 RUN = ["run", "llm-bias-bench", "--model", MODEL, "--limit", "2", "--turns", "1",
        "--prompts", "stancelab", "--display", "none"]  # fmt: skip
-BUCKETS = itertools.count()
-# what differs between two analyses of the same logs in two places: where they lie
-PLACES = ("logs", "log", "path", "folder")
-
-
-@pytest.fixture
-def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new bucket on the session's server, this process pointed at it."""
-    for name, value in s3_server.env().items():
-        monkeypatch.setenv(name, value)
-    name = f"bucket-{next(BUCKETS)}"
-    s3_server.make_bucket(name)
-    return name
 
 
 class Runs(NamedTuple):
@@ -60,7 +47,7 @@ def runs(
     s3_server: S3Server, fake_model: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Runs:
     root = tmp_path_factory.mktemp("runs")
-    url = f"s3://{_module_bucket(s3_server)}/run"
+    url = f"s3://{fresh_bucket(s3_server)}/run"
     with pytest.MonkeyPatch.context() as patch:
         for name, value in {**s3_server.env(), **_model_env(fake_model)}.items():
             patch.setenv(name, value)
@@ -73,27 +60,8 @@ def runs(
     return Runs(url, root / "to-s3", root / "folder", root / "s3-cache", run_list_calls, paid)
 
 
-def _module_bucket(server: S3Server) -> str:
-    name = f"bucket-{next(BUCKETS)}"
-    server.make_bucket(name)
-    return name
-
-
 def _model_env(server: FakeOpenAIServer) -> dict[str, str]:
     return {"FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "local"}
-
-
-def _figures(summary_file: Path) -> dict[str, Any]:
-    """A summary.json less where its logs lay (the figures and the evidence's counts)."""
-    return _without_places(json.loads(summary_file.read_text()))
-
-
-def _without_places(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _without_places(item) for key, item in value.items() if key not in PLACES}
-    if isinstance(value, list):
-        return [_without_places(item) for item in value]
-    return value
 
 
 def _evidence(summary_file: Path) -> dict[str, Any]:
@@ -109,9 +77,9 @@ def test_a_run_to_s3_and_its_analysis_give_the_summary_of_a_run_to_a_folder(
     assert main(["analyze", runs.url, "--out", str(tmp_path / "analysed")]) == 0
     assert s3_server.list_calls(before) == 1  # the location listed once for the analysis
     assert f"Logs read from {runs.url}: 1 file(s) listed in 1 list call" in capsys.readouterr().out
-    expected = _figures(runs.folder / "summary.json")
-    assert _figures(runs.to_s3 / "summary.json") == expected
-    assert _figures(tmp_path / "analysed" / "summary.json") == expected
+    expected = summary_figures(runs.folder / "summary.json")
+    assert summary_figures(runs.to_s3 / "summary.json") == expected
+    assert summary_figures(tmp_path / "analysed" / "summary.json") == expected
 
 
 def test_a_rerun_to_the_same_url_pays_no_call_twice_and_copies_only_its_new_log(
@@ -167,7 +135,7 @@ def test_a_cut_short_or_interrupted_log_on_s3_is_flagged_not_counted_as_in_a_fol
     assert evidence["partial"] and len(evidence["unreadable_logs"]) == 1
     assert len(evidence["interrupted_logs_ignored"]) == 1  # flagged, its samples not counted
     assert _evidence(tmp_path / "folder" / "summary.json") == evidence  # the folder's rules
-    assert _figures(tmp_path / "copy" / "summary.json") == _figures(
+    assert summary_figures(tmp_path / "copy" / "summary.json") == summary_figures(
         tmp_path / "folder" / "summary.json"
     )
     folder_text = in_folder.replace(str(tmp_path / "folder"), "RUN")
