@@ -19,11 +19,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from stancelab.core.errors import StancelabError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 SOURCE_FILE = ".logs-source.json"
 """in a run folder whose `logs/` is a copy of a log location: the location and its files"""
@@ -131,6 +134,45 @@ def list_location(url: str) -> dict[str, StoredFile]:
         raise store_error(url, error) from None
     return {name[len(root):].lstrip("/"): _stored(info) for name, info in found.items()
             if info.get("type", "file") == "file" and name.startswith(root)}  # fmt: skip
+
+
+LOG_SUFFIXES = (".eval", ".json")
+"""the files of a log location named as Inspect logs"""
+_HEADERS: dict[tuple[str, str], EvalLog | None] = {}
+"""log headers read from a store, by URL and version (None: no readable log)"""
+
+
+def location_log_headers(url: str) -> list[EvalLog]:
+    """The headers of the readable Inspect logs at a log location, less the shard logs that a
+    complete merged log covers (as `results.logs.log_files` for a folder): one listing, and each
+    log's header read once per process while its version is unchanged."""
+    from inspect_ai.log import EvalLogInfo
+
+    from stancelab.core.inspect_private import without_merged_shards
+
+    base = url.rstrip("/")
+    listed = {f"{base}/{name}": stored for name, stored in list_location(url).items()
+              if name.endswith(LOG_SUFFIXES)}  # fmt: skip
+    infos = [EvalLogInfo(name=name, type="file", size=stored.size, mtime=stored.modified,
+                         task="", task_id="", suffix=None) for name, stored in listed.items()]  # fmt: skip
+    try:
+        kept = [info.name for info in without_merged_shards(infos)]
+    except Exception:  # a merged log that cannot be read hides nothing
+        kept = list(listed)
+    headers = (_header(name, listed[name].version) for name in sorted(kept))
+    return [header for header in headers if header is not None]
+
+
+def _header(log_url: str, version: str) -> EvalLog | None:
+    from inspect_ai.log import read_eval_log
+
+    key = (log_url, version)
+    if key not in _HEADERS:
+        try:
+            _HEADERS[key] = read_eval_log(log_url, header_only=True)
+        except Exception:  # cut short, empty, or a JSON file that is not a log
+            _HEADERS[key] = None
+    return _HEADERS[key]
 
 
 def _stored(info: dict[str, Any]) -> StoredFile:
