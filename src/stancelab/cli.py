@@ -229,8 +229,9 @@ def _add_analyze(subparsers: argparse._SubParsersAction) -> None:
         "folder (each probe's run, then the topic x lens matrix in OUT/matrix/), or a log "
         "location (s3://bucket/prefix: its logs copied to a local run folder, --out)",
     )
-    analyze.add_argument("--out", dest="local_out", type=Path, default=None,
-                         help="local run folder of a log location URL (default runs/store/SCHEME/BUCKET/PREFIX)")  # fmt: skip
+    analyze.add_argument("--out", dest="local_out", type=_location, default=None,
+                         help="local run folder of a log location URL (default runs/store/SCHEME/BUCKET/PREFIX), "
+                              "or a URL the summary and tables are copied to (not within the log location)")  # fmt: skip
     analyze.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     _add_adjust(analyze, "across every p-value of each summary (and the matrix's cells)")
 
@@ -404,6 +405,7 @@ def launch_run_args(given: list[str]) -> list[str]:
 
 
 def _launch_plan(args: argparse.Namespace) -> Any:
+    from stancelab.core.results.store import analysis_url, is_url
     from stancelab.core.runs.launch.task import LaunchPlan, check_run_args, parse_shard_urls
 
     probe, options = options_from_args(args)
@@ -425,7 +427,9 @@ def _launch_plan(args: argparse.Namespace) -> Any:
                              "s3://bucket/run), or --out FOLDER on --volume CLAIM:MOUNT.")  # fmt: skip
     location = options.log_dir or str(options.out_dir)
     program = ("stancelab",) if args.engine == "k8s" else (sys.executable, "-m", "stancelab")
-    out = None if args.engine == "k8s" else str(options.out_dir.absolute())  # a pod's is its own
+    out = str(options.out_dir.absolute())  # Slurm: the run's folder, on the shared file system
+    if args.engine == "k8s":  # a pod's folder is lost with it: the results go beside the logs
+        out = analysis_url(location) if is_url(location) else None
     return options, LaunchPlan(tuple(run_args), args.shards, location,
                                parse_shard_urls(args.base_url_per_shard), program, out)  # fmt: skip
 
@@ -758,7 +762,22 @@ def _read_location(location: str | Path, out: Path | None = None) -> Path:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    args.out = _read_location(args.out, args.local_out)
+    """`analyze LOC [--out FOLDER|URL]`; with a URL as --out, the analysis is written in LOC's
+    local run folder, then its results (not the logs) are copied to the URL."""
+    from stancelab.core.results.store import check_results_url, is_url, upload_results
+
+    results_url = str(args.local_out) if is_url(args.local_out or "") else None
+    if results_url is not None:
+        check_results_url(results_url, args.out)
+    args.out = _read_location(args.out, None if results_url else args.local_out)
+    code = _analyze_folder(args)
+    if results_url is not None:
+        count = upload_results(args.out, results_url)
+        print(f"Summary and tables copied to {results_url} ({count} file(s))")
+    return code
+
+
+def _analyze_folder(args: argparse.Namespace) -> int:
     if (
         not (args.out / "logs").is_dir()
         and args.out.is_dir()

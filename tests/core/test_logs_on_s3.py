@@ -194,3 +194,15 @@ def test_a_folder_that_holds_other_logs_is_never_overwritten_by_a_copy(
     assert main(["analyze", runs.url, "--out", str(own)]) == 2
     assert "not a copy of" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in (own / "logs").iterdir()} == logs
+
+
+def test_results_within_the_log_location_are_refused_in_one_line(
+    runs: Runs, tmp_path: Path, bucket: str, capsys: pytest.CaptureFixture
+) -> None:
+    from stancelab.core.results.store import list_location
+
+    before = list_location(runs.url)
+    assert main(["analyze", runs.url, "--out", f"{runs.url}/analysis"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "within the log location" in error and "\n" not in error
+    assert list_location(runs.url) == before  # nothing written among the logs

@@ -235,6 +235,53 @@ def mirror_logs(url: str, folder: Path) -> Mirror:
     return Mirror(url, folder, len(listed), fetched, removed)
 
 
+ANALYSIS_SUFFIX = "-analysis"
+"""a launched run's analysis of a log location URL writes its results beside it: URL + this"""
+
+
+def analysis_url(location: str) -> str:
+    """Where a launched run's analysis of a log location URL writes its summary and tables:
+    beside the logs (`s3://bucket/run` -> `s3://bucket/run-analysis`), never under them, where
+    the next listing would read them as logs."""
+    scheme, _, rest = location.rstrip("/").partition("://")
+    if "/" not in rest:
+        raise StancelabError(f"--log-dir {location}: give the logs a prefix (e.g. {location.rstrip('/')}"
+                             f"/run), so that the analysis can write beside them ({location.rstrip('/')}"
+                             f"/run{ANALYSIS_SUFFIX}).")  # fmt: skip
+    return f"{scheme}://{rest}{ANALYSIS_SUFFIX}"
+
+
+def check_results_url(url: str, location: str | Path) -> None:
+    """A URL that an analysis of `location` may write its results to: reachable, and not the
+    log location or within it."""
+    if is_url(location):
+        logs = str(location).rstrip("/")
+        if url.rstrip("/") == logs or url.startswith(f"{logs}/"):
+            raise StancelabError(f"--out {url}: within the log location {location}, where the next "
+                                 f"read would take the results for logs; give another (e.g. "
+                                 f"{logs}{ANALYSIS_SUFFIX}).")  # fmt: skip
+    check_location(url)
+
+
+def upload_results(folder: Path, url: str) -> int:
+    """Copy a run folder's results (every file but its logs, their copy's record and files being
+    written) to `url`, each under its path in the folder; the number of files copied."""
+    fs, root = store_filesystem(url)
+    files = [path for path in sorted(folder.rglob("*")) if path.is_file()
+             and not _log_or_record(path.relative_to(folder))]  # fmt: skip
+    for path in files:
+        try:
+            fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(folder).as_posix()}")
+        except Exception as error:
+            raise store_error(url, error) from None
+    return len(files)
+
+
+def _log_or_record(relative: Path) -> bool:
+    return ("logs" in relative.parts[:-1] or relative.name == SOURCE_FILE
+            or relative.name.endswith(".part"))  # fmt: skip
+
+
 def _fetch(fs: Any, remote: str, target: Path, stored: StoredFile, url: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.part")
