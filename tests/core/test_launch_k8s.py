@@ -14,8 +14,10 @@ from inspect_ai.log import read_eval_log
 from stancelab.cli import main
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.logs import SHARD_KEY
+from stancelab.core.results.store import list_location, store_filesystem
 from stancelab.core.runs.launch.k8s import checked_job
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
+from tests.helpers import summary_figures
 
 RUN = ["llm-bias-bench", "--model", "openai-api/fake/subject", "--limit", "2", "--turns", "1",
        "--display", "none", "--prompts", "stancelab"]  # fmt: skip
@@ -63,7 +65,13 @@ def test_the_manifest_is_an_indexed_job_the_client_models_accept(tmp_path: Path)
         "fake",
     )
     analyze = checked_job(analysis).spec.template.spec.containers[0].command
-    assert analyze == ["stancelab", "analyze", "s3://bucket/run"]
+    assert analyze == [
+        "stancelab",
+        "analyze",
+        "s3://bucket/run",
+        "--out",
+        "s3://bucket/run-analysis",
+    ]
     assert job.spec.template.spec.volumes is None
 
 
@@ -139,3 +147,37 @@ def test_apply_without_a_kubeconfig_fails_in_one_line(
         and err.startswith("error: --apply: no usable kubeconfig")
         and err.count("\n") == 1
     )
+
+
+def test_the_analysis_job_of_a_url_writes_its_summary_beside_the_logs(
+    tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"s3://{bucket}/run"
+    shards, analysis = _manifests(tmp_path, "--log-dir", url)
+    command = shards["spec"]["template"]["spec"]["containers"][0]["command"]
+    analyze = analysis["spec"]["template"]["spec"]["containers"][0]["command"]
+    monkeypatch.chdir(tmp_path)  # each pod's own folder (lost when it ends)
+    with FakeOpenAIServer(reply=verdict_reply) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        monkeypatch.setenv("FAKE_API_KEY", "local")
+        for index in range(3):
+            monkeypatch.setenv("JOB_COMPLETION_INDEX", str(index))
+            assert main(command[1:]) == 0
+    assert main(analyze[1:]) == 0
+    results = list_location(f"{url}-analysis")
+    assert "summary.json" in results and any(name.startswith("tables/") for name in results)
+    fs, root = store_filesystem(f"{url}-analysis/summary.json")
+    fs.get_file(root, str(tmp_path / "stored.json"))
+    pod_folder = tmp_path / "runs" / "store" / "s3" / bucket / "run"
+    assert summary_figures(tmp_path / "stored.json") == summary_figures(pod_folder / "summary.json")
+    assert not any(name.endswith("summary.json") for name in list_location(url))  # not a log
+
+
+def test_a_bucket_without_a_prefix_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    code = main(["launch", "k8s", *RUN, "--shards", "3", "--image", "ghcr.io/example/stancelab:1",
+                 "--output", str(tmp_path / "shards.yaml"), "--log-dir", "s3://bucket"])  # fmt: skip
+    assert code == 2 and not (tmp_path / "shards.yaml").exists()
+    error = capsys.readouterr().err.strip()
+    assert "give the logs a prefix" in error and "\n" not in error

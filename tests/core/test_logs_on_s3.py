@@ -2,11 +2,13 @@
 to s3:// and `analyze s3://` give the summary of the same run to a folder, listing the
 location once; a cut-short or interrupted log on S3 is flagged, not counted, as in a folder; a
 re-run to the same URL pays no call twice; a bad URL, a missing bucket or no credentials is
-one line and exit status 2."""
+one line and exit status 2; `report` and `atlas` of the URL are those of the same run in
+a folder; results written to a URL land there, never among the logs."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,3 +196,56 @@ def test_a_folder_that_holds_other_logs_is_never_overwritten_by_a_copy(
     assert main(["analyze", runs.url, "--out", str(own)]) == 2
     assert "not a copy of" in capsys.readouterr().err
     assert {path: path.read_bytes() for path in (own / "logs").iterdir()} == logs
+
+
+def test_results_within_the_log_location_are_refused_in_one_line(
+    runs: Runs, tmp_path: Path, bucket: str, capsys: pytest.CaptureFixture
+) -> None:
+    from stancelab.core.results.store import list_location
+
+    before = list_location(runs.url)
+    assert main(["analyze", runs.url, "--out", f"{runs.url}/analysis"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "within the log location" in error and "\n" not in error
+    assert list_location(runs.url) == before  # nothing written among the logs
+
+
+LOG_NAME = re.compile(r"\d{4}-\d\d-\d\dT[\d-]+_llm-bias-bench_\w+\.eval")
+
+
+def _page(path: Path, folder: str) -> str:
+    """A report page with where its logs lay (the run folder, each log's name) left out."""
+    return LOG_NAME.sub("LOG", path.read_text().replace(folder, "RUN"))
+
+
+def test_report_and_atlas_of_a_url_are_those_of_the_same_run_in_a_folder(
+    runs: Runs, tmp_path: Path, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fsspec.core
+
+    url = f"s3://{bucket}/run"  # the run's logs as Inspect wrote them to S3, before other tests'
+    fs, _ = fsspec.core.url_to_fs(url)
+    for log in (runs.to_s3 / "logs").glob("*.eval"):
+        fs.put_file(str(log), f"{bucket}/run/{log.name}")
+    monkeypatch.chdir(tmp_path)  # the URL's local run folder: runs/store/s3/BUCKET/run
+    copy = str(Path("runs", "store", "s3", bucket, "run"))
+    outputs = {"url": (url, copy), "folder": (str(runs.folder), str(runs.folder))}
+    for name, (location, _) in outputs.items():
+        assert main(["report", location, "-o", f"{name}.html"]) == 0
+        assert main(["atlas", location, "--out", f"atlas-{name}"]) == 0
+    pages = {
+        name: _page(tmp_path / f"{name}.html", folder) for name, (_, folder) in outputs.items()
+    }
+    assert pages["url"] == pages["folder"] and pages["url"].count("data:image/png;base64,") > 0
+    atlases = {name: _page(tmp_path / f"atlas-{name}" / "report.html", folder)
+               for name, (_, folder) in outputs.items()}  # fmt: skip
+    assert atlases["url"] == atlases["folder"]
+    for table in (tmp_path / "atlas-folder" / "atlas" / "tables").glob("*.csv"):
+        assert (
+            tmp_path / "atlas-url" / "atlas" / "tables" / table.name
+        ).read_text() == table.read_text()
+    summaries = [json.loads(_page(tmp_path / f"atlas-{name}" / "atlas" / "summary.json", folder))
+                 for name, (_, folder) in outputs.items()]  # fmt: skip
+    assert [summary.pop("report") for summary in summaries] == [
+        "atlas-url/report.html", "atlas-folder/report.html"]  # fmt: skip
+    assert summaries[0] == summaries[1]

@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model
 
 from stancelab.core.errors import StancelabError
-from stancelab.core.results.logs import log_files, shard_of_log
+from stancelab.core.results.logs import log_headers, shard_of_log
 from stancelab.core.runs.evals import ProbeRun, run_eval
 from stancelab.core.runs.shards import parse_shard
 from stancelab.issuebench.dataset import FRAMINGS, load_issues, load_templates
@@ -186,13 +185,13 @@ def _model_name(model: str | Model) -> str:
     return model if isinstance(model, str) else str(model)
 
 
-def _finished_shards(logs_dir: Path, run: IssueBenchRun) -> set[tuple[str, int]]:
-    """(model, shard) pairs with a successful log for these exact task arguments and the same
-    model in every role: another classifier, or another selection, is not finished."""
+def _finished_shards(location: str, run: IssueBenchRun) -> set[tuple[str, int]]:
+    """(model, shard) pairs with a successful log at the log location (a folder or a URL) for
+    these exact task arguments and the same model in every role: another classifier, or
+    another selection, is not finished."""
     done = set()
     keys = run.run_keys()
-    for path in log_files(logs_dir):
-        header = read_eval_log(str(path), header_only=True)
+    for header in log_headers(location):
         if header.eval.task.split("/")[-1] != TASK_NAME or header.status != "success":
             continue
         if shard_of_log(header.eval.metadata) != str(parse_shard(run.shard) or ""):
@@ -232,7 +231,7 @@ def run_evals(run: IssueBenchRun) -> None:
     shards = math.ceil(total / run.shard_size) if run.shard_size else 1
     logs_dir = run.log_location()
     for shard in range(shards):
-        done = _finished_shards(Path(logs_dir), run)
+        done = _finished_shards(logs_dir, run)
         pending = [m for m in run.models if (_model_name(m), shard) not in done]
         if not pending:
             continue

@@ -33,12 +33,15 @@ import math
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
 from stancelab.core.data.aliases import CONFIG_SEPARATOR
 from stancelab.core.results.evidence import LogEvidence
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 # Sample fields the analyses never read: a full read skips them (a sample's events, every
 # call's input and output, are most of it, and resolving their attachments most of the time).
@@ -106,6 +109,18 @@ def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
     """The readable Inspect logs under a folder (recursively), or among the given files; a
     file that is no readable log is left out (`unreadable_logs` names it)."""
     return [path for path in candidate_log_files(logs) if readable_log(path)]
+
+
+def log_headers(location: str | Path) -> list[EvalLog]:
+    """The headers of the readable Inspect logs at a log location: a folder (`log_files`), or
+    an fsspec URL (`store.location_log_headers`: one listing, no local copy)."""
+    from inspect_ai.log import read_eval_log
+
+    from stancelab.core.results.store import is_url, location_log_headers
+
+    if is_url(location):
+        return location_log_headers(str(location))
+    return [read_eval_log(str(path), header_only=True) for path in log_files(Path(location))]
 
 
 def unreadable_logs(logs: str | Path | Iterable[str | Path]) -> set[str]:

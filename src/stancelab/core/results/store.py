@@ -19,11 +19,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from stancelab.core.errors import StancelabError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 SOURCE_FILE = ".logs-source.json"
 """in a run folder whose `logs/` is a copy of a log location: the location and its files"""
@@ -133,6 +136,45 @@ def list_location(url: str) -> dict[str, StoredFile]:
             if info.get("type", "file") == "file" and name.startswith(root)}  # fmt: skip
 
 
+LOG_SUFFIXES = (".eval", ".json")
+"""the files of a log location named as Inspect logs"""
+_HEADERS: dict[tuple[str, str], EvalLog | None] = {}
+"""log headers read from a store, by URL and version (None: no readable log)"""
+
+
+def location_log_headers(url: str) -> list[EvalLog]:
+    """The headers of the readable Inspect logs at a log location, less the shard logs that a
+    complete merged log covers (as `results.logs.log_files` for a folder): one listing, and each
+    log's header read once per process while its version is unchanged."""
+    from inspect_ai.log import EvalLogInfo
+
+    from stancelab.core.inspect_private import without_merged_shards
+
+    base = url.rstrip("/")
+    listed = {f"{base}/{name}": stored for name, stored in list_location(url).items()
+              if name.endswith(LOG_SUFFIXES)}  # fmt: skip
+    infos = [EvalLogInfo(name=name, type="file", size=stored.size, mtime=stored.modified,
+                         task="", task_id="", suffix=None) for name, stored in listed.items()]  # fmt: skip
+    try:
+        kept = [info.name for info in without_merged_shards(infos)]
+    except Exception:  # a merged log that cannot be read hides nothing
+        kept = list(listed)
+    headers = (_header(name, listed[name].version) for name in sorted(kept))
+    return [header for header in headers if header is not None]
+
+
+def _header(log_url: str, version: str) -> EvalLog | None:
+    from inspect_ai.log import read_eval_log
+
+    key = (log_url, version)
+    if key not in _HEADERS:
+        try:
+            _HEADERS[key] = read_eval_log(log_url, header_only=True)
+        except Exception:  # cut short, empty, or a JSON file that is not a log
+            _HEADERS[key] = None
+    return _HEADERS[key]
+
+
 def _stored(info: dict[str, Any]) -> StoredFile:
     modified = next((info[key] for key in ("LastModified", "mtime", "updated", "last_modified")
                      if info.get(key) is not None), None)  # fmt: skip
@@ -191,6 +233,53 @@ def mirror_logs(url: str, folder: Path) -> Mirror:
     logs.mkdir(parents=True, exist_ok=True)
     (folder / SOURCE_FILE).write_text(Source(url=url, files=listed).model_dump_json(indent=1))
     return Mirror(url, folder, len(listed), fetched, removed)
+
+
+ANALYSIS_SUFFIX = "-analysis"
+"""a launched run's analysis of a log location URL writes its results beside it: URL + this"""
+
+
+def analysis_url(location: str) -> str:
+    """Where a launched run's analysis of a log location URL writes its summary and tables:
+    beside the logs (`s3://bucket/run` -> `s3://bucket/run-analysis`), never under them, where
+    the next listing would read them as logs."""
+    scheme, _, rest = location.rstrip("/").partition("://")
+    if "/" not in rest:
+        raise StancelabError(f"--log-dir {location}: give the logs a prefix (e.g. {location.rstrip('/')}"
+                             f"/run), so that the analysis can write beside them ({location.rstrip('/')}"
+                             f"/run{ANALYSIS_SUFFIX}).")  # fmt: skip
+    return f"{scheme}://{rest}{ANALYSIS_SUFFIX}"
+
+
+def check_results_url(url: str, location: str | Path) -> None:
+    """A URL that an analysis of `location` may write its results to: reachable, and not the
+    log location or within it."""
+    if is_url(location):
+        logs = str(location).rstrip("/")
+        if url.rstrip("/") == logs or url.startswith(f"{logs}/"):
+            raise StancelabError(f"--out {url}: within the log location {location}, where the next "
+                                 f"read would take the results for logs; give another (e.g. "
+                                 f"{logs}{ANALYSIS_SUFFIX}).")  # fmt: skip
+    check_location(url)
+
+
+def upload_results(folder: Path, url: str) -> int:
+    """Copy a run folder's results (every file but its logs, their copy's record and files being
+    written) to `url`, each under its path in the folder; the number of files copied."""
+    fs, root = store_filesystem(url)
+    files = [path for path in sorted(folder.rglob("*")) if path.is_file()
+             and not _log_or_record(path.relative_to(folder))]  # fmt: skip
+    for path in files:
+        try:
+            fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(folder).as_posix()}")
+        except Exception as error:
+            raise store_error(url, error) from None
+    return len(files)
+
+
+def _log_or_record(relative: Path) -> bool:
+    return ("logs" in relative.parts[:-1] or relative.name == SOURCE_FILE
+            or relative.name.endswith(".part"))  # fmt: skip
 
 
 def _fetch(fs: Any, remote: str, target: Path, stored: StoredFile, url: str) -> None:

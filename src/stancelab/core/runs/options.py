@@ -77,6 +77,22 @@ def _flag(item: Field) -> str:
     return FLAGS.get(item.name, f"--no-{name}" if item.default is True else f"--{name}")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer of at least 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
 def add_option_arguments(parser: argparse.ArgumentParser, options: type[ProbeRun],
                          roles: tuple[str, ...]) -> None:  # fmt: skip
     """One flag per field of `options`; shared fields first. Unset flags stay out of the

@@ -64,8 +64,9 @@ class LaunchPlan:
     program: tuple[str, ...] = field(default_factory=lambda: (sys.executable, "-m", "stancelab"))
     """how a task starts stancelab: the submitting interpreter (Slurm), `stancelab` (an image)"""
     analysis_out: str | None = None
-    """the run folder the analysis of a URL location writes its summary in (Slurm: the run's
-    --out, where the launch and the shards keep run.toml); None: analyze's default"""
+    """where the analysis of a URL location writes its summary (`analyze URL --out`): Slurm, the
+    run's --out, on the file system the nodes share, where the launch keeps run.toml;
+    Kubernetes, a URL beside the logs (a pod's own folder ends with it); None: analyze's default"""
 
     def task_args(self, index_variable: str) -> list[str]:
         """`launch task` arguments: the task reads its shard from `index_variable`."""
