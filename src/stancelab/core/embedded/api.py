@@ -20,6 +20,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from stancelab.core.embedded.batches import generate_in_batches
 from stancelab.core.embedded.logprobs import generate_with_top_logprobs, logprobs_from_rows
 from stancelab.core.embedded.model import EMBEDDED_MODEL_NAME, materialise
 from stancelab.core.embedded.precision import embedded_dtype
@@ -27,7 +28,6 @@ from stancelab.core.inspect_private import (
     HF_TOKEN,
     GenerateInput,
     HuggingFaceAPI,
-    batched_generate,
     hub_token,
     set_random_seeds,
 )
@@ -185,39 +185,53 @@ class EmbeddedAPI(HuggingFaceAPI):
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:  # fmt: skip
-        if not config.logprobs:  # no logits at all (Inspect's provider asks for them on False too)
-            plain = config.model_copy(update={"logprobs": None, "top_logprobs": None})
-            return await super().generate(input, tools, tool_choice, plain)
         if tools or self.hidden_states:  # paths this provider leaves to Inspect's as they are
+            if (
+                not config.logprobs
+            ):  # no logits at all (Inspect's provider asks for them on False too)
+                config = config.model_copy(update={"logprobs": None, "top_logprobs": None})
             return await super().generate(input, tools, tool_choice, config)
-        return await self._generate_with_logprobs(input, config)
+        return await self._generate_in_batches(input, config)
 
-    async def _generate_with_logprobs(
+    async def _generate_in_batches(
         self, input: list[ChatMessage], config: GenerateConfig
     ) -> ModelOutput:
-        """Inspect's `hf` generation through its batch thread, with top-k log-probs recorded per
-        token (`core.embedded.logprobs`) instead of every token's full-vocabulary logits."""
+        """Inspect's `hf` generation step through stancelab's queue (`core.embedded.batches`),
+        with top-k log-probs, where asked for, recorded per token (`core.embedded.logprobs`)
+        instead of every token's full-vocabulary logits."""
         assert isinstance(self.tokenizer_call_args, dict)
         tokenizer = functools.partial(self.tokenizer, return_tensors="pt", padding=True,
                                       **self.tokenizer_call_args)  # fmt: skip
-        generator = functools.partial(generate_with_top_logprobs, self.model, config.top_logprobs or 1,
-                                      **generation_kwargs(config, self.do_sample, self.tokenizer))  # fmt: skip
+        settings = generation_kwargs(config, self.do_sample, self.tokenizer)
+        generator = (
+            functools.partial(
+                generate_with_top_logprobs, self.model, config.top_logprobs or 1, **settings
+            )
+            if config.logprobs
+            else functools.partial(self.model.generate, **settings)
+        )
         decoder = functools.partial(self.tokenizer.batch_decode, skip_special_tokens=True,
                                     clean_up_tokenization_spaces=False)  # fmt: skip
-        response = await batched_generate(GenerateInput(
+        response = await generate_in_batches(GenerateInput(
             input=self.hf_chat(input, []), device=self.model.device, tokenizer=tokenizer,
             generator=generator, decoder=decoder,
             batch_size=config.max_connections or self.max_connections(),
         ))  # fmt: skip
-        rows = response.hidden_states[0][0] if response.hidden_states else []
-        logprobs = logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
         message = ChatMessageAssistant(
             content=response.output, model=self.model_name, source="generate"
         )
         usage = ModelUsage(input_tokens=response.input_tokens, output_tokens=response.output_tokens,
                            total_tokens=response.total_tokens)  # fmt: skip
+        logprobs = self._logprobs(response) if config.logprobs else None
         return ModelOutput(model=self.model_name, usage=usage, time=response.time,
-                           choices=[ChatCompletionChoice(message=message, logprobs=Logprobs(content=logprobs))])  # fmt: skip
+                           choices=[ChatCompletionChoice(message=message, logprobs=logprobs)])  # fmt: skip
+
+    def _logprobs(self, response: Any) -> Logprobs:
+        """The top-k log-probs the generation recorded (`core.embedded.logprobs`)."""
+        rows = response.hidden_states[0][0] if response.hidden_states else []
+        return Logprobs(
+            content=logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
+        )
 
     def _stop_ids(self) -> set[int]:
         """Token ids that end a generated row (what follows them is padding)."""
