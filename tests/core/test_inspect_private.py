@@ -163,7 +163,7 @@ def test_the_hf_provider_has_what_the_embedded_provider_builds_on() -> None:
     )
     output = {"output", "input_tokens", "output_tokens", "total_tokens", "hidden_states", "time"}
     assert output <= _fields(hf["GenerateOutput"])
-    assert {"input", "future", "key"} <= _fields(hf["_QueueItem"])
+    assert {"input", "future"} <= _fields(hf["_QueueItem"])  # what `_generate_batch` reads
     assert _arguments(hf["_batch_key"]) == ["input"]
     assert _arguments(hf["_generate_batch"]) == ["batch"]
     provider = hf["HuggingFaceAPI"]

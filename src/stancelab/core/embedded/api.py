@@ -36,10 +36,11 @@ from stancelab.core.inspect_private import (
 # so concurrent samples that sample at temperature > 0 are not affected.
 _greedy_call: ContextVar[bool] = ContextVar("stancelab_greedy_call", default=False)
 
-# Generations batched together (and calls in flight) unless max_connections says otherwise.
-# Inspect's `hf` default of 32 holds 32 prompts' attention caches and activations at once;
-# at 8 the demo peaked at 1.54 GiB, at 4 it stays under 1.5 GiB (benchmarks/README.md).
-BATCH_SIZE = 4
+# Calls in flight, and the most generated in one batch, unless max_connections says otherwise;
+# a batch also stays within the queue's token budget (`core.embedded.batches.TOKEN_BUDGET`), so
+# long prompts go four at a time (at 8 long prompts a batch the demo peaked at 1.54 GiB) while
+# short ones share a decoding step, which costs about the same for 4 rows as for 16.
+BATCH_SIZE = 16
 
 # The provider's state after loading (weights, tokenizer, settings), by model arguments:
 # Inspect makes one provider per role and generation config, and they share one copy.
@@ -93,12 +94,13 @@ def loaded_copies() -> int:
 class EmbeddedAPI(HuggingFaceAPI):
     """SmolLM2-135M-Instruct served in-process by Inspect's Hugging Face provider.
 
-    Batching and sampling are Inspect's own; this class points the provider at the locally
-    materialised weights, runs on the CPU unless a device is given, loads the weights once
-    per process (and hands freed activations back to the system), batches at most BATCH_SIZE
-    generations, decodes greedily when asked for temperature 0 (the `hf` provider always
-    samples, and transformers rejects a zero temperature), and records log-probs as top-k
-    per generated token instead of the full vocabulary (`core.embedded.logprobs`).
+    Sampling and the batch step are Inspect's own; this class points the provider at the
+    locally materialised weights, runs on the CPU unless a device is given, loads the weights
+    once per process (and hands freed activations back to the system), queues generations
+    itself (`core.embedded.batches`: at most BATCH_SIZE a batch, within a token budget),
+    decodes greedily when asked for temperature 0 (the `hf` provider always samples, and
+    transformers rejects a zero temperature), and records log-probs as top-k per generated
+    token instead of the full vocabulary (`core.embedded.logprobs`).
     """
 
     def __init__(
