@@ -130,6 +130,6 @@ async def test_provider_generates_at_most_batch_size_prompts_at_once(model_dir: 
 
     model.api.model.generate = spy  # type: ignore[attr-defined]
     config = GenerateConfig(max_tokens=2)
-    calls = embedded_api.BATCH_SIZE + 4
+    calls = embedded_api.BATCH_SIZE + 4  # more than one batch
     await asyncio.gather(*(model.generate(f"w{i} w2", config=config) for i in range(calls)))
     assert sum(rows) == calls and max(rows) <= embedded_api.BATCH_SIZE

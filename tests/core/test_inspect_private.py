@@ -163,6 +163,9 @@ def test_the_hf_provider_has_what_the_embedded_provider_builds_on() -> None:
     )
     output = {"output", "input_tokens", "output_tokens", "total_tokens", "hidden_states", "time"}
     assert output <= _fields(hf["GenerateOutput"])
+    assert {"input", "future"} <= _fields(hf["_QueueItem"])  # what `_generate_batch` reads
+    assert _arguments(hf["_batch_key"]) == ["input"]
+    assert _arguments(hf["_generate_batch"]) == ["batch"]
     provider = hf["HuggingFaceAPI"]
     assert isinstance(provider, ast.ClassDef) and [
         ast.unparse(base) for base in provider.bases

@@ -20,6 +20,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from stancelab.core.embedded.batches import generate_in_batches
 from stancelab.core.embedded.logprobs import generate_with_top_logprobs, logprobs_from_rows
 from stancelab.core.embedded.model import EMBEDDED_MODEL_NAME, materialise
 from stancelab.core.embedded.precision import embedded_dtype
@@ -27,7 +28,6 @@ from stancelab.core.inspect_private import (
     HF_TOKEN,
     GenerateInput,
     HuggingFaceAPI,
-    batched_generate,
     hub_token,
     set_random_seeds,
 )
@@ -36,10 +36,11 @@ from stancelab.core.inspect_private import (
 # so concurrent samples that sample at temperature > 0 are not affected.
 _greedy_call: ContextVar[bool] = ContextVar("stancelab_greedy_call", default=False)
 
-# Generations batched together (and calls in flight) unless max_connections says otherwise.
-# Inspect's `hf` default of 32 holds 32 prompts' attention caches and activations at once;
-# at 8 the demo peaked at 1.54 GiB, at 4 it stays under 1.5 GiB (benchmarks/README.md).
-BATCH_SIZE = 4
+# Calls in flight, and the most generated in one batch, unless max_connections says otherwise;
+# a batch also stays within the queue's token budget (`core.embedded.batches.TOKEN_BUDGET`), so
+# long prompts go four at a time (at 8 long prompts a batch the demo peaked at 1.54 GiB) while
+# short ones share a decoding step, which costs about the same for 4 rows as for 16.
+BATCH_SIZE = 16
 
 # The provider's state after loading (weights, tokenizer, settings), by model arguments:
 # Inspect makes one provider per role and generation config, and they share one copy.
@@ -57,6 +58,11 @@ MAX_TOKENS_CAP_ARG = "max_tokens_cap"
 # and generation about 1.6x slower (benchmarks/README.md, issue 37).
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 4 * 1024 * 1024
+# glibc's mallopt parameter, and the heaps (arenas) threads may allocate from: by default up to
+# 8 per core, each keeping its own freed blocks; with 2 the demo's process peaked 30 MB lower
+# (1,429,064 against 1,458,736 KiB, benchmarks/README.md, issue 37).
+M_ARENA_MAX = -8
+ARENAS = 2
 
 
 def release_freed_tensors() -> bool:
@@ -68,6 +74,14 @@ def release_freed_tensors() -> bool:
     Returns whether it was set (False off glibc)."""
     libc = _libc()
     return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
+def limit_arenas() -> bool:
+    """Have threads that start from now on share ARENAS heaps (glibc's `M_ARENA_MAX`), so the
+    generation thread's and Inspect's freed blocks serve each other. Returns whether it was
+    set (False off glibc)."""
+    libc = _libc()
+    return libc is not None and bool(libc.mallopt(M_ARENA_MAX, ARENAS))
 
 
 def trim_heap() -> bool:
@@ -93,12 +107,13 @@ def loaded_copies() -> int:
 class EmbeddedAPI(HuggingFaceAPI):
     """SmolLM2-135M-Instruct served in-process by Inspect's Hugging Face provider.
 
-    Batching and sampling are Inspect's own; this class points the provider at the locally
-    materialised weights, runs on the CPU unless a device is given, loads the weights once
-    per process (and hands freed activations back to the system), batches at most BATCH_SIZE
-    generations, decodes greedily when asked for temperature 0 (the `hf` provider always
-    samples, and transformers rejects a zero temperature), and records log-probs as top-k
-    per generated token instead of the full vocabulary (`core.embedded.logprobs`).
+    Sampling and the batch step are Inspect's own; this class points the provider at the
+    locally materialised weights, runs on the CPU unless a device is given, loads the weights
+    once per process (and hands freed activations back to the system), queues generations
+    itself (`core.embedded.batches`: at most BATCH_SIZE a batch, within a token budget),
+    decodes greedily when asked for temperature 0 (the `hf` provider always samples, and
+    transformers rejects a zero temperature), and records log-probs as top-k per generated
+    token instead of the full vocabulary (`core.embedded.logprobs`).
     """
 
     def __init__(
@@ -128,6 +143,7 @@ class EmbeddedAPI(HuggingFaceAPI):
             self._share(_loaded[key], model_name, base_url, api_key, config)
         else:
             release_freed_tensors()
+            limit_arenas()
             super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
                              config=config, **model_args)  # fmt: skip
             _loaded[key] = dict(vars(self))
@@ -185,39 +201,53 @@ class EmbeddedAPI(HuggingFaceAPI):
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:  # fmt: skip
-        if not config.logprobs:  # no logits at all (Inspect's provider asks for them on False too)
-            plain = config.model_copy(update={"logprobs": None, "top_logprobs": None})
-            return await super().generate(input, tools, tool_choice, plain)
         if tools or self.hidden_states:  # paths this provider leaves to Inspect's as they are
+            if (
+                not config.logprobs
+            ):  # no logits at all (Inspect's provider asks for them on False too)
+                config = config.model_copy(update={"logprobs": None, "top_logprobs": None})
             return await super().generate(input, tools, tool_choice, config)
-        return await self._generate_with_logprobs(input, config)
+        return await self._generate_in_batches(input, config)
 
-    async def _generate_with_logprobs(
+    async def _generate_in_batches(
         self, input: list[ChatMessage], config: GenerateConfig
     ) -> ModelOutput:
-        """Inspect's `hf` generation through its batch thread, with top-k log-probs recorded per
-        token (`core.embedded.logprobs`) instead of every token's full-vocabulary logits."""
+        """Inspect's `hf` generation step through stancelab's queue (`core.embedded.batches`),
+        with top-k log-probs, where asked for, recorded per token (`core.embedded.logprobs`)
+        instead of every token's full-vocabulary logits."""
         assert isinstance(self.tokenizer_call_args, dict)
         tokenizer = functools.partial(self.tokenizer, return_tensors="pt", padding=True,
                                       **self.tokenizer_call_args)  # fmt: skip
-        generator = functools.partial(generate_with_top_logprobs, self.model, config.top_logprobs or 1,
-                                      **generation_kwargs(config, self.do_sample, self.tokenizer))  # fmt: skip
+        settings = generation_kwargs(config, self.do_sample, self.tokenizer)
+        generator = (
+            functools.partial(
+                generate_with_top_logprobs, self.model, config.top_logprobs or 1, **settings
+            )
+            if config.logprobs
+            else functools.partial(self.model.generate, **settings)
+        )
         decoder = functools.partial(self.tokenizer.batch_decode, skip_special_tokens=True,
                                     clean_up_tokenization_spaces=False)  # fmt: skip
-        response = await batched_generate(GenerateInput(
+        response = await generate_in_batches(GenerateInput(
             input=self.hf_chat(input, []), device=self.model.device, tokenizer=tokenizer,
             generator=generator, decoder=decoder,
             batch_size=config.max_connections or self.max_connections(),
         ))  # fmt: skip
-        rows = response.hidden_states[0][0] if response.hidden_states else []
-        logprobs = logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
         message = ChatMessageAssistant(
             content=response.output, model=self.model_name, source="generate"
         )
         usage = ModelUsage(input_tokens=response.input_tokens, output_tokens=response.output_tokens,
                            total_tokens=response.total_tokens)  # fmt: skip
+        logprobs = self._logprobs(response) if config.logprobs else None
         return ModelOutput(model=self.model_name, usage=usage, time=response.time,
-                           choices=[ChatCompletionChoice(message=message, logprobs=Logprobs(content=logprobs))])  # fmt: skip
+                           choices=[ChatCompletionChoice(message=message, logprobs=logprobs)])  # fmt: skip
+
+    def _logprobs(self, response: Any) -> Logprobs:
+        """The top-k log-probs the generation recorded (`core.embedded.logprobs`)."""
+        rows = response.hidden_states[0][0] if response.hidden_states else []
+        return Logprobs(
+            content=logprobs_from_rows(rows, self.tokenizer.convert_ids_to_tokens, self._stop_ids())
+        )
 
     def _stop_ids(self) -> set[int]:
         """Token ids that end a generated row (what follows them is padding)."""
