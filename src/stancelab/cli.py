@@ -429,8 +429,10 @@ def _power_request(args: argparse.Namespace, calibration: Path | None, seed: int
 def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]],
                calibration: Path | None = None) -> str:  # fmt: skip
     """A probe's planned calls as `estimate` prints them (and the calibrated wall time)."""
+    from stancelab.core.runs.caps import embedded_caps, is_embedded_name
     from stancelab.core.runs.estimate import (
         batch_lines,
+        capped_on_embedded,
         format_calibrated,
         format_plan,
         plan_frame,
@@ -440,8 +442,12 @@ def _plan_text(probe: Probe, options: Any, prices: dict[str, tuple[float, float]
     models = [str(model) for model in options.models]
     roles = {role: str(model) for role, model in options.roles.items()}
     frame = plan_frame(probe.plan(options), models, prices, roles, options.batch)
+    frame = capped_on_embedded(frame, embedded_caps(options))
     lines = [f"{probe.title}: planned calls per subject model and role",
              format_plan(frame, prices, options.batch)]  # fmt: skip
+    if frame["model"].map(is_embedded_name).any():
+        lines.append("On the embedded model, output tokens are its caps per reply "
+                     "(--embedded-max-tokens), as its runs print them.")  # fmt: skip
     if options.batch:
         lines.extend(batch_lines(frame))
     if calibration is not None:

@@ -5,6 +5,7 @@ of a defined form stops where the form ends; every other model keeps the method'
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from stancelab.cli import main
 from stancelab.core.embedded import api as embedded_api
 from stancelab.core.embedded.model import EMBEDDED_MODEL
 from stancelab.core.embedded.replies import (
@@ -158,3 +160,19 @@ async def test_each_generation_hands_its_freed_heap_back(
     await model.generate("w1 w3", config=GenerateConfig(max_tokens=2, temperature=1.0))
     assert len(trims) == 2
     assert embedded_api.MMAP_THRESHOLD_BYTES >= 2 * 1024 * 1024
+
+
+def test_estimate_plans_the_embedded_models_replies_at_its_caps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`estimate` on the embedded model counted each reply at the method's cap (512 tokens a
+    turn), not at the embedded cap its runs apply (64)."""
+    code = main(["estimate", "llm-bias-bench", "--model", EMBEDDED_MODEL, "--prompts", "stancelab",
+                 "--limit", "2"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    rows = re.findall(r" (user|subject|judge)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s", printed)
+    assert {row[0] for row in rows} == {"user", "subject", "judge"}
+    for _, _, calls_max, _, output_tokens in rows:
+        assert int(output_tokens) == int(calls_max) * EMBEDDED_MAX_TOKENS
+    assert "output tokens are its caps per reply" in printed

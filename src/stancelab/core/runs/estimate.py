@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from stancelab.core.runs.caps import EmbeddedCaps, is_embedded_name
 from stancelab.core.runs.prices import BATCH_TURNAROUND_H, Price, Prices, batches, price_of
 
 CHARS_PER_TOKEN = 4
@@ -73,6 +74,21 @@ def plan_frame(
             usd = price.usd(plan.input_tokens, plan.output_tokens_max) if price else math.nan
             rows.append({"subject_model": subject, "model": model, **plan.__dict__, "usd_max": usd})
     return pd.DataFrame(rows)
+
+
+def capped_on_embedded(frame: pd.DataFrame, caps: EmbeddedCaps) -> pd.DataFrame:
+    """`frame` with each embedded model's output tokens at most its caps (`core.runs.caps`:
+    what a run of it generates), where they are lower than the method's."""
+    embedded = frame["model"].map(lambda model: is_embedded_name(str(model)))
+    cap = frame["role"].map(lambda role: caps.for_role(str(role))).astype("float")
+    ceiling = (frame["calls_max"] * cap).where(embedded)
+    capped = frame.copy()
+    capped["output_tokens_max"] = (
+        frame["output_tokens_max"]
+        .where(ceiling.isna() | (frame["output_tokens_max"] <= ceiling), ceiling)
+        .astype(int)
+    )
+    return capped
 
 
 def format_plan(frame: pd.DataFrame, prices: Prices | None = None, batch: bool = False) -> str:
