@@ -1,6 +1,6 @@
 """Issue 37: a Conviction sample asks what waits on nothing else at once (its argument sets,
 its sampled answers, their readings, an opener's comparisons), so a statement has many calls
-in flight against a hosted API, not one at a time."""
+in flight against a hosted API, not one at a time; and no request is paid twice for it."""
 
 from __future__ import annotations
 
@@ -30,3 +30,7 @@ def test_one_statements_independent_calls_are_in_flight_together(
     assert log.status == "success"
     # one statement is 3 samples (its scenarios); one at a time each, at most 3 would be
     assert stats["max_in_flight"] >= SAMPLES, stats["max_in_flight"]
+    # the only requests sent alike are the N sampled answers (one prompt at temperature 1;
+    # the fake server answers them alike): requests alike asked at once (the readings of
+    # those answers) are asked once, not each missing the cache and each paid
+    assert stats["duplicate_paid_calls"] <= SAMPLES - 1, stats

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from inspect_ai import Task, task
 from inspect_ai.model import CachePolicy, GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
@@ -105,6 +107,30 @@ def _sequence_logprob(output: ModelOutput) -> tuple[float | None, int]:
     return float(sum(token.logprob for token in tokens)), len(tokens)
 
 
+class AskedOnce:
+    """`ask` called once per distinct arguments, its answer shared by every caller, those
+    waiting while it is in flight included: identical requests asked at once would each miss
+    Inspect's cache and each be paid (identical sampled answers give identical readings)."""
+
+    def __init__(self, ask: Callable[..., Awaitable[Any]]) -> None:
+        self.ask = ask
+        self.answers: dict[tuple[Any, ...], Any] = {}
+        self.asking: dict[tuple[Any, ...], anyio.Event] = {}
+
+    async def __call__(self, *args: Any) -> Any:
+        while args not in self.answers:
+            if args in self.asking:
+                await self.asking[args].wait()
+                continue  # answered, or the asker failed: ask again
+            self.asking[args] = done = anyio.Event()
+            try:
+                self.answers[args] = await self.ask(*args)
+            finally:
+                del self.asking[args]
+                done.set()
+        return self.answers[args]
+
+
 async def sampled_answers(
     state: TaskState, samples: int, clustering: str = STRICT
 ) -> dict[str, Any]:
@@ -122,20 +148,17 @@ async def sampled_answers(
     texts = [o.completion for o in outputs]
     logprobs = [_sequence_logprob(o) for o in outputs]
     compared = [f"{state.metadata['statement']} {text}" for text in texts]
-    decided: dict[tuple[int, int], str] = {}
+    label = AskedOnce(entailment_label)
 
     async def relation(a: int, b: int) -> str:
-        if (a, b) not in decided:
-            decided[(a, b)] = await entailment_label(compared[a], compared[b])
-        return decided[(a, b)]
+        return await label(compared[a], compared[b])
 
     clusters = await cluster_by_relation(len(texts), relation, clustering)
+    opinion = AskedOnce(read_opinion)
     result: dict[str, Any] = {
         "clustering": clustering,
         "answers": texts,
-        "opinions": await collect(
-            *(read_opinion(state.metadata["statement"], text) for text in texts)
-        ),
+        "opinions": await collect(*(opinion(state.metadata["statement"], text) for text in texts)),
         "clusters": clusters,
         "dse": discrete_semantic_entropy(clusters),
     }
