@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from stancelab.core.runs.evals import run_eval
 from stancelab.core.runs.options import write_config
 from stancelab.core.runs.pipeline import plan
 from stancelab.core.runs.rate_limit import BURST_SECONDS, RateLimit
+from stancelab.core.runs.until_ci import Batch
 from stancelab.testing.fake_openai import RATE_LIMITED, FakeOpenAIServer, Traffic
 
 QUOTA = 1200  # requests a minute: 20 a second
@@ -100,6 +102,13 @@ def test_the_quota_is_in_run_toml_and_split_across_the_processes(tmp_path: Path,
     assert "rpm = 3000" in (tmp_path / "run" / "run.toml").read_text()
     limit = worker.eval_args()["rate_limit"]
     assert limit.total == 3000 and limit.per_minute == per_process
+
+
+def test_an_until_ci_batch_keeps_the_whole_quota(tmp_path: Path) -> None:
+    """`--until-ci` runs its batches one after another in one process, each as a shard."""
+    options = _worker_options(tmp_path, ["--rpm", "3000"], [])
+    batch = replace(options, shard=Batch(2, 5, 0, "statement_id"))
+    assert batch.eval_args()["rate_limit"].per_minute == 3000
 
 
 def test_no_quota_no_limit(tmp_path: Path) -> None:

@@ -326,9 +326,10 @@ class ProbeRun:
         } | {k: v for k, v in args.items() if v is not None}
 
     def shard_count(self) -> int:
-        """The processes the run's samples are split over: N of a shard `I/N`, else 1."""
+        """The processes the run's samples are split over: N of a shard `I/N`, else 1 (an
+        `--until-ci` batch is one of batches run one after another in this process)."""
         shard = parse_shard(self.shard)
-        return shard.count if shard else 1
+        return shard.count if shard and not str(shard).startswith(BATCH_PREFIX) else 1
 
     def shard_args(self) -> dict[str, Any]:
         """`run_eval`'s `shard` for the probe's main evals (preparatory evals run whole)."""
