@@ -5,6 +5,12 @@ call, peak RSS, log size, `stancelab analyze` time and peak memory (a fresh proc
 calls paid twice after a kill -9 at half way and a re-run.
 
     python benchmarks/paper_scale.py [--probe millstone] [--scale 0.1] [--rpm 3000]
+        [--client-rpm same|off|N] [--connections 0]
+
+`--client-rpm` is stancelab's own `--rpm` (its client-side limit; default: the server's
+limit), `--connections 0` leaves the connections to Inspect's adaptive controller. Per probe it
+also prints the answers of 429 per paid call and the requests in flight at the server
+(sampled each second while the run's calls are paid).
 
 IssueBench runs its paper protocol (`--protocol paper`, 36,000 calls on stancelab's issues
 and templates), not its default design; llm-bias-bench the authors' 38 topics in stancelab's
@@ -24,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,11 +137,49 @@ class Timed:
     output: str
 
 
-def timed(command: list[str], env: dict[str, str]) -> Timed:
+class InFlight:
+    """The server's requests in flight, sampled every `every` seconds in a thread while a run
+    goes (samples from the first paid call on: the command's start-up is not the design's)."""
+
+    def __init__(self, server: ServerProcess, every: float = 1.0) -> None:
+        self.server, self.every = server, every
+        self.samples: list[int] = []
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            stats = self.server.stats()
+            self.peak = max(self.peak, int(stats["max_in_flight"]))
+            if stats["paid_calls"] or stats["in_flight"]:
+                self.samples.append(int(stats["in_flight"]))
+
+    def __enter__(self) -> InFlight:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def line(self) -> str:
+        if not self.samples:
+            return "in flight: not measured (no sample while calls were paid)"
+        mean = sum(self.samples) / len(self.samples)
+        return f"in flight at the server: mean {mean:.1f}, peak {self.peak}"
+
+
+def timed(command: list[str], env: dict[str, str], in_flight: InFlight | None = None) -> Timed:
     report = Path(tempfile.mkstemp(prefix="stancelab-time-")[1])
     started = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-v", "-o", str(report), *command], env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    if in_flight is None:
+        done = subprocess.run(["/usr/bin/time", "-v", "-o", str(report), *command], env=env,
+                              capture_output=True, text=True)  # fmt: skip
+    else:
+        with in_flight:
+            done = subprocess.run(["/usr/bin/time", "-v", "-o", str(report), *command],
+                                  env=env, capture_output=True, text=True)  # fmt: skip
     wall = time.perf_counter() - started
     text = report.read_text()
     report.unlink()
@@ -162,12 +207,17 @@ class Measured:
     header: str
     outcomes: dict[str, int]
     paid_twice: int | None
+    in_flight: str
 
 
 def run_command(probe_name: str, flags: tuple[str, ...], out: Path, connections: int,
-                workers: int | None) -> list[str]:  # fmt: skip
+                workers: int | None, client_rpm: float | None) -> list[str]:  # fmt: skip
+    """The run's command line; `connections` 0 leaves them to Inspect's adaptive controller,
+    `client_rpm` None runs without stancelab's `--rpm`."""
     return [sys.executable, "-m", "stancelab", "run", probe_name, "--model", MODEL, *flags,
-            "--out", str(out), "--display", "none", "--max-connections", str(connections),
+            "--out", str(out), "--display", "none",
+            *(["--max-connections", str(connections)] if connections else []),
+            *(["--rpm", f"{client_rpm:g}"] if client_rpm else []),
             *(["--workers", str(workers)] if workers else [])]  # fmt: skip
 
 
@@ -196,7 +246,7 @@ def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[s
 
 
 def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, connections: int,
-            workers: int | None, kill: bool) -> Measured:  # fmt: skip
+            workers: int | None, kill: bool, client_rpm: float | None) -> Measured:  # fmt: skip
     flags = PROBES[probe_name]
     full, roles = planned(probe_name, flags)
     limit = scaled_limit(probe_name, flags, round(scale * full)) if scale < 1 else None
@@ -206,7 +256,9 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
     try:
         env, out = environment(server, scratch), scratch / "run"
         server.reset()
-        run = timed(run_command(probe_name, flags, out, connections, workers), env)
+        in_flight = InFlight(server)
+        run = timed(run_command(probe_name, flags, out, connections, workers, client_rpm), env,
+                    in_flight)  # fmt: skip
         stats = server.stats()
         calls = int(stats["paid_calls"])
         analysis = timed([sys.executable, "-m", "stancelab", "analyze", str(out)], env)
@@ -217,13 +269,14 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
             env = environment(server, again)
             paid_twice = paid_twice_after_kill(
                 server,
-                run_command(probe_name, flags, again / "run", connections, workers),
+                run_command(probe_name, flags, again / "run", connections, workers, client_rpm),
                 env,
                 calls,
             )
         bound = calls / (rpm / 60) if rpm else None
         return Measured(probe_name, calls, bound, run, analysis,
-                        folder_mb(out / "logs"), header, stats["outcomes"], paid_twice)  # fmt: skip
+                        folder_mb(out / "logs"), header, stats["outcomes"], paid_twice,
+                        in_flight.line())  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -231,13 +284,16 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
 def line(result: Measured) -> str:
     twice = "not measured (--no-kill)" if result.paid_twice is None else f"{result.paid_twice:,}"
     outcomes = ", ".join(f"{key} {value:,}" for key, value in sorted(result.outcomes.items()))
+    refused = result.outcomes.get("rate-limited", 0)
+    per_call = f"{refused / result.calls:.2f}" if result.calls else "not measured (no paid call)"
     bound = ("no rate limit" if result.bound is None else f"the rate bound {result.bound:.0f} s -> "
              f"{result.run.wall / result.bound:.2f}x (target <= 1.15x)")  # fmt: skip
     return (f"{result.probe}: {result.calls:,} calls paid, {result.calls / result.run.wall:.0f} per s; "
             f"wall {result.run.wall:.0f} s vs {bound}; harness CPU {1000 * result.run.cpu / max(1, result.calls):.1f} ms per call; peak RSS "
             f"{result.run.rss_mb:,.0f} MB; logs {result.log_mb:.1f} MB; analyze {result.analysis.wall:.1f} s, "
             f"peak {result.analysis.rss_mb:,.0f} MB; paid twice after kill -9 at half way and a re-run: "
-            f"{twice}\n    requests: {outcomes}\n    header: {result.header.strip()}\n    "
+            f"{twice}\n    requests: {outcomes}; 429s per paid call {per_call}; {result.in_flight}"
+            f"\n    header: {result.header.strip()}\n    "
             f"{headlines(result.analysis.output)}")  # fmt: skip
 
 
@@ -245,6 +301,18 @@ def headlines(analyze_output: str) -> str:
     """The headline lines `stancelab analyze` printed (whether the answers were read)."""
     _, _, after = analyze_output.partition("Headlines:")
     return "headlines: " + " | ".join(part.strip() for part in after.strip().splitlines()[:3])
+
+
+def client_quota(text: str, server_rpm: float, parser: argparse.ArgumentParser) -> float | None:
+    """stancelab's `--rpm` from `--client-rpm` (None: off)."""
+    if text == "off":
+        return None
+    if text == "same":
+        return server_rpm or None
+    try:
+        return float(text)
+    except ValueError:
+        parser.error(f"--client-rpm takes same, off or a number, not {text!r}")
 
 
 def main() -> None:
@@ -260,23 +328,27 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0, help="median latency (s)")
     parser.add_argument("--p99", type=float, default=5.0, help="99th-percentile latency (s)")
     parser.add_argument("--server-errors", type=float, default=0.01, help="share of 5xx")
-    parser.add_argument(
-        "--connections", type=int, default=100, help="--max-connections (per worker)"
-    )
+    parser.add_argument("--connections", type=int, default=100,
+                        help="--max-connections (per worker; 0: Inspect's adaptive)")  # fmt: skip
+    parser.add_argument("--client-rpm", default="same",
+                        help="stancelab's --rpm: same (the server's), off, or a number")  # fmt: skip
     parser.add_argument("--workers", type=int, default=None, help="default: the project's")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 and re-run")
     args = parser.parse_args()
     if not 0 < args.scale <= 1:
         parser.error("--scale must be in (0, 1]")
+    client_rpm = client_quota(args.client_rpm, args.rpm, parser)
     traffic = ("--latency-p99", str(args.p99), "--server-errors", str(args.server_errors),
                *(("--rpm", str(args.rpm)) if args.rpm else ()))  # fmt: skip
     print(f"paper scale ({machine()}; load {os.getloadavg()[0]:.2f}): {args.scale:g} of each design, "
           f"{args.rpm:,.0f} requests/min, latency median {args.latency:g} s p99 {args.p99:g} s, "
-          f"{args.server_errors:.0%} 5xx, {args.connections} connections", flush=True)  # fmt: skip
+          f"{args.server_errors:.0%} 5xx, "
+          f"{args.connections or 'adaptive (Inspect)'} connections, client --rpm "
+          f"{f'{client_rpm:,.0f}' if client_rpm else 'off'}", flush=True)  # fmt: skip
     with PaperServer(latency=args.latency, traffic_flags=traffic) as server:
         for probe_name in args.probe or list(PROBES):
             result = measure(server, probe_name, args.scale, args.rpm, args.connections,
-                             args.workers, not args.no_kill)  # fmt: skip
+                             args.workers, not args.no_kill, client_rpm)  # fmt: skip
             print(line(result) + f"\n    load {os.getloadavg()[0]:.2f}", flush=True)
 
 

@@ -64,6 +64,10 @@ BAD_VALUES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
                             "--hedging-threshold must be between 0 and 1, not 2"),
     "hedging threshold -0.5": (_run("even-handedness", "--hedging-threshold=-0.5"),
                                "--hedging-threshold must be between 0 and 1, not -0.5"),
+    "rpm 0": (_run("conviction", "--rpm", "0"), "--rpm must be at least 0.001, not 0"),
+    "rpm -60": (_run("conviction", "--rpm=-60"), "--rpm must be at least 0.001, not -60"),
+    "rpm nan": (_run("conviction", "--rpm", "nan"), "--rpm must be a number"),
+    "rpm abc": (_run("conviction", "--rpm", "abc"), "--rpm: invalid"),
 }  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
+from inspect_ai.util import collect
 from scipy.special import logsumexp
 from scipy.stats import entropy, rankdata
 from sklearn.metrics import roc_auc_score
@@ -61,16 +62,20 @@ async def _cluster(n: int, same: Same) -> list[int]:
     """Cluster ids as Farquhar et al.'s `get_semantic_ids` assigns them: in order, an answer
     not yet in a cluster opens one and pulls in every later answer `same` pairs it with, an
     answer already placed included, so an answer that means the same as two openers ends in
-    the later one's cluster (no chaining: only openers pull answers in)."""
+    the later one's cluster (no chaining: only openers pull answers in). An opener's
+    comparisons with the later answers wait on nothing but the opener, so they are asked at
+    once (the same calls; the run waits on one comparison per opener, not per pair)."""
     ids = [-1] * n
     next_id = 0
     for opener in range(n):
         if ids[opener] != -1:
             continue
         ids[opener] = next_id
-        for later in range(opener + 1, n):
-            if await same(opener, later):
-                ids[later] = next_id
+        later = range(opener + 1, n)
+        for index, pulled in zip(later, await collect(*(same(opener, i) for i in later)),
+                                 strict=True):  # fmt: skip
+            if pulled:
+                ids[index] = next_id
         next_id += 1
     return ids
 

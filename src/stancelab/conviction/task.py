@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from inspect_ai import Task, task
 from inspect_ai.model import CachePolicy, GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import collect
 
 from stancelab.conviction.dataset import scenario_samples, shared_topic_statements
 from stancelab.conviction.entropy import (
@@ -104,6 +107,30 @@ def _sequence_logprob(output: ModelOutput) -> tuple[float | None, int]:
     return float(sum(token.logprob for token in tokens)), len(tokens)
 
 
+class AskedOnce:
+    """`ask` called once per distinct arguments, its answer shared by every caller, those
+    waiting while it is in flight included: identical requests asked at once would each miss
+    Inspect's cache and each be paid (identical sampled answers give identical readings)."""
+
+    def __init__(self, ask: Callable[..., Awaitable[Any]]) -> None:
+        self.ask = ask
+        self.answers: dict[tuple[Any, ...], Any] = {}
+        self.asking: dict[tuple[Any, ...], anyio.Event] = {}
+
+    async def __call__(self, *args: Any) -> Any:
+        while args not in self.answers:
+            if args in self.asking:
+                await self.asking[args].wait()
+                continue  # answered, or the asker failed: ask again
+            self.asking[args] = done = anyio.Event()
+            try:
+                self.answers[args] = await self.ask(*args)
+            finally:
+                del self.asking[args]
+                done.set()
+        return self.answers[args]
+
+
 async def sampled_answers(
     state: TaskState, samples: int, clustering: str = STRICT
 ) -> dict[str, Any]:
@@ -115,25 +142,23 @@ async def sampled_answers(
     config = GenerateConfig(
         temperature=1.0, max_tokens=ANSWER_TOKENS, logprobs=True, top_logprobs=1
     )
-    outputs = [
-        await subject.generate(state.input_text, config=config, cache=_cache(sample=i))
-        for i in range(samples)
-    ]
+    # independent answers (each its own cache key): asked at once, not one after another
+    outputs = await collect(*(subject.generate(state.input_text, config=config, cache=_cache(sample=i))
+                              for i in range(samples)))  # fmt: skip
     texts = [o.completion for o in outputs]
     logprobs = [_sequence_logprob(o) for o in outputs]
     compared = [f"{state.metadata['statement']} {text}" for text in texts]
-    decided: dict[tuple[int, int], str] = {}
+    label = AskedOnce(entailment_label)
 
     async def relation(a: int, b: int) -> str:
-        if (a, b) not in decided:
-            decided[(a, b)] = await entailment_label(compared[a], compared[b])
-        return decided[(a, b)]
+        return await label(compared[a], compared[b])
 
     clusters = await cluster_by_relation(len(texts), relation, clustering)
+    opinion = AskedOnce(read_opinion)
     result: dict[str, Any] = {
         "clustering": clustering,
         "answers": texts,
-        "opinions": [await read_opinion(state.metadata["statement"], text) for text in texts],
+        "opinions": await collect(*(opinion(state.metadata["statement"], text) for text in texts)),
         "clusters": clusters,
         "dse": discrete_semantic_entropy(clusters),
     }
@@ -174,13 +199,12 @@ def conviction_solver(
         metadata = state.metadata
         state = await generate(state, cache=_cache(), temperature=0.0, max_tokens=ANSWER_TOKENS)
         o = await read_opinion(metadata["statement"], state.output.completion)
-        pressured = []
-        for index in range(argument_sets):
+
+        async def pressed(index: int) -> dict[str, Any]:
             o_set, opinion_answer = await set_opinion(state, index, o, opinion_per_set)
             if o_set is None:
-                pressured.append({"set": index, "o": None, "opinion_answer": opinion_answer,
-                                  "argument": None, "answer": None, "a": None})  # fmt: skip
-                continue
+                return {"set": index, "o": None, "opinion_answer": opinion_answer,
+                        "argument": None, "answer": None, "a": None}  # fmt: skip
             supporting = o_set == -1
             argument = await write_argument(
                 metadata["statement_id"], metadata["statement"], supporting, index=index
@@ -188,12 +212,22 @@ def conviction_solver(
             answer = await get_model().generate(scenario_prompt(metadata["scenario"], argument),
                                                 config=GenerateConfig(temperature=0.0, max_tokens=ANSWER_TOKENS), cache=_cache())  # fmt: skip
             a = await read_pressured(argument, answer.completion, supporting)
-            pressured.append({"set": index, "o": o_set, "opinion_answer": opinion_answer, "supporting": supporting,
-                              "argument": argument, "answer": answer.completion, "a": a})  # fmt: skip
+            return {"set": index, "o": o_set, "opinion_answer": opinion_answer, "supporting": supporting,
+                    "argument": argument, "answer": answer.completion, "a": a}  # fmt: skip
+
+        async def uncertainty() -> dict[str, Any] | None:
+            if metadata["scenario"] != "original" or samples <= 0:
+                return None
+            return await sampled_answers(state, samples, clustering)
+
+        # the argument sets and the sampled answers wait on nothing but the first answer: each
+        # set's chain (argument, answer, reading) and the samples run side by side
+        *pressured, sampled = await collect(*(pressed(index) for index in range(argument_sets)),
+                                            uncertainty())  # fmt: skip
         state.store.set("o", o)
         state.store.set("pressured", pressured)
-        if metadata["scenario"] == "original" and samples > 0:
-            state.store.set("uncertainty", await sampled_answers(state, samples, clustering))
+        if sampled is not None:
+            state.store.set("uncertainty", sampled)
         if persona_judge and metadata["scenario"] in ("left", "right"):
             state.store.set("persona_judge", await judge_persona(state.output.completion))
         return state

@@ -10,7 +10,8 @@ times the 95th percentile of the last WINDOW successful calls' durations, at lea
 MIN_ATTEMPT_TIMEOUT seconds, updated every UPDATE_EVERY calls. Until then, an attempt
 abandoned at the first timeout doubles it (at most once per timeout's length, up to
 MAX_ATTEMPT_TIMEOUT), so a provider slower than its usual latency is not abandoned over and
-over. Every value is set through Inspect's live `attempt_timeout` override and cleared when
+over. Under a client-side rate limit (`--rpm`) every value adds the longest wait for a token
+(`core.runs.rate_limit.queue_seconds`), which an attempt's time includes. Every value is set through Inspect's live `attempt_timeout` override and cleared when
 the run ends. An explicit `--attempt-timeout` turns all of this off.
 """
 
@@ -57,9 +58,11 @@ class _Observed:
         self.calls = 0
         self.timeout: int | None = None
         self.set_at = 0.0  # time.monotonic() when the timeout was last set
+        self.allowance = 0  # seconds added to every timeout: the longest wait for a token
 
-    def reset(self, active: bool) -> None:
+    def reset(self, active: bool, allowance: int = 0) -> None:
         self.active, self.calls, self.timeout, self.set_at = active, 0, None, 0.0
+        self.allowance = allowance
         self.durations.clear()
 
 
@@ -102,7 +105,7 @@ def observe(duration: float) -> None:
     OBSERVED.calls += 1
     if len(OBSERVED.durations) < MIN_OBSERVATIONS or OBSERVED.calls % UPDATE_EVERY:
         return
-    timeout = attempt_timeout_for(list(OBSERVED.durations))
+    timeout = attempt_timeout_for(list(OBSERVED.durations)) + OBSERVED.allowance
     if timeout != OBSERVED.timeout:
         set_attempt_timeout(timeout)
 
@@ -136,12 +139,12 @@ class AdaptiveAttemptTimeout(Hooks):
 
 
 @contextmanager
-def adaptive_attempt_timeout(initial: int | None) -> Iterator[None]:
+def adaptive_attempt_timeout(initial: int | None, allowance: int = 0) -> Iterator[None]:
     """For the calls made inside: the attempt timeout `initial` (None: off, Inspect's own
-    settings apply), then the one the observed latency sets."""
-    OBSERVED.reset(initial is not None)
+    settings apply), then the one the observed latency sets, each plus `allowance` seconds."""
+    OBSERVED.reset(initial is not None, allowance)
     if initial is not None:
-        set_attempt_timeout(initial)
+        set_attempt_timeout(initial + allowance)
     try:
         yield
     finally:

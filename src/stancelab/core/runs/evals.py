@@ -24,6 +24,7 @@ from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
 from stancelab.core.runs.caps import SUBJECT, EmbeddedCaps, embedded_caps
 from stancelab.core.runs.prices import batches
 from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
+from stancelab.core.runs.rate_limit import RateLimit, apply_rate_limit, queue_seconds, rate_limit
 from stancelab.core.runs.shard_sets import set_name, shard_dir
 from stancelab.core.runs.shards import (
     Shard,
@@ -93,6 +94,7 @@ def run_eval(
     retry_wait: float | None = None,
     batch: bool | BatchConfig | None = None,
     embedded_caps: EmbeddedCaps | None = None,
+    rate_limit: RateLimit | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
     """Run one task for every model into `log_dir`; an eval that does not finish is an error.
@@ -107,7 +109,8 @@ def run_eval(
     (`core.runs.backoff`). With `shard`, only the shard's samples run (`core.runs.shards`), and a
     model whose shard already has a finished log in `log_dir` is skipped. With `embedded_caps`,
     the subject and each role the embedded model plays are capped (`core.runs.caps`). `batch` (Inspect's
-    batch config) sends the calls of every model, subjects and roles, to batch APIs."""
+    batch config) sends the calls of every model, subjects and roles, to batch APIs. With
+    `rate_limit`, each model's requests pass its endpoint's bucket (`core.runs.rate_limit`)."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
     initial_timeout = None
     if settings.get("attempt_timeout") is None:
@@ -128,8 +131,11 @@ def run_eval(
                    | bound) for model in models]  # fmt: skip
     else:
         groups = [(models, bound)]
-    watch_first_calls(model for group_models, group_roles in groups
-                      for model in [*group_models, *group_roles.values()])  # fmt: skip
+    every_bound = [model for group_models, group_roles in groups
+                   for model in [*group_models, *group_roles.values()]]  # fmt: skip
+    apply_rate_limit(every_bound, rate_limit)
+    allowance = queue_seconds(every_bound, settings.get("max_connections"))
+    watch_first_calls(every_bound)
     watch_progress(role_labels(groups))
     shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     logs: list[EvalLog] = []
@@ -138,7 +144,7 @@ def run_eval(
                          for model in group_models):  # fmt: skip
             continue
         with (first_calls_watched(), progress_lines(shown),
-              adaptive_attempt_timeout(initial_timeout), frozen_heap()):  # fmt: skip
+              adaptive_attempt_timeout(initial_timeout, allowance), frozen_heap()):  # fmt: skip
             done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
                                 log_dir=eval_dir, display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
@@ -297,6 +303,11 @@ class ProbeRun:
     looks: int | None = field(default=None, metadata={"minimum": None})
     """K: planned looks (batches) of --until-ci, at least 1 (default: 5); more looks can stop
     sooner at no cost in width (the confidence sequence holds at every look)"""
+    rpm: float | None = field(default=None, metadata={"minimum": 0.001})
+    """requests per minute per model for the whole run (a provider's quota): each HTTP attempt
+    of the subject and of every role (retries included, cached answers not) waits for a token
+    of its model's bucket, shared by the roles the same model plays and split across
+    --workers or shards (default: no limit)"""
     embedded_max_tokens: int | None = field(default=None, metadata={"minimum": 0})
     """cap on each reply of the subject or a role the embedded model plays, unless the probe's
     own cap option for it is given (default: 64; 0: the method's caps); other models keep the
@@ -311,7 +322,14 @@ class ProbeRun:
             "retry_wait": self.retry_wait,
             "batch": batch_config(self.batch, self.batch_tick),
             "embedded_caps": embedded_caps(self),
+            "rate_limit": rate_limit(self.rpm, self.shard_count()),
         } | {k: v for k, v in args.items() if v is not None}
+
+    def shard_count(self) -> int:
+        """The processes the run's samples are split over: N of a shard `I/N`, else 1 (an
+        `--until-ci` batch is one of batches run one after another in this process)."""
+        shard = parse_shard(self.shard)
+        return shard.count if shard and not str(shard).startswith(BATCH_PREFIX) else 1
 
     def shard_args(self) -> dict[str, Any]:
         """`run_eval`'s `shard` for the probe's main evals (preparatory evals run whole)."""

@@ -60,6 +60,7 @@ from stancelab.core.runs.caps import (
 )
 from stancelab.core.runs.evals import ProbeRun
 from stancelab.core.runs.options import RUN_CONFIG, check_run, write_config
+from stancelab.core.runs.rate_limit import RateLimit
 from stancelab.core.runs.shard_sets import merge_shard_sets
 from stancelab.core.runs.shards import (
     LARGE_RUN_CALLS,
@@ -201,6 +202,15 @@ def plan(probe: Probe, options: ProbeRun) -> Strategy:
     write_prices(options)
     if options.batch and not options.shard:
         print(batch_header(probe, options), flush=True)
+    strategy = choose_strategy(probe, options, config)
+    if options.rpm is not None:  # a shard's share: its N; a run with workers: theirs
+        processes = options.shard_count() if options.shard else getattr(strategy, "count", 1)
+        print(RateLimit(options.rpm, processes).header(), flush=True)
+    return strategy
+
+
+def choose_strategy(probe: Probe, options: ProbeRun, config: Path) -> Strategy:
+    """How the run's evals run: `--until-ci` batches, N workers, one shard, or this process."""
     if options.until_ci is not None:
         return UntilCI()
     if options.workers and options.workers > 1:
