@@ -17,7 +17,7 @@ import pytest
 
 from stancelab.cli import main
 from stancelab.core.runs.shards import Shard, Worker, worker_failure
-from stancelab.core.runs.startup import hopeless
+from stancelab.core.runs.startup import failed_url, hopeless, stop_line
 from stancelab.testing.fake_openai import FakeOpenAIServer, free_port
 from tests.millstone.test_run_mockllm import _issues_file
 
@@ -141,3 +141,27 @@ def test_a_run_started_with_sigint_ignored_still_stops_at_once(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert "cannot be reached" in _one_line(capsys, code, seconds)
+
+
+def test_a_download_the_provider_needed_is_named_not_the_models_endpoint() -> None:
+    """Offline, a mockllm run whose outputs carry no usage has Inspect count tokens with
+    tiktoken, which downloads its encoding on first use: the run stopped saying the mockllm
+    provider's endpoint "cannot be reached"; the line names the request that failed."""
+    import socket
+
+    import requests
+
+    request = requests.Request("GET", "https://openaipublic.blob.core.windows.net/x.tiktoken")
+    error = requests.exceptions.ConnectionError("failed", request=request.prepare())
+    error.__cause__ = socket.gaierror(-2, "Name or service not known")
+    why = hopeless(error)
+    assert why is not None and why.startswith("cannot be reached")
+    url = "the mockllm provider's default endpoint"
+    line = stop_line("mockllm/model", url, why, failed_url(error))
+    assert "a request it needed to https://openaipublic.blob.core.windows.net/x.tiktoken" in line
+    assert f"(not the model's endpoint, {url})" in line
+    endpoint = "http://127.0.0.1:9/v1"
+    refused = requests.Request("POST", endpoint + "/chat/completions").prepare()
+    own = requests.exceptions.ConnectionError("failed", request=refused)
+    assert stop_line("m", endpoint, why, failed_url(own)) == f"model m at {endpoint} {why}"
+    assert stop_line("m", endpoint, why, None) == f"model m at {endpoint} {why}"

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from inspect_ai.model import Model
 from rich.text import Text
@@ -176,6 +177,33 @@ def hopeless(error: BaseException) -> str | None:
     return None
 
 
+def failed_url(error: BaseException) -> str | None:
+    """The URL of the request that failed, where an error in the chain carries it (httpx's
+    and requests' errors do)."""
+    for link in error_chain(error):
+        try:
+            url = getattr(getattr(link, "request", None), "url", None)
+        except RuntimeError:  # httpx: an error raised outside a request has none
+            continue
+        if url:
+            return str(url)
+    return None
+
+
+def stop_line(name: str, url: str, why: str, failed: str | None) -> str:
+    """The line a stopped run prints: the model, where its calls go and why; when the failed
+    request went elsewhere (a file its provider fetches on first use, such as tiktoken's
+    encoding when a model reports no usage), that request's URL instead of the endpoint's."""
+    if failed is None or _host(failed) == _host(url):
+        return f"model {name} at {url} {why}"
+    return (f"model {name}: a request it needed to {failed} (not the model's endpoint, {url}) "
+            f"{why} (offline? a file its provider fetches on first use)")  # fmt: skip
+
+
+def _host(url: str) -> str | None:
+    return urlsplit(url).hostname if "://" in url else None
+
+
 def base_url(model: Model) -> str:
     """Where the model's calls go (its provider's default endpoint when none is set)."""
     api = model.api
@@ -204,7 +232,7 @@ def _watched(
             output = await generate(*args, **kwargs)
         except Exception as error:
             if key not in FIRST_CALLS.answered and (why := hopeless(error)):
-                _stop(f"model {name} at {url} {why}")
+                _stop(stop_line(name, url, why, failed_url(error)))
             raise
         FIRST_CALLS.answered.add(key)
         return output
