@@ -11,8 +11,9 @@ from stancelab.core.runs.estimate import PlannedCalls, sample_input_tokens, toke
 
 def plan(run: ConvictionRun) -> list[PlannedCalls]:
     """Ranges: follow-ups (arguments, pressured answers, their readings) happen only when the
-    first opinion is readable, and semantic-entropy clustering asks between n-1 and
-    n(n-1) entailment questions for n sampled answers."""
+    first opinion is readable; semantic-entropy clustering asks up to n(n-1) entailment
+    questions for n sampled answers; identical sampled answers are read and compared once
+    (`task.AskedOnce`), so at the least one reading and one entailment question each."""
     task = conviction(statements_file=str(run.statements_file) if run.statements_file else None,
                       limit=run.limit, argument_sets=run.argument_sets, samples=run.samples,
                       shared_topics=run.shared_topics, opinion_per_set=run.opinion_per_set,
@@ -25,10 +26,14 @@ def plan(run: ConvictionRun) -> list[PlannedCalls]:
     argument = tokens(COUNTER_ARGUMENT.format(statement="")) + ANSWER_TOKENS
     per_scenario = prompt_tokens // max(scenarios, 1)
     pressured = scenarios * sets
-    sampled = statements * n  # each sampled answer's opinion is read (topic stance)
-    entailment_min, entailment_max = statements * max(n - 1, 0), statements * n * max(n - 1, 0)
-    return [*_main_calls(scenarios, prompt_tokens, statements, sets, n, pressured, sampled, per_scenario,
-                         reading, entail, argument, entailment_min, entailment_max),
+    sampled = statements * n  # each distinct sampled answer's opinion is read (topic stance)
+    sampled_min = statements * min(n, 1)  # every sampled answer alike
+    entailment_min, entailment_max = (
+        statements * min(max(n - 1, 0), 1),
+        statements * n * max(n - 1, 0),
+    )
+    return [*_main_calls(scenarios, prompt_tokens, statements, sets, n, pressured, (sampled_min, sampled),
+                         per_scenario, reading, entail, argument, entailment_min, entailment_max),
             *_variant_calls(run, scenarios, statements, per_scenario, reading)]  # fmt: skip
 
 
@@ -54,17 +59,19 @@ def _variant_calls(run: ConvictionRun, scenarios: int, statements: int, per_scen
 
 
 def _main_calls(scenarios: int, prompt_tokens: int, statements: int, sets: int, n: int, pressured: int,
-                sampled: int, per_scenario: int, reading: int, entail: int, argument: int,
+                readings: tuple[int, int], per_scenario: int, reading: int, entail: int, argument: int,
                 entailment_min: int, entailment_max: int) -> list[PlannedCalls]:  # fmt: skip
     """Scenario answers, pressured answers, readings, entailment questions and arguments. Rounds:
     the calls the original scenario's sample makes one after another (its answer and reading,
     per argument set an argument, an answer and its reading, then N sampled answers, at most
-    n(n-1) entailment questions and N readings)."""
+    n(n-1) entailment questions and N readings). `readings`: the fewest and most readings
+    of sampled answers."""
+    sampled_min, sampled = readings
     return [
         PlannedCalls("conviction", "subject", scenarios + statements * n, scenarios + pressured + statements * n,
                      prompt_tokens + pressured * (per_scenario + ANSWER_TOKENS) + statements * n * per_scenario,
                      (scenarios + pressured + statements * n) * ANSWER_TOKENS, 1 + sets + n),
-        PlannedCalls("conviction", "nli", scenarios + sampled + entailment_min,
+        PlannedCalls("conviction", "nli", scenarios + sampled_min + entailment_min,
                      scenarios + sampled + pressured + entailment_max,
                      (scenarios + sampled + pressured) * reading + entailment_max * entail,
                      (scenarios + sampled + pressured + entailment_max) * NLI_TOKENS,
