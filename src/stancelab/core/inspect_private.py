@@ -27,7 +27,9 @@ the symbol instead of breaking a run.
   sharded run is one eval there).
 - The streamed merge of a shard set (`core.runs.shard_sets`): `EvalRecorder`, the `.eval`
   writer behind `write_eval_log`, fed one sample at a time (`log_init`, `log_start`,
-  `log_sample(write_through=True)`, `log_finish`) where `write_eval_log` holds the whole log;
+  `log_sample`, `log_finish`) where `write_eval_log` holds the whole log, and
+  `write_buffered_samples`, which moves the samples it buffered into its temporary file (what
+  its `flush` does, less the copy of that file to the destination at every batch);
   `log_filesystem`, the filesystem Inspect lists a log location with (names, sizes and
   modification times as `list_eval_logs` gives them, and the files it takes for no log); and
   `run_coroutine`, how Inspect's synchronous readers run their coroutines.
@@ -105,6 +107,7 @@ __all__ = [
     "set_random_seeds",
     "task_create",
     "without_merged_shards",
+    "write_buffered_samples",
 ]
 
 
@@ -113,6 +116,12 @@ def samples_table() -> ModuleType:
     from inspect_ai.analysis._dataframe.samples import table
 
     return table
+
+
+async def write_buffered_samples(recorder: Any, eval: Any) -> None:
+    """Write the samples an `EvalRecorder` buffered for `eval` into its temporary zip (with
+    one summary journal entry for them), leaving the destination as it is until `log_finish`."""
+    await recorder.data[recorder._log_file_key(eval)].write_buffered_samples()
 
 
 def model_provider_names() -> set[str]:

@@ -8,9 +8,9 @@ re-run of a shard adds an attempt to its own folder (the newest attempt is the s
 Inspect's `attempt_sort_key`). Once every shard's newest attempt is complete, `merge_shard_sets`
 writes the merged log `LOC/<name>.eval` (samples, usage and the shards' ledger in
 `EvalSpec.shards`; metrics recomputed by Inspect's `recompute_metrics`), streamed: each shard's
-samples are read a batch at a time (`read_eval_log_samples_by_id`) and written one at a time
-through Inspect's own `.eval` writer (`EvalRecorder`), so the merge holds a batch of samples,
-not the run. Inspect 0.3.285 has the layout, the listing and the ledger's model, but no merge.
+samples are read a batch at a time (`read_eval_log_samples_by_id`) and written a batch at a
+time through Inspect's own `.eval` writer (`EvalRecorder`), so the merge holds a batch of
+samples, not the run. Inspect 0.3.285 has the layout, the listing and the ledger's model, but no merge.
 
 Once merged, every attempt of the set is renamed `<log>.eval.merged` (`MERGED_SUFFIX`), a name
 Inspect's listing takes for no log: `inspect log list` (recursive or not), `list_eval_logs` and
@@ -164,20 +164,23 @@ def _is_attempt(name: str) -> bool:
     return name.removesuffix(MERGED_SUFFIX).endswith(".eval")
 
 
-def hidden_attempt_logs(folder: str) -> list[Any]:
-    """The renamed attempts (`MERGED_SUFFIX`) in a shard's folder, as Inspect's log infos (read
-    them with `format="eval"`)."""
+def logs_with_merged_attempts(log_dir: str) -> list[Any]:
+    """The logs under `log_dir` (recursively, newest first, as `list_eval_logs` lists them) and
+    the attempts renamed once merged (`MERGED_SUFFIX`: read them with `format="eval"`), from
+    one listing."""
     from inspect_ai.log import EvalLogInfo
 
     from stancelab.core.inspect_private import log_filesystem
 
     try:
-        files = log_filesystem(folder).ls(folder)
-    except (FileNotFoundError, NotADirectoryError):
+        files = log_filesystem(log_dir).ls(log_dir, recursive=True, on_error="raise")
+    except FileNotFoundError:
         return []
+    logs = [info for info in files if info.type == "file"
+            and info.name.removesuffix(MERGED_SUFFIX).endswith((".eval", ".json"))]  # fmt: skip
+    logs.sort(key=lambda info: info.mtime or 0, reverse=True)
     return [EvalLogInfo(name=info.name, type="file", size=info.size, mtime=info.mtime, task="",
-                        task_id="", suffix=None)
-            for info in files if info.type == "file" and info.name.endswith(MERGED_SUFFIX)]  # fmt: skip
+                        task_id="", suffix=None) for info in logs]  # fmt: skip
 
 
 def hide_attempts(attempts: list[Attempt]) -> None:
@@ -287,7 +290,7 @@ async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
     Inspect's `.eval` writer; its results recomputed from the samples' scores."""
     from inspect_ai.log import condense_sample, read_eval_log_sample_summaries_async
 
-    from stancelab.core.inspect_private import EvalRecorder
+    from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
 
     summaries = [await read_eval_log_sample_summaries_async(source, format="eval")
                  for source in sources]  # fmt: skip
@@ -300,7 +303,9 @@ async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
         scored = []
         async for sample in _samples_in_order(sources, summaries):
             scored.append(_scored(sample))
-            await recorder.log_sample(spec, condense_sample(sample), write_through=True)
+            await recorder.log_sample(spec, condense_sample(sample))
+            if len(scored) % READ_BATCH == 0:
+                await write_buffered_samples(recorder, spec)  # out of memory, into the file
         results, reductions = merged_results(headers, spec, stats, scored)
         await recorder.log_finish(spec, "success", stats, results, reductions, None)
     except BaseException:

@@ -86,14 +86,12 @@ def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
                    shard: Shard, sample_ids: Sequence[str | int]) -> str | None:  # fmt: skip
     """A successful log at `log_dir` of this shard, task (name and arguments), subject model,
     helper models and selection, if there is one (an attempt renamed once merged counts)."""
-    from inspect_ai.log import list_eval_logs
-
-    from stancelab.core.runs.shard_sets import hidden_attempt_logs
+    from stancelab.core.runs.shard_sets import logs_with_merged_attempts
 
     if not _exists(log_dir):
         return None
     wanted = {"ids": sorted(map(str, sample_ids)), "roles": roles, "model": model}
-    for info in [*list_eval_logs(log_dir, recursive=True), *hidden_attempt_logs(log_dir)]:
+    for info in logs_with_merged_attempts(log_dir):
         header = _header(info)
         if header is None:  # no readable log (a cut copy): not a finished shard
             continue
