@@ -193,6 +193,8 @@ def hide_attempts(attempts: list[Attempt]) -> None:
             continue
         try:
             log_filesystem(attempt.name).fs.mv(attempt.name, attempt.name + MERGED_SUFFIX)
+        except FileNotFoundError:
+            continue  # renamed meanwhile by another process merging the same set
         except OSError as error:
             print(f"merged shard {attempt.name} left in Inspect's listing ({error})",
                   file=sys.stderr)  # fmt: skip
