@@ -5,7 +5,7 @@ size, and the analysis' read of the location before and after it.
 
 One task of S one-message samples (the fake OpenAI server, latency 0), run as N shards into
 Inspect's layout (`run_eval(shard=...)`), then merged once in a process of its own (its peak
-RSS is the merge's: the import, the listing, the reads and the write); the read is
+RSS, `VmHWM`, is the merge's: the import, the listing, the reads and the write; Linux only); the read is
 `samples_frame` over the folder (the sample summaries every probe's analysis starts from).
 `--keep DIR` keeps a copy of the shards before the merge; `--shards-from DIR` merges such a
 copy instead of running the shards (to merge the same shards with another checkout of
@@ -40,14 +40,16 @@ from stancelab.core.runs.evals import run_eval
 from stancelab.core.runs.shards import Shard
 
 MERGE_CHILD = """
-import json, resource, sys, time
+import json, sys, time
+from pathlib import Path
 from stancelab.core.runs import shard_sets
 if hasattr(shard_sets, "MERGE_MAX_SAMPLES"):  # a checkout that bounded the in-memory merge
     shard_sets.MERGE_MAX_SAMPLES = 10**9
 started = time.perf_counter()
 merged = shard_sets.merge_shard_sets(sys.argv[1])
 seconds = time.perf_counter() - started
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+status = Path("/proc/self/status").read_text().split("VmHWM:")[1]
+peak = int(status.split()[0]) / 1024  # this interpreter's own peak, not its parent's at fork
 print(json.dumps({"merged": merged, "seconds": seconds, "peak_mb": peak}))
 """
 

@@ -290,21 +290,21 @@ async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
                         sources: list[str]) -> None:  # fmt: skip
     """Stream the shards' samples, in (epoch, id) order, into the merged log through
     Inspect's `.eval` writer; its results recomputed from the samples' scores."""
-    from inspect_ai.log import condense_sample, read_eval_log_sample_summaries_async
+    from inspect_ai.log import condense_sample
 
     from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
 
-    summaries = [await read_eval_log_sample_summaries_async(source, format="eval")
-                 for source in sources]  # fmt: skip
-    spec, stats = merged_header(merged, headers, current, [len(each) for each in summaries])
+    keys = [await _sample_keys(source) for source in sources]
+    spec, stats = merged_header(merged, headers, current, [len(each) for each in keys])
     plan = headers[0].plan
     recorder = EvalRecorder(merged.rsplit("/", 1)[0])
     await recorder.log_init(spec, merged, clean=True)
     try:
         await recorder.log_start(spec, plan)
         scored = []
-        async for sample in _samples_in_order(sources, summaries):
-            scored.append(_scored(sample))
+        async for sample in _samples_in_order(sources, keys):
+            scored.append(Scored(sample.id, sample.epoch, sample.scores, sample.metadata,
+                                 sample.error))  # fmt: skip
             await recorder.log_sample(spec, condense_sample(sample))
             if len(scored) % READ_BATCH == 0:
                 await write_buffered_samples(recorder, spec)  # out of memory, into the file
@@ -315,12 +315,21 @@ async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
         raise
 
 
-async def _samples_in_order(sources: list[str], summaries: list[list[Any]]) -> AsyncIterator[Any]:
+async def _sample_keys(source: str) -> list[tuple[int, str | int]]:
+    """The (epoch, id) of every sample in a shard's log, from its summaries."""
+    from inspect_ai.log import read_eval_log_sample_summaries_async
+
+    summaries = await read_eval_log_sample_summaries_async(source, format="eval")
+    return [(summary.epoch, summary.id) for summary in summaries]
+
+
+async def _samples_in_order(sources: list[str],
+                            keys: list[list[tuple[int, str | int]]]) -> AsyncIterator[Any]:  # fmt: skip
     """Every shard's samples in (epoch, id) order, `READ_BATCH` at a time."""
     from inspect_ai.log import read_eval_log_samples_by_id_async
 
-    order = sorted((summary.epoch, _id_key(summary.id), position, summary.id)
-                   for position, each in enumerate(summaries) for summary in each)  # fmt: skip
+    order = sorted((epoch, _id_key(sample_id), position, sample_id)
+                   for position, each in enumerate(keys) for epoch, sample_id in each)  # fmt: skip
     for start in range(0, len(order), READ_BATCH):
         batch = order[start : start + READ_BATCH]
         read: dict[tuple[int, int, str], Any] = {}
@@ -333,12 +342,15 @@ async def _samples_in_order(sources: list[str], summaries: list[list[Any]]) -> A
             yield read.pop((position, epoch, str(sample_id)))
 
 
-def _scored(sample: Any) -> Any:
-    """What `recompute_metrics` reads of a sample: its id, epoch, scores, metadata and error."""
-    from inspect_ai.log import EvalSample
+@dataclass(frozen=True)
+class Scored:
+    """What `recompute_metrics` reads of a sample (a few fields, not a whole `EvalSample`)."""
 
-    return EvalSample(id=sample.id, epoch=sample.epoch, input="", target="",
-                      scores=sample.scores, metadata=sample.metadata, error=sample.error)  # fmt: skip
+    id: str | int
+    epoch: int
+    scores: Any
+    metadata: Any
+    error: Any
 
 
 def merged_header(merged: str, headers: list[Any], current: list[Attempt],
@@ -365,7 +377,7 @@ def merged_header(merged: str, headers: list[Any], current: list[Attempt],
 
 
 def merged_results(headers: list[Any], spec: Any, stats: Any,
-                   scored: list[Any]) -> tuple[Any, Any]:  # fmt: skip
+                   scored: list[Scored]) -> tuple[Any, Any]:  # fmt: skip
     """The merged log's results and reductions: recomputed from every sample's scores by
     Inspect's `recompute_metrics`, or, for a metric not in this process's registry, no results
     and the shards' reductions."""
@@ -377,7 +389,8 @@ def merged_results(headers: list[Any], spec: Any, stats: Any,
         for reduction, more in zip(reductions, header.reductions or [], strict=False):
             reduction.samples.extend(more.samples)
     log = EvalLog(version=first.version, status="success", eval=spec, plan=first.plan,
-                  stats=stats, samples=scored)  # fmt: skip
+                  stats=stats)  # fmt: skip
+    log.samples = scored  # read as samples by `recompute_metrics` (no validation on assignment)
     log.results = first.results.model_copy(deep=True) if first.results else None
     log.reductions = reductions or None
     try:
