@@ -260,3 +260,45 @@ def test_the_view_listing_takes_a_folder_and_whether_to_recurse() -> None:
         "fs_options",
         "show_shards",
     ]
+
+
+def test_the_eval_writer_takes_a_log_one_sample_at_a_time() -> None:
+    """The streamed merge's writer: `EvalRecorder(log_dir)`, then `log_init(eval, location,
+    clean=)`, `log_start(eval, plan)`, `log_sample(eval, sample)`, `write_buffered_samples`
+    (its buffer, `data[_log_file_key(eval)]`, written into its temporary zip), `log_finish(eval,
+    status, stats, results, reductions, error)` and, on failure, `log_discard(eval,
+    keep_destination=)`."""
+    from inspect_ai.log._recorders.eval import ZipLogFile
+
+    from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
+
+    assert _parameters(EvalRecorder)[:1] == ["log_dir"]
+    assert _parameters(EvalRecorder.log_init)[:4] == ["self", "eval", "location", "clean"]
+    assert _parameters(EvalRecorder.log_start)[:3] == ["self", "eval", "plan"]
+    assert _parameters(EvalRecorder.log_sample)[:3] == ["self", "eval", "sample"]
+    assert _parameters(EvalRecorder._log_file_key) == ["self", "eval"]
+    assert EvalRecorder("/tmp").data == {}
+    assert _parameters(ZipLogFile.write_buffered_samples) == ["self"]
+    assert inspect.iscoroutinefunction(ZipLogFile.write_buffered_samples)
+    assert _parameters(write_buffered_samples) == ["recorder", "eval"]
+    assert _parameters(EvalRecorder.log_finish)[:7] == [
+        "self", "eval", "status", "stats", "results", "reductions", "error"]  # fmt: skip
+    assert "keep_destination" in _parameters(EvalRecorder.log_discard)
+
+
+def test_the_log_filesystem_lists_as_list_eval_logs_and_moves_files(tmp_path: Path) -> None:
+    from stancelab.core.inspect_private import log_filesystem, run_coroutine
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.eval").write_bytes(b"x")
+    filesystem = log_filesystem(str(tmp_path))
+    (info,) = filesystem.ls(str(tmp_path), recursive=True, on_error="raise")
+    assert (info.name, info.type, info.size) == ((tmp_path / "a" / "x.eval").as_uri(), "file", 1)
+    assert info.mtime is not None
+    filesystem.fs.mv(info.name, info.name + ".merged")
+    assert [path.name for path in (tmp_path / "a").iterdir()] == ["x.eval.merged"]
+
+    async def answer() -> int:
+        return 42
+
+    assert run_coroutine(answer()) == 42

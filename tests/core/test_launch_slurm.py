@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fsspec.core import url_to_fs
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 from stancelab.cli import main
 from stancelab.core.errors import StancelabError
@@ -33,7 +33,8 @@ def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
     """The must-show of issue 38: `launch slurm millstone --shards N --log-dir s3://... --local`
     (submitit's LocalExecutor, each shard a process with the array's environment and its own
     model server) gives the summary of a run in one process, and the location is one eval to
-    `inspect view`'s listing once the last shard has merged its set on S3."""
+    `inspect view`'s and `inspect log list`'s listing once the last shard has merged its set
+    on S3."""
     url = f"s3://{bucket}/run"
     with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
         monkeypatch.setenv("FAKE_BASE_URL", "http://127.0.0.1:9/unused")
@@ -50,6 +51,8 @@ def test_local_array_to_s3_is_one_eval_with_the_summary_of_one_process(
     served = asyncio.run(get_logs(url, True, {}))  # what `inspect view` lists at the location
     (listed,) = [file.name for file in served.files]
     assert ".shards/" not in listed and listed.endswith(".eval")
+    # `inspect log list` (recursive): the merged log alone, the shards renamed once merged
+    assert [info.name for info in list_eval_logs(url, recursive=True)] == [listed]
     merged = read_eval_log(listed, header_only=True)
     fs, path = url_to_fs(listed)
     copy = tmp_path / "sharded" / "logs" / Path(path).name

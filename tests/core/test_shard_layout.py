@@ -8,23 +8,32 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log, write_eval_log
+from inspect_ai.log import (
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample_summaries,
+    recompute_metrics,
+    write_eval_log,
+)
 from inspect_ai.model import ChatMessage
 
 from stancelab.core.inspect_private import (
+    EvalRecorder,
     cleanup_older_eval_logs,
     get_logs,
     without_merged_shards,
 )
 from stancelab.core.results.logs import SHARD_KEY, candidate_log_files
 from stancelab.core.runs import shard_sets
-from stancelab.core.runs.shard_sets import merge_shard_sets
+from stancelab.core.runs.shard_sets import MERGED_SUFFIX, merge_shard_sets
 from stancelab.core.runs.shards import Shard
 from stancelab.issuebench.results import analyze
 from stancelab.issuebench.run import IssueBenchRun, run_issuebench
@@ -80,6 +89,15 @@ def _listed(folder: Path, recursive: bool = True) -> list[str]:
     return sorted(str(Path(log.name.removeprefix("file://")).relative_to(folder)) for log in logs)
 
 
+def _inspect_log_list(folder: Path, *options: str) -> list[str]:
+    """What the real `inspect log list --log-dir FOLDER --absolute` prints, one path a line."""
+    inspect = Path(sys.executable).parent / "inspect"
+    printed = subprocess.run([str(inspect), "log", "list", "--log-dir", str(folder),
+                              "--absolute", *options], capture_output=True, text=True,
+                             check=True, env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
+    return printed.stdout.split()
+
+
 def test_n_shards_in_one_folder_are_one_eval_once_merged(runs: Any, tmp_path: Path) -> None:
     _, out = _copy(runs, tmp_path)
     logs = out / "logs"
@@ -89,6 +107,12 @@ def test_n_shards_in_one_folder_are_one_eval_once_merged(runs: Any, tmp_path: Pa
                for name in shard_logs)  # fmt: skip  # Inspect's layout: <name>.shards/<k>/<log>
 
     (merged,) = merge_shard_sets(str(logs))
+    # `inspect log list`, recursive by default: the merged log alone, the shards renamed
+    assert [info.name for info in list_eval_logs(str(logs), recursive=True)] == [
+        Path(merged).as_uri()]  # fmt: skip
+    assert _inspect_log_list(logs) == [merged]
+    assert sorted(path.name.removesuffix(MERGED_SUFFIX) for path in logs.glob("*.shards/*/*")) == sorted(
+        Path(name).name for name in shard_logs)  # fmt: skip  # every shard kept, renamed
     assert _listed(logs) == [Path(merged).name]  # Inspect's listing less covered shards
     assert _listed(logs, recursive=False) == [Path(merged).name]  # `log list --no-recursive`
     served = asyncio.run(get_logs(str(logs), True, {}))  # what `inspect view` lists
@@ -111,14 +135,38 @@ def test_the_merged_analysis_equals_a_run_in_one_process(runs: Any, tmp_path: Pa
     assert analyze(out) == whole  # the merged log
 
 
-def test_a_set_over_the_merge_bound_is_read_as_shards(
-    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_merge_streams_a_batch_of_samples_never_a_whole_shard(
+    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The merge reads each shard's header, then its samples a batch at a time (here 5 of the
+    12): no shard is read whole, and the merged log holds every sample of every shard, in
+    (epoch, id) order, with the results Inspect recomputes from them."""
     whole, out = _copy(runs, tmp_path)
-    monkeypatch.setattr(shard_sets, "MERGE_MAX_SAMPLES", 11)  # the set holds 12
-    assert merge_shard_sets(str(out / "logs")) == []
-    assert "12 samples, over the 11" in capsys.readouterr().err
-    assert len(_listed(out / "logs")) == SHARDS
+    shard_files = sorted((out / "logs").glob("*.shards/*/*.eval"))
+    shard_samples = [sample for path in shard_files for sample in read_eval_log(str(path)).samples]
+    monkeypatch.setattr(shard_sets, "READ_BATCH", 5, raising=False)
+    whole_reads: list[str] = []
+    read_log = EvalRecorder.read_log.__func__  # type: ignore[attr-defined]
+
+    async def spied(cls: Any, location: str, header_only: bool = False, *more: Any) -> Any:
+        if not header_only:
+            whole_reads.append(location)
+        return await read_log(cls, location, header_only, *more)
+
+    monkeypatch.setattr(EvalRecorder, "read_log", classmethod(spied))
+    (merged,) = merge_shard_sets(str(out / "logs"))
+    assert whole_reads == []
+    monkeypatch.undo()
+    log = read_eval_log(merged)
+    expected = sorted(shard_samples, key=lambda sample: (sample.epoch, str(sample.id)))
+    assert [(s.id, s.epoch) for s in log.samples] == [(s.id, s.epoch) for s in expected]
+    assert [s.model_dump() for s in sorted(log.samples, key=lambda s: str(s.id))] == [
+        s.model_dump() for s in sorted(shard_samples, key=lambda s: str(s.id))]  # fmt: skip
+    recomputed = log.model_copy(deep=True)
+    recompute_metrics(recomputed)
+    assert log.results == recomputed.results and log.reductions == recomputed.reductions
+    summaries = read_eval_log_sample_summaries(merged)
+    assert sorted((s.id, s.epoch) for s in summaries) == sorted((s.id, s.epoch) for s in expected)
     assert analyze(out) == whole
 
 
@@ -129,8 +177,9 @@ def test_a_copy_with_whole_second_times_is_merged_once(runs: Any, tmp_path: Path
     _, out = _copy(runs, tmp_path)
     (merged,) = merge_shard_sets(str(out / "logs"))
     second = int(Path(merged).stat().st_mtime)
-    for log_file in (out / "logs").rglob("*.eval"):
-        os.utime(log_file, (second, second))
+    for log_file in (out / "logs").rglob("*"):
+        if log_file.is_file():
+            os.utime(log_file, (second, second))
     assert merge_shard_sets(str(out / "logs")) == []
 
 
@@ -178,11 +227,12 @@ def test_inspects_clean_up_of_older_logs_deletes_no_shard(runs: Any, tmp_path: P
     _cut_short(shard_two)
     _shards(out, [2])  # a second attempt of shard 2
     assert merge_shard_sets(str(out / "logs"))
-    files = sorted((out / "logs").rglob("*.eval"))
-    task_ids = [read_eval_log(str(path), header_only=True).eval.task_id for path in files]
+    files = sorted(path for path in (out / "logs").rglob("*") if path.is_file())
+    task_ids = [read_eval_log(str(path), header_only=True, format="eval").eval.task_id
+                for path in files]  # fmt: skip
     assert len(files) == SHARDS + 2 and len(set(task_ids)) == len(files)
     cleanup_older_eval_logs(str(out / "logs"), set(task_ids))
-    assert sorted((out / "logs").rglob("*.eval")) == files
+    assert sorted(path for path in (out / "logs").rglob("*") if path.is_file()) == files
 
 
 def test_a_shard_whose_newest_file_is_no_readable_log_is_not_merged(
@@ -266,3 +316,58 @@ def test_more_shards_than_samples_a_shard_with_none_calls_nothing_and_the_set_ad
     (merged,) = merge_shard_sets(str(out / "logs"))
     assert len(read_eval_log(merged).samples or []) == len(ids)
     assert analyze(out) == whole
+
+
+def test_a_shard_run_again_after_the_merge_replaces_that_shard_only(
+    runs: Any, tmp_path: Path
+) -> None:
+    """After the merge the same shard commands skip their shards (the renamed attempts count);
+    a new finished attempt of shard 2 is merged in place of the old one, the other shards as
+    they were, and the location still lists one eval."""
+    whole, out = _copy(runs, tmp_path)
+    logs = out / "logs"
+    (merged,) = merge_shard_sets(str(logs))
+    first = read_eval_log(merged, header_only=True).eval.shards.ledger
+    calls: list[Any] = []
+    for index in range(1, SHARDS + 1):
+        _run(out, f"{index}/{SHARDS}", calls)
+    assert calls == []  # every shard finished already, merged or not
+
+    (old,) = logs.glob(f"*.shards/2/*{MERGED_SUFFIX}")
+    again = read_eval_log(str(old), format="eval")
+    again.eval.task_id = again.eval.eval_id = "again2"
+    write_eval_log(again, str(old.parent / "2099-01-01T00-00-00+00-00_again2.eval"))
+    assert merge_shard_sets(str(logs)) == [merged]  # merged again
+    ledger = read_eval_log(merged, header_only=True).eval.shards.ledger
+    assert [entry.log for entry in ledger] == [
+        first[0].log,
+        "2099-01-01T00-00-00+00-00_again2.eval",
+        first[2].log,
+    ]
+    assert [info.name for info in list_eval_logs(str(logs))] == [Path(merged).as_uri()]
+    assert not list(logs.glob("*.shards/*/*.eval"))  # every attempt renamed, the old 2 kept
+    assert len(list(logs.glob(f"*.shards/2/*{MERGED_SUFFIX}"))) == 2
+    assert merge_shard_sets(str(logs)) == []
+    assert analyze(out) == whole
+
+
+def test_on_s3_a_merged_set_is_one_log_to_inspects_listing(
+    runs: Any, tmp_path: Path, bucket: str
+) -> None:
+    """The same on an S3-compatible server: the merge writes the merged log beside the shards
+    and renames them, and `list_eval_logs` (`inspect log list`) gives that log alone."""
+    from fsspec.core import url_to_fs
+
+    _, out = _copy(runs, tmp_path)
+    url = f"s3://{bucket}/run/logs"
+    fs, path = url_to_fs(url)
+    fs.put(str(out / "logs") + "/", path, recursive=True)
+    assert len(list_eval_logs(url)) == SHARDS
+    (merged,) = merge_shard_sets(url)
+    assert merged.startswith(url) and merged.endswith(".eval")
+    assert [info.name for info in list_eval_logs(url, recursive=True)] == [merged]
+    assert [info.name for info in list_eval_logs(url, recursive=False)] == [merged]
+    assert len(read_eval_log(merged).samples or []) == 12
+    fs.invalidate_cache()
+    assert len(fs.glob(f"{path}/*.shards/*/*{MERGED_SUFFIX}")) == SHARDS
+    assert merge_shard_sets(url) == []

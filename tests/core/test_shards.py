@@ -18,6 +18,7 @@ import pytest
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.logs import SHARD_KEY, runs_that_count
+from stancelab.core.runs.shard_sets import MERGED_SUFFIX
 from stancelab.core.runs.shards import Shard, parse_shard
 from stancelab.testing.fake_openai import FakeOpenAIServer, verdict_reply
 from tests.fake_runs import (
@@ -106,9 +107,10 @@ def _conversation_ids(out: Path) -> list[str]:
 
 
 def _one_eval_of_shards(logs: Path, count: int) -> bool:
-    """One merged log in the folder, beside Inspect's shard layout of `count` shards."""
-    return (len(list(logs.glob("*.eval"))) == 1
-            and len(list(logs.glob("*.shards/*/*.eval"))) == count)  # fmt: skip
+    """One merged log in the folder, beside Inspect's shard layout of `count` shards, each
+    renamed out of Inspect's listing once merged (`shard_sets.MERGED_SUFFIX`)."""
+    return (len(list(logs.glob("*.eval"))) == 1 and not list(logs.glob("*.shards/*/*.eval"))
+            and len(list(logs.glob(f"*.shards/*/*.eval{MERGED_SUFFIX}"))) == count)  # fmt: skip
 
 
 def test_three_shard_workers_in_separate_processes_into_one_folder(tmp_path: Path) -> None:

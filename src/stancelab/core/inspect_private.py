@@ -25,6 +25,14 @@ the symbol instead of breaking a run.
   `cleanup_older_eval_logs`, `eval_set`'s deletion of a task id's older logs (the test that it
   deletes no shard), and `get_logs`, the listing `inspect view` serves (the test that a merged
   sharded run is one eval there).
+- The streamed merge of a shard set (`core.runs.shard_sets`): `EvalRecorder`, the `.eval`
+  writer behind `write_eval_log`, fed one sample at a time (`log_init`, `log_start`,
+  `log_sample`, `log_finish`) where `write_eval_log` holds the whole log, and
+  `write_buffered_samples`, which moves the samples it buffered into its temporary file (what
+  its `flush` does, less the copy of that file to the destination at every batch);
+  `log_filesystem`, the filesystem Inspect lists a log location with (names, sizes and
+  modification times as `list_eval_logs` gives them, and the files it takes for no log); and
+  `run_coroutine`, how Inspect's synchronous readers run their coroutines.
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
@@ -45,8 +53,11 @@ if TYPE_CHECKING:
     from inspect_ai._eval.evalset import cleanup_older_eval_logs
     from inspect_ai._eval.loader import resolve_task_args
     from inspect_ai._eval.registry import task_create
+    from inspect_ai._util._async import run_coroutine
+    from inspect_ai._util.file import filesystem as log_filesystem
     from inspect_ai._view.common import get_logs
     from inspect_ai.log._file import without_merged_shards
+    from inspect_ai.log._recorders.eval import EvalRecorder
     from inspect_ai.log._shards._walk import attempt_sort_key
     from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
     from inspect_ai.model._providers.hf import (
@@ -81,6 +92,7 @@ HF_PROVIDER_NAMES = frozenset(
 __all__ = [
     "HF_TOKEN",
     "MODEL_INFO_LOOKUP_API_KEY",
+    "EvalRecorder",
     "GenerateInput",
     "GenerateOutput",
     "HuggingFaceAPI",
@@ -94,14 +106,17 @@ __all__ = [
     "eval_shards_dir",
     "get_logs",
     "hub_token",
+    "log_filesystem",
     "merged_log_candidates_for_shard",
     "model_provider_names",
     "resolve_task_args",
+    "run_coroutine",
     "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
     "task_create",
     "without_merged_shards",
+    "write_buffered_samples",
 ]
 
 
@@ -110,6 +125,12 @@ def samples_table() -> ModuleType:
     from inspect_ai.analysis._dataframe.samples import table
 
     return table
+
+
+async def write_buffered_samples(recorder: Any, eval: Any) -> None:
+    """Write the samples an `EvalRecorder` buffered for `eval` into its temporary zip (with
+    one summary journal entry for them), leaving the destination as it is until `log_finish`."""
+    await recorder.data[recorder._log_file_key(eval)].write_buffered_samples()
 
 
 def model_provider_names() -> set[str]:
@@ -128,7 +149,8 @@ def model_provider_names() -> set[str]:
 
 def __getattr__(name: str) -> Any:
     """`resolve_task_args`, `task_create`, `attempt_sort_key`, `without_merged_shards`,
-    `cleanup_older_eval_logs`, `get_logs`, `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
+    `cleanup_older_eval_logs`, `get_logs`, `EvalRecorder`, `log_filesystem`, `run_coroutine`,
+    `MODEL_INFO_LOOKUP_API_KEY` and the `hf` provider's names,
     imported when first asked for (PEP 562)."""
     if name == "resolve_task_args":
         from inspect_ai._eval.loader import resolve_task_args
@@ -154,6 +176,18 @@ def __getattr__(name: str) -> Any:
         from inspect_ai.log._file import without_merged_shards
 
         return without_merged_shards
+    if name == "EvalRecorder":
+        from inspect_ai.log._recorders.eval import EvalRecorder
+
+        return EvalRecorder
+    if name == "log_filesystem":
+        from inspect_ai._util.file import filesystem
+
+        return filesystem
+    if name == "run_coroutine":
+        from inspect_ai._util._async import run_coroutine
+
+        return run_coroutine
     if name == "MODEL_INFO_LOOKUP_API_KEY":
         from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
 

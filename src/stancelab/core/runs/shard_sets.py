@@ -7,11 +7,19 @@ shards) writes its logs to `LOC/<name>.shards/<I>/`, the layout Inspect's listin
 re-run of a shard adds an attempt to its own folder (the newest attempt is the shard's, by
 Inspect's `attempt_sort_key`). Once every shard's newest attempt is complete, `merge_shard_sets`
 writes the merged log `LOC/<name>.eval` (samples, usage and the shards' ledger in
-`EvalSpec.shards`; metrics recomputed by Inspect's `recompute_metrics`): Inspect's view then
-lists the run as that one eval and hides the shards it covers, and stancelab's readers do the
-same (`core.results.logs.candidate_log_files`). Inspect 0.3.285 has the layout, the listing
-and the ledger's model, but no merge: stancelab writes it, through Inspect's public reader
-and writer.
+`EvalSpec.shards`; metrics recomputed by Inspect's `recompute_metrics`), streamed: each shard's
+samples are read a batch at a time (`read_eval_log_samples_by_id`) and written a batch at a
+time through Inspect's own `.eval` writer (`EvalRecorder`), so the merge holds a batch of
+samples, not the run. Inspect 0.3.285 has the layout, the listing and the ledger's model, but no merge.
+
+Once merged, every attempt of the set is renamed `<log>.eval.merged` (`MERGED_SUFFIX`), a name
+Inspect's listing takes for no log: `inspect log list` (recursive or not), `list_eval_logs` and
+`inspect view` list the run as its merged log alone, and stancelab's readers read the merged
+log (`core.results.logs.candidate_log_files`). The merge, a re-merge after a shard's new
+attempt (which replaces that shard only) and the skip of a finished shard
+(`core.runs.shards.finished_shard`) still read the renamed attempts. A local copy of a location
+(`core.results.store`) is not renamed: its shards stay as the store has them, hidden from the
+analysis by Inspect's rule for its view (`without_merged_shards`).
 
 Task ids: every shard attempt is an `eval()` of its own, so Inspect gives it a fresh id
 (`shortuuid`); the merged log's id is `SET_ID_PREFIX` + the digest, and `0` is outside
@@ -23,7 +31,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterable
+import tempfile
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from stancelab.core.results.logs import SHARD_KEY, shard_of_log
@@ -60,48 +73,143 @@ def set_id(merged_log: str) -> str:
     return merged_log.rstrip("/").rsplit("/", 1)[-1].removesuffix(".eval").rsplit("_", 1)[-1]
 
 
-MERGE_MAX_SAMPLES = 5_000
-"""the most samples merged into one log: the merge holds every sample in memory (1.55 GB at
-MillStone's 8,910, benchmarks/README.md); larger sets are read as shards, as before the merge"""
+MERGED_SUFFIX = ".merged"
+"""added to a shard attempt's file name once a finished merged log covers it: Inspect's
+listing takes `<log>.eval.merged` for no log, so the location lists the merged log alone"""
+READ_BATCH = 64
+"""samples read at once while merging (the merge holds about this many, not the run)"""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One shard attempt's file, as the location's listing gave it."""
+
+    name: str
+    """its location (a `file://` URI or a URL), renamed or not"""
+    size: int
+    mtime: float | None
+
+    @property
+    def hidden(self) -> bool:
+        """Whether it was renamed once merged (`MERGED_SUFFIX`)."""
+        return self.name.endswith(MERGED_SUFFIX)
+
+    @property
+    def log_name(self) -> str:
+        """Its file name as the shard wrote it (`<log>.eval`)."""
+        return self.name.rsplit("/", 1)[-1].removesuffix(MERGED_SUFFIX)
+
+    @property
+    def shard(self) -> str:
+        """Its shard, as its folder names it (`<name>.shards/<I>/<log>`)."""
+        return self.name.rstrip("/").rsplit("/", 2)[-2]
+
+    def order(self) -> Any:
+        """Inspect's order of a shard's attempts (by the name the shard wrote)."""
+        from stancelab.core.inspect_private import attempt_sort_key
+
+        return attempt_sort_key(SimpleNamespace(name=self.log_name, mtime=self.mtime))
 
 
 def merge_shard_sets(log_dir: str) -> list[str]:
     """Write the merged log of every shard set under `log_dir` whose N shards' newest attempts
-    are all complete and whose merged log was not written from those attempts; the merged logs
-    written."""
-    from inspect_ai.log import list_eval_logs
-
-    from stancelab.core.inspect_private import merged_log_candidates_for_shard
-
+    are all complete and whose merged log was not written from those attempts, then rename the
+    set's attempts out of Inspect's listing; the merged logs written."""
     if not _exists(log_dir):
         return []
-    listing = list_eval_logs(log_dir, recursive=True)
-    listed = {info.name for info in listing}
-    sets: dict[str, dict[str, list[Any]]] = {}
-    for info in listing:
-        candidates = merged_log_candidates_for_shard(info.name)
-        if candidates is None:
-            continue
-        shard_folder = info.name.rstrip("/").rsplit("/", 1)[0]
-        attempts = sets.setdefault(candidates[0], {}).setdefault(shard_folder, [])
-        attempts.append(info)
+    sets, listed = shard_attempts(log_dir)
     written = []
     for merged, shards in sorted(sets.items()):
-        current = [_newest(attempts) for _, attempts in sorted(shards.items(), key=_by_index)]
-        if merged in listed and _merged_from(merged, current):
-            continue  # merged from these very attempts
-        try:
-            done = merge_set(merged, current)
-        except OSError as error:  # e.g. a read-only copy: its shards are read as they are
-            print(f"shards of {merged} not merged ({error}); they are read as shards",
-                  file=sys.stderr)  # fmt: skip
-            continue
-        if done:
+        current = [max(attempts, key=Attempt.order)
+                   for _, attempts in sorted(shards.items(), key=_by_index)]  # fmt: skip
+        if merged not in listed or not _merged_from(merged, current):
+            try:
+                done = merge_set(merged, current)
+            except OSError as error:  # e.g. a read-only copy: its shards are read as they are
+                print(f"shards of {merged} not merged ({error}); they are read as shards",
+                      file=sys.stderr)  # fmt: skip
+                continue
+            if not done:
+                continue
             written.append(merged if "://" in log_dir else merged.removeprefix("file://"))
+        if not _is_copy(log_dir):
+            hide_attempts([attempt for attempts in shards.values() for attempt in attempts])
     return written
 
 
-def _merged_from(merged: str, current: list[Any]) -> bool:
+def shard_attempts(log_dir: str) -> tuple[dict[str, dict[str, list[Attempt]]], set[str]]:
+    """The shard sets under `log_dir` (merged log -> shard folder -> its attempts, renamed ones
+    included), from one recursive listing, and every file the listing named."""
+    from stancelab.core.inspect_private import log_filesystem, merged_log_candidates_for_shard
+
+    try:
+        files = log_filesystem(log_dir).ls(log_dir, recursive=True, on_error="raise")
+    except FileNotFoundError:
+        return {}, set()
+    listed = {info.name for info in files if info.type == "file"}
+    sets: dict[str, dict[str, list[Attempt]]] = {}
+    for info in files:
+        if info.type != "file" or not _is_attempt(info.name):
+            continue
+        candidates = merged_log_candidates_for_shard(info.name)
+        if candidates is None:
+            continue
+        folder = info.name.rstrip("/").rsplit("/", 1)[0]
+        attempt = Attempt(info.name, info.size, info.mtime)
+        sets.setdefault(candidates[0], {}).setdefault(folder, []).append(attempt)
+    return sets, listed
+
+
+def _is_attempt(name: str) -> bool:
+    return name.removesuffix(MERGED_SUFFIX).endswith(".eval")
+
+
+def logs_with_merged_attempts(log_dir: str) -> list[Any]:
+    """The logs under `log_dir` (recursively, newest first, as `list_eval_logs` lists them) and
+    the attempts renamed once merged (`MERGED_SUFFIX`: read them with `format="eval"`), from
+    one listing."""
+    from inspect_ai.log import EvalLogInfo
+
+    from stancelab.core.inspect_private import log_filesystem
+
+    try:
+        files = log_filesystem(log_dir).ls(log_dir, recursive=True, on_error="raise")
+    except FileNotFoundError:
+        return []
+    logs = [info for info in files if info.type == "file"
+            and info.name.removesuffix(MERGED_SUFFIX).endswith((".eval", ".json"))]  # fmt: skip
+    logs.sort(key=lambda info: info.mtime or 0, reverse=True)
+    return [EvalLogInfo(name=info.name, type="file", size=info.size, mtime=info.mtime, task="",
+                        task_id="", suffix=None) for info in logs]  # fmt: skip
+
+
+def hide_attempts(attempts: list[Attempt]) -> None:
+    """Rename the attempts not yet renamed to `<log>.eval.merged` (one line if the location
+    refuses: they then stay listed, as before the merge)."""
+    from stancelab.core.inspect_private import log_filesystem
+
+    for attempt in attempts:
+        if attempt.hidden:
+            continue
+        try:
+            log_filesystem(attempt.name).fs.mv(attempt.name, attempt.name + MERGED_SUFFIX)
+        except FileNotFoundError:
+            continue  # renamed meanwhile by another process merging the same set
+        except OSError as error:
+            print(f"merged shard {attempt.name} left in Inspect's listing ({error})",
+                  file=sys.stderr)  # fmt: skip
+
+
+def _is_copy(log_dir: str) -> bool:
+    """Whether `log_dir` is a local copy of a log location (`core.results.store`)."""
+    from stancelab.core.results.store import SOURCE_FILE, is_url
+
+    if is_url(log_dir):
+        return False
+    return (Path(log_dir.removeprefix("file://")).parent / SOURCE_FILE).exists()
+
+
+def _merged_from(merged: str, current: list[Attempt]) -> bool:
     """Whether the merged log was written from exactly the attempts `current` (its ledger names
     each shard's log and size). Not by modification times: a copy of a location on object
     storage has whole seconds, in which a shard's last write and the merge often fall alike."""
@@ -114,13 +222,8 @@ def _merged_from(merged: str, current: list[Any]) -> bool:
     ledger = header.eval.shards.ledger if header.eval.shards else []
     written = {(entry.shard, entry.log, entry.size) for entry in ledger}
     return header.status == "success" and written == {
-        (_shard_folder(info), info.name.rsplit("/", 1)[-1], info.size) for info in current
+        (attempt.shard, attempt.log_name, attempt.size) for attempt in current
     }
-
-
-def _shard_folder(info: Any) -> str:
-    """A shard attempt's shard, as its folder names it (`<name>.shards/<I>/<log>`)."""
-    return str(info.name.rstrip("/").rsplit("/", 2)[-2])
 
 
 def _by_index(item: tuple[str, object]) -> tuple[bool, int, str]:
@@ -128,44 +231,29 @@ def _by_index(item: tuple[str, object]) -> tuple[bool, int, str]:
     return (not name.isdigit(), int(name) if name.isdigit() else 0, name)
 
 
-def _newest(attempts: list[Any]) -> Any:
-    from stancelab.core.inspect_private import attempt_sort_key
-
-    return max(attempts, key=attempt_sort_key)
-
-
 def _exists(log_dir: str) -> bool:
-    from pathlib import Path
-
     if "://" in log_dir and not log_dir.startswith("file://"):
         return True
     return Path(log_dir.removeprefix("file://")).exists()
 
 
-def merge_set(merged: str, current: list[Any]) -> bool:
+def merge_set(merged: str, current: list[Attempt]) -> bool:
     """Write `merged` from the shards' newest attempts (`current`, in shard order) when they
-    are every shard `1..N` of one eval, all complete, and hold at most MERGE_MAX_SAMPLES
-    samples; whether it was written."""
-    from inspect_ai.log import read_eval_log, recompute_metrics, write_eval_log
+    are every shard `1..N` of one eval, all complete, a batch of samples at a time; whether it
+    was written."""
+    from inspect_ai.log import read_eval_log
+
+    from stancelab.core.inspect_private import run_coroutine
 
     try:
-        headers = [read_eval_log(info.name, header_only=True) for info in current]
+        headers = [read_eval_log(attempt.name, header_only=True, format="eval")
+                   for attempt in current]  # fmt: skip
     except Exception:  # a shard's newest file is no readable log (a cut copy): not finished
         return False
     if not _complete(headers):
         return False
-    samples = sum(header.results.total_samples if header.results else 0 for header in headers)
-    if samples > MERGE_MAX_SAMPLES:
-        print(f"shards of {merged} not merged: {samples:,} samples, over the {MERGE_MAX_SAMPLES:,} "
-              "a merge holds in memory at once; they are read as shards", file=sys.stderr)  # fmt: skip
-        return False
-    logs = [read_eval_log(info.name) for info in current]
-    log = merged_log(merged, logs, current)
-    try:
-        recompute_metrics(log)
-    except Exception:  # a metric not in this process's registry: the shards' results stand
-        log.results = None
-    write_eval_log(log, location=merged)
+    with _local_copies(current) as sources:
+        run_coroutine(_write_merged(merged, headers, current, sources))
     return True
 
 
@@ -179,51 +267,151 @@ def _complete(headers: list[Any]) -> bool:
     return sorted(shards) == sorted(f"{index}/{count}" for index in range(1, int(count) + 1))
 
 
-def merged_log(merged: str, logs: list[Any], current: list[Any]) -> Any:
-    """One eval from its shards' logs: the first shard's spec and plan, every sample, summed
-    usage, the ledger of the shards read (`EvalSpec.shards`)."""
-    from inspect_ai.log import EvalLog, EvalShards, EvalStats
+@contextmanager
+def _local_copies(current: list[Attempt]) -> Iterator[list[str]]:
+    """Where to read each attempt's samples: a local file where it is, else a temporary copy
+    (one download per shard, not one request per sample)."""
+    from stancelab.core.inspect_private import log_filesystem
+    from stancelab.core.results.store import is_url
 
-    first = logs[0]
-    spec = first.eval.model_copy(deep=True)
+    with tempfile.TemporaryDirectory(prefix="stancelab-merge-") as folder:
+        sources = []
+        for position, attempt in enumerate(current):
+            if not is_url(attempt.name):
+                sources.append(attempt.name)
+                continue
+            copy = f"{folder}/{position}.eval"
+            log_filesystem(attempt.name).fs.get_file(attempt.name, copy)
+            sources.append(copy)
+        yield sources
+
+
+async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
+                        sources: list[str]) -> None:  # fmt: skip
+    """Stream the shards' samples, in (epoch, id) order, into the merged log through
+    Inspect's `.eval` writer; its results recomputed from the samples' scores."""
+    from inspect_ai.log import condense_sample
+
+    from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
+
+    keys = [await _sample_keys(source) for source in sources]
+    spec, stats = merged_header(merged, headers, current, [len(each) for each in keys])
+    plan = headers[0].plan
+    recorder = EvalRecorder(merged.rsplit("/", 1)[0])
+    await recorder.log_init(spec, merged, clean=True)
+    try:
+        await recorder.log_start(spec, plan)
+        scored = []
+        async for sample in _samples_in_order(sources, keys):
+            scored.append(Scored(sample.id, sample.epoch, sample.scores, sample.metadata,
+                                 sample.error))  # fmt: skip
+            await recorder.log_sample(spec, condense_sample(sample))
+            if len(scored) % READ_BATCH == 0:
+                await write_buffered_samples(recorder, spec)  # out of memory, into the file
+        results, reductions = merged_results(headers, spec, stats, scored)
+        await recorder.log_finish(spec, "success", stats, results, reductions, None)
+    except BaseException:
+        await recorder.log_discard(spec, keep_destination=True)  # the merge before stays
+        raise
+
+
+async def _sample_keys(source: str) -> list[tuple[int, str | int]]:
+    """The (epoch, id) of every sample in a shard's log, from its summaries."""
+    from inspect_ai.log import read_eval_log_sample_summaries_async
+
+    summaries = await read_eval_log_sample_summaries_async(source, format="eval")
+    return [(summary.epoch, summary.id) for summary in summaries]
+
+
+async def _samples_in_order(sources: list[str],
+                            keys: list[list[tuple[int, str | int]]]) -> AsyncIterator[Any]:  # fmt: skip
+    """Every shard's samples in (epoch, id) order, `READ_BATCH` at a time."""
+    from inspect_ai.log import read_eval_log_samples_by_id_async
+
+    order = sorted((epoch, _id_key(sample_id), position, sample_id)
+                   for position, each in enumerate(keys) for epoch, sample_id in each)  # fmt: skip
+    for start in range(0, len(order), READ_BATCH):
+        batch = order[start : start + READ_BATCH]
+        read: dict[tuple[int, int, str], Any] = {}
+        for position in sorted({position for _, _, position, _ in batch}):
+            wanted = [(sample_id, epoch) for epoch, _, at, sample_id in batch if at == position]
+            samples = await read_eval_log_samples_by_id_async(sources[position], wanted,
+                                                              format="eval")  # fmt: skip
+            read.update({(position, sample.epoch, str(sample.id)): sample for sample in samples})
+        for epoch, _, position, sample_id in batch:
+            yield read.pop((position, epoch, str(sample_id)))
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What `recompute_metrics` reads of a sample (a few fields, not a whole `EvalSample`)."""
+
+    id: str | int
+    epoch: int
+    scores: Any
+    metadata: Any
+    error: Any
+
+
+def merged_header(merged: str, headers: list[Any], current: list[Attempt],
+                  samples: list[int]) -> tuple[Any, Any]:  # fmt: skip
+    """One eval's spec and stats from its shards' headers: the first shard's spec, the whole
+    run's sample ids, the ledger of the shards read (`EvalSpec.shards`), summed usage."""
+    from inspect_ai.log import EvalShards, EvalStats
+
+    spec = headers[0].eval.model_copy(deep=True)
     spec.task_id = spec.eval_id = set_id(merged)
-    spec.created = min(log.eval.created for log in logs)
+    spec.created = min(header.eval.created for header in headers)
     spec.metadata = {k: v for k, v in (spec.metadata or {}).items() if k != SHARD_KEY} or None
-    ids = [sample_id for log in logs for sample_id in (log.eval.config.sample_id or [])]
+    ids = [sample_id for header in headers for sample_id in (header.eval.config.sample_id or [])]
     spec.config.sample_id = None  # the whole run, not a selection of it; its ids:
     spec.dataset.sample_ids = ids
-    spec.shards = EvalShards(selection="ids", ledger=[_entry(log, info)
-                                                     for log, info in zip(logs, current, strict=True)])  # fmt: skip
-    samples = sorted((sample for log in logs for sample in log.samples or []),
-                     key=lambda sample: (sample.epoch, _id_key(sample.id)))  # fmt: skip
-    stats = EvalStats(started_at=min(log.stats.started_at for log in logs),
-                      completed_at=max(log.stats.completed_at for log in logs),
-                      model_usage=_usage(log.stats.model_usage for log in logs),
-                      role_usage=_usage(log.stats.role_usage for log in logs))  # fmt: skip
-    reductions = [reduction.model_copy(deep=True) for log in logs[:1]
-                  for reduction in log.reductions or []]  # fmt: skip
-    for log in logs[1:]:
-        for reduction, more in zip(reductions, log.reductions or [], strict=False):
+    spec.shards = EvalShards(selection="ids", ledger=[
+        _entry(header, attempt, count)
+        for header, attempt, count in zip(headers, current, samples, strict=True)])  # fmt: skip
+    stats = EvalStats(started_at=min(header.stats.started_at for header in headers),
+                      completed_at=max(header.stats.completed_at for header in headers),
+                      model_usage=_usage(header.stats.model_usage for header in headers),
+                      role_usage=_usage(header.stats.role_usage for header in headers))  # fmt: skip
+    return spec, stats
+
+
+def merged_results(headers: list[Any], spec: Any, stats: Any,
+                   scored: list[Scored]) -> tuple[Any, Any]:  # fmt: skip
+    """The merged log's results and reductions: recomputed from every sample's scores by
+    Inspect's `recompute_metrics`, or, for a metric not in this process's registry, no results
+    and the shards' reductions."""
+    from inspect_ai.log import EvalLog, recompute_metrics
+
+    first = headers[0]
+    reductions = [reduction.model_copy(deep=True) for reduction in first.reductions or []]
+    for header in headers[1:]:
+        for reduction, more in zip(reductions, header.reductions or [], strict=False):
             reduction.samples.extend(more.samples)
     log = EvalLog(version=first.version, status="success", eval=spec, plan=first.plan,
-                  stats=stats, samples=samples)  # fmt: skip
+                  stats=stats)  # fmt: skip
+    log.samples = scored  # read as samples by `recompute_metrics` (no validation on assignment)
     log.results = first.results.model_copy(deep=True) if first.results else None
     log.reductions = reductions or None
-    return log
+    try:
+        recompute_metrics(log)
+    except Exception:  # a metric not in this process's registry: the shards' results stand
+        log.results = None
+    return log.results, log.reductions
 
 
-def _entry(log: Any, info: Any) -> Any:
+def _entry(header: Any, attempt: Attempt, samples: int) -> Any:
     from inspect_ai.log import EvalShardEntry
 
-    selection = sorted(map(str, log.eval.config.sample_id or []))
+    selection = sorted(map(str, header.eval.config.sample_id or []))
     digest = hashlib.sha256(json.dumps(selection).encode()).hexdigest()
-    return EvalShardEntry(shard=_shard_folder(info),
-                          log=info.name.rsplit("/", 1)[-1], eval_set_id=log.eval.eval_set_id,
-                          status=log.status, error=log.error, samples=len(log.samples or []),
-                          selected=len(selection), selection_digest=digest,
-                          started_at=log.stats.started_at, completed_at=log.stats.completed_at,
-                          model_usage=log.stats.model_usage, role_usage=log.stats.role_usage,
-                          size=info.size, mtime=info.mtime)  # fmt: skip
+    return EvalShardEntry(shard=attempt.shard, log=attempt.log_name,
+                          eval_set_id=header.eval.eval_set_id, status=header.status,
+                          error=header.error, samples=samples, selected=len(selection),
+                          selection_digest=digest, started_at=header.stats.started_at,
+                          completed_at=header.stats.completed_at,
+                          model_usage=header.stats.model_usage, role_usage=header.stats.role_usage,
+                          size=attempt.size, mtime=attempt.mtime)  # fmt: skip
 
 
 def _usage(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -85,13 +85,13 @@ def shard_sample_ids(task: Any, shard: Shard) -> list[str | int]:
 def finished_shard(log_dir: str, task: Any, model: str, roles: dict[str, str],
                    shard: Shard, sample_ids: Sequence[str | int]) -> str | None:  # fmt: skip
     """A successful log at `log_dir` of this shard, task (name and arguments), subject model,
-    helper models and selection, if there is one."""
-    from inspect_ai.log import list_eval_logs
+    helper models and selection, if there is one (an attempt renamed once merged counts)."""
+    from stancelab.core.runs.shard_sets import logs_with_merged_attempts
 
     if not _exists(log_dir):
         return None
     wanted = {"ids": sorted(map(str, sample_ids)), "roles": roles, "model": model}
-    for info in list_eval_logs(log_dir, recursive=True):
+    for info in logs_with_merged_attempts(log_dir):
         header = _header(info)
         if header is None:  # no readable log (a cut copy): not a finished shard
             continue
@@ -118,10 +118,13 @@ def _header(info: Any) -> Any:
     no readable log."""
     from inspect_ai.log import read_eval_log
 
+    from stancelab.core.runs.shard_sets import MERGED_SUFFIX
+
     key = (info.name, info.mtime, info.size)
     if key not in _HEADERS:
         try:
-            _HEADERS[key] = read_eval_log(info, header_only=True)
+            _HEADERS[key] = read_eval_log(info, header_only=True, format="eval"
+                                          if info.name.endswith(MERGED_SUFFIX) else "auto")  # fmt: skip
         except Exception:
             _HEADERS[key] = None
     return _HEADERS[key]
