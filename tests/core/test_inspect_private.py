@@ -302,3 +302,14 @@ def test_the_log_filesystem_lists_as_list_eval_logs_and_moves_files(tmp_path: Pa
         return 42
 
     assert run_coroutine(answer()) == 42
+
+
+def test_inspects_sample_id_matcher_is_where_the_shard_selection_replaces_it() -> None:
+    """`core.runs.sample_ids` replaces `sample_id_filter` in each module that binds it."""
+    import importlib
+
+    for name in inspect_private.SAMPLE_ID_FILTER_MODULES:
+        assert callable(importlib.import_module(name).sample_id_filter)
+    util = importlib.import_module(inspect_private.SAMPLE_ID_FILTER_MODULES[0])
+    assert util.SampleIdMatcher._fields == ("matches", "patterns")
+    assert inspect_private.normalise_sample_id("issue-1__3") == "issue-1__3"

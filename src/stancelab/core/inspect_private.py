@@ -47,6 +47,7 @@ from inspect_ai._util.log_layout import (
     eval_shards_dir,
     merged_log_candidates_for_shard,
 )
+from inspect_ai.dataset._util import normalise_sample_id
 from inspect_ai.model._generate_overrides import set_generate_config_override
 
 if TYPE_CHECKING:
@@ -89,9 +90,17 @@ HF_PROVIDER_NAMES = frozenset(
     }
 )
 
+# The modules that bind Inspect's `sample_id_filter` (each patched by `core.runs.sample_ids`).
+SAMPLE_ID_FILTER_MODULES = (
+    "inspect_ai._eval.task.util",
+    "inspect_ai._eval.task.run",
+    "inspect_ai._eval.eval_set_manifest",
+)
+
 __all__ = [
     "HF_TOKEN",
     "MODEL_INFO_LOOKUP_API_KEY",
+    "SAMPLE_ID_FILTER_MODULES",
     "EvalRecorder",
     "GenerateInput",
     "GenerateOutput",
@@ -109,6 +118,7 @@ __all__ = [
     "log_filesystem",
     "merged_log_candidates_for_shard",
     "model_provider_names",
+    "normalise_sample_id",
     "resolve_task_args",
     "run_coroutine",
     "samples_table",

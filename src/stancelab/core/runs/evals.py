@@ -25,6 +25,7 @@ from stancelab.core.runs.caps import SUBJECT, EmbeddedCaps, embedded_caps
 from stancelab.core.runs.prices import batches
 from stancelab.core.runs.progress import progress_lines, role_labels, watch_progress
 from stancelab.core.runs.rate_limit import RateLimit, apply_rate_limit, queue_seconds, rate_limit
+from stancelab.core.runs.sample_ids import install_plain_id_filter
 from stancelab.core.runs.shard_sets import set_name, shard_dir
 from stancelab.core.runs.shards import (
     Shard,
@@ -112,6 +113,8 @@ def run_eval(
     batch config) sends the calls of every model, subjects and roles, to batch APIs. With
     `rate_limit`, each model's requests pass its endpoint's bucket (`core.runs.rate_limit`)."""
     settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
+    if settings.get("sample_id") is not None:
+        install_plain_id_filter()
     initial_timeout = None
     if settings.get("attempt_timeout") is None:
         every_model = [*models, *(roles or {}).values()]
