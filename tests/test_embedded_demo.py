@@ -148,8 +148,8 @@ def test_even_handedness_scores_every_pair_with_the_embedded_model_as_grader(dem
     for metric in ("even_handedness", "refusal", "hedging"):
         entry = summary[metric][EMBEDDED_MODEL]
         assert entry["pairs"] + entry["unreadable"] == 2
-        assert (
-            entry["scored_by"] in ("token probabilities", "answer", "none")
+        assert (  # one reading for every pair (a pair's grades may mix them), or the counts
+            entry["scored_by"] in ("token probabilities", "answer", "mixed", "none")
             or "pairs" in entry["scored_by"]
         )
         assert {

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from stancelab.core.inspect_private import SAMPLE_ID_FILTER_MODULES
+from stancelab.core.inspect_private import sample_id_filter_modules
 from stancelab.core.runs.sample_ids import MARK, install_plain_id_filter, plain_id_filter
 
 UTIL = "inspect_ai._eval.task.util"
@@ -50,12 +50,12 @@ def test_a_shard_of_thousands_selects_without_an_fnmatch_per_sample_and_id(
         return inspects_fnmatch(name, pattern)
 
     monkeypatch.setattr(util, "fnmatch", counted)
-    for name in SAMPLE_ID_FILTER_MODULES:  # restored after the test
-        module = importlib.import_module(name)
+    for module in sample_id_filter_modules():  # restored after the test
         monkeypatch.setattr(module, "sample_id_filter", module.sample_id_filter)
     install_plain_id_filter()
-    assert all(getattr(importlib.import_module(name).sample_id_filter, MARK, False)
-               for name in SAMPLE_ID_FILTER_MODULES)  # fmt: skip
+    assert all(
+        getattr(module.sample_id_filter, MARK, False) for module in sample_id_filter_modules()
+    )
     dataset = _dataset(3_000)
     half = [sample.id for sample in dataset][::2]
     selected = util.slice_dataset(dataset, None, half)

@@ -90,17 +90,9 @@ HF_PROVIDER_NAMES = frozenset(
     }
 )
 
-# The modules that bind Inspect's `sample_id_filter` (each patched by `core.runs.sample_ids`).
-SAMPLE_ID_FILTER_MODULES = (
-    "inspect_ai._eval.task.util",
-    "inspect_ai._eval.task.run",
-    "inspect_ai._eval.eval_set_manifest",
-)
-
 __all__ = [
     "HF_TOKEN",
     "MODEL_INFO_LOOKUP_API_KEY",
-    "SAMPLE_ID_FILTER_MODULES",
     "EvalRecorder",
     "GenerateInput",
     "GenerateOutput",
@@ -121,6 +113,7 @@ __all__ = [
     "normalise_sample_id",
     "resolve_task_args",
     "run_coroutine",
+    "sample_id_filter_modules",
     "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
@@ -128,6 +121,15 @@ __all__ = [
     "without_merged_shards",
     "write_buffered_samples",
 ]
+
+
+def sample_id_filter_modules() -> tuple[ModuleType, ...]:
+    """The modules that bind Inspect's `sample_id_filter` (each patched by
+    `core.runs.sample_ids`): where it is defined, the task runner, the eval-set manifest."""
+    from inspect_ai._eval import eval_set_manifest
+    from inspect_ai._eval.task import run, util
+
+    return (util, run, eval_set_manifest)
 
 
 def samples_table() -> ModuleType:

@@ -6,18 +6,17 @@ minutes in each pass over the dataset before its first call, so a run's workers 
 minutes late and a dead endpoint was never reached to be reported. Ids without glob
 characters match only themselves, so for them a set gives the same selection; any pattern
 keeps Inspect's own matcher. Installed by `run_eval` in each module that holds Inspect's
-`sample_id_filter` (`core.inspect_private.SAMPLE_ID_FILTER_MODULES`).
+`sample_id_filter` (`core.inspect_private.sample_id_filter_modules`).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 from collections.abc import Callable
 from typing import Any
 
-from stancelab.core.inspect_private import SAMPLE_ID_FILTER_MODULES, normalise_sample_id
+from stancelab.core.inspect_private import normalise_sample_id, sample_id_filter_modules
 
 GLOB_CHARACTERS = frozenset("*?[")
 MARK = "stancelab_plain_ids"
@@ -44,7 +43,6 @@ def plain_id_filter(inspects: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 def install_plain_id_filter() -> None:
     """Put `plain_id_filter` in place of Inspect's matcher wherever Inspect calls it (once)."""
-    for name in SAMPLE_ID_FILTER_MODULES:
-        module = importlib.import_module(name)
+    for module in sample_id_filter_modules():
         if not getattr(module.sample_id_filter, MARK, False):
             module.sample_id_filter = plain_id_filter(module.sample_id_filter)
