@@ -67,11 +67,15 @@ class ServerProcess:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def stats(self) -> dict:
+    def stats(self, keys: bool = True) -> dict:
+        """The server's stats; `keys` False leaves out the paid requests' keys."""
         import json
         import urllib.request
 
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=10) as reply:
+        query = "" if keys else "?keys=0"
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.port}/stats{query}", timeout=10
+        ) as reply:
             return json.loads(reply.read())
 
     def reset(self) -> None:

@@ -150,7 +150,7 @@ class InFlight:
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):
-            stats = self.server.stats()
+            stats = self.server.stats(keys=False)
             self.peak = max(self.peak, int(stats["max_in_flight"]))
             if stats["paid_calls"] or stats["in_flight"]:
                 self.samples.append(int(stats["in_flight"]))
@@ -197,6 +197,34 @@ def folder_mb(folder: Path) -> float:
 
 
 @dataclass
+class Timeline:
+    """Where a run's wall went: start-up (the command's start to the first paid call), the paid
+    span (first to last paid call) and the finish (the last paid call to the command's exit),
+    and the server's CPU a request."""
+
+    startup: float
+    paid_span: float
+    finish: float
+    server_cpu_ms: float
+
+    @classmethod
+    def of(cls, started: float, ended: float, before: dict, after: dict) -> Timeline:
+        first, last = after["first_paid_at"] or ended, after["last_paid_at"] or ended
+        requests = max(1, after["requests"] - before["requests"])
+        cpu = 1000 * (after["cpu_seconds"] - before["cpu_seconds"]) / requests
+        return cls(first - started, last - first, ended - last, cpu)
+
+    def line(self, calls: int) -> str:
+        rate = (
+            f"{calls / self.paid_span:.0f} calls/s" if self.paid_span > 0 else "rate not measured"
+        )
+        return (
+            f"start-up {self.startup:.1f} s, paid span {self.paid_span:.1f} s ({rate}), "
+            f"finish {self.finish:.1f} s; server CPU {self.server_cpu_ms:.2f} ms a request"
+        )
+
+
+@dataclass
 class Measured:
     probe: str
     calls: int
@@ -208,6 +236,7 @@ class Measured:
     outcomes: dict[str, int]
     paid_twice: int | None
     in_flight: str
+    timeline: Timeline
 
 
 def run_command(probe_name: str, flags: tuple[str, ...], out: Path, connections: int,
@@ -233,7 +262,7 @@ def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[s
     server.reset()
     killed = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    while server.stats()["paid_calls"] < calls // 2:
+    while server.stats(keys=False)["paid_calls"] < calls // 2:
         if killed.poll() is not None:
             raise RuntimeError("the run ended before half its calls were paid")
         time.sleep(0.2)
@@ -242,7 +271,7 @@ def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[s
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"the re-run failed:\n{(done.stdout + done.stderr)[-3000:]}")
-    return server.stats()["paid_calls"] - calls
+    return server.stats(keys=False)["paid_calls"] - calls
 
 
 def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, connections: int,
@@ -256,10 +285,11 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
     try:
         env, out = environment(server, scratch), scratch / "run"
         server.reset()
-        in_flight = InFlight(server)
+        in_flight, before, started = InFlight(server), server.stats(keys=False), time.time()
         run = timed(run_command(probe_name, flags, out, connections, workers, client_rpm), env,
                     in_flight)  # fmt: skip
-        stats = server.stats()
+        ended, stats = time.time(), server.stats(keys=False)
+        timeline = Timeline.of(started, ended, before, stats)
         calls = int(stats["paid_calls"])
         analysis = timed([sys.executable, "-m", "stancelab", "analyze", str(out)], env)
         header = next((line for line in run.output.splitlines() if "process" in line), "")
@@ -276,7 +306,7 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
         bound = calls / (rpm / 60) if rpm else None
         return Measured(probe_name, calls, bound, run, analysis,
                         folder_mb(out / "logs"), header, stats["outcomes"], paid_twice,
-                        in_flight.line())  # fmt: skip
+                        in_flight.line(), timeline)  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -292,7 +322,8 @@ def line(result: Measured) -> str:
             f"wall {result.run.wall:.0f} s vs {bound}; harness CPU {1000 * result.run.cpu / max(1, result.calls):.1f} ms per call; peak RSS "
             f"{result.run.rss_mb:,.0f} MB; logs {result.log_mb:.1f} MB; analyze {result.analysis.wall:.1f} s, "
             f"peak {result.analysis.rss_mb:,.0f} MB; paid twice after kill -9 at half way and a re-run: "
-            f"{twice}\n    requests: {outcomes}; 429s per paid call {per_call}; {result.in_flight}"
+            f"{twice}\n    {result.timeline.line(result.calls)}"
+            f"\n    requests: {outcomes}; 429s per paid call {per_call}; {result.in_flight}"
             f"\n    header: {result.header.strip()}\n    "
             f"{headlines(result.analysis.output)}")  # fmt: skip
 

@@ -108,6 +108,8 @@ class ServerStats:
     max_in_flight: int = 0
     batches: int = 0  # batches created through the Batches API
     batched: int = 0  # requests answered inside those batches (not counted in `requests`)
+    first_paid_at: float | None = None  # time.time() of the first and the last paid answer
+    last_paid_at: float | None = None
 
     @property
     def paid_calls(self) -> int:
@@ -194,15 +196,19 @@ class FakeOpenAIServer:
         with self._lock:
             self.stats = ServerStats()
 
-    def stats_dict(self) -> dict[str, Any]:
+    def stats_dict(self, keys: bool = True) -> dict[str, Any]:
+        """What the server saw; `keys` False leaves out the paid requests' keys (a poll's size
+        then does not grow with the run) and `cpu_seconds` is the server process's CPU."""
         with self._lock:
             stats = self.stats
             return {"requests": stats.requests, "outcomes": dict(stats.outcomes),
                     "paid_calls": stats.paid_calls, "duplicate_paid_calls": stats.duplicate_paid_calls,
-                    "paid_keys": list(stats.paid), "choices": stats.choices,
+                    **({"paid_keys": list(stats.paid)} if keys else {}), "choices": stats.choices,
                     "prompt_tokens": stats.prompt_tokens,
                     "in_flight": stats.in_flight, "max_in_flight": stats.max_in_flight,
-                    "batches": stats.batches, "batched": stats.batched}  # fmt: skip
+                    "batches": stats.batches, "batched": stats.batched,
+                    "first_paid_at": stats.first_paid_at, "last_paid_at": stats.last_paid_at,
+                    "cpu_seconds": time.process_time()}  # fmt: skip
 
     def _draw_fault(self) -> str | None:
         with self._lock:
@@ -245,6 +251,9 @@ class FakeOpenAIServer:
         with self._lock:
             if completion is not None:
                 self.stats.paid[_request_key(body)] += 1
+                now = time.time()
+                self.stats.first_paid_at = self.stats.first_paid_at or now
+                self.stats.last_paid_at = now
                 self.stats.choices += len(completion["choices"])
                 self.stats.prompt_tokens += completion["usage"]["prompt_tokens"]
             self.stats.outcomes[fault or "ok"] += 1
@@ -360,7 +369,8 @@ class FakeOpenAIServer:
         elif (answer := self.batch_api.answer(scope, b"".join(chunks))) is not None:
             await self._send(send, *answer)
         elif path == "/stats":
-            await self._send(send, 200, json.dumps(self.stats_dict()).encode())
+            keys = b"keys=0" not in scope.get("query_string", b"")
+            await self._send(send, 200, json.dumps(self.stats_dict(keys)).encode())
         elif path == "/reset":
             self.reset()
             await self._send(send, 200, b"{}")
