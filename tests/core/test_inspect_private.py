@@ -262,25 +262,34 @@ def test_the_view_listing_takes_a_folder_and_whether_to_recurse() -> None:
     ]
 
 
-def test_the_eval_writer_takes_a_log_one_sample_at_a_time() -> None:
+def test_the_eval_writer_takes_samples_already_serialised(tmp_path: Path) -> None:
     """The streamed merge's writer: `EvalRecorder(log_dir)`, then `log_init(eval, location,
-    clean=)`, `log_start(eval, plan)`, `log_sample(eval, sample)`, `write_buffered_samples`
-    (its buffer, `data[_log_file_key(eval)]`, written into its temporary zip), `log_finish(eval,
-    status, stats, results, reductions, error)` and, on failure, `log_discard(eval,
-    keep_destination=)`."""
-    from inspect_ai.log._recorders.eval import ZipLogFile
+    clean=)`, `log_start(eval, plan)`, the shards' members and summaries written into its
+    temporary zip (`data[_log_file_key(eval)]`: its `_zip`, `_lock`, `_summary_counter`,
+    `_summaries`, `_zip_writestr` and the journal's names), `log_finish(eval, status, stats,
+    results, reductions, error)` and, on failure, `log_discard(eval, keep_destination=)`."""
+    from inspect_ai.log._recorders.eval import (
+        ZipLogFile,
+        _journal_summary_file,
+        _journal_summary_path,
+    )
 
-    from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
+    from stancelab.core.inspect_private import EvalRecorder, sample_member, write_sample_members
 
     assert _parameters(EvalRecorder)[:1] == ["log_dir"]
     assert _parameters(EvalRecorder.log_init)[:4] == ["self", "eval", "location", "clean"]
     assert _parameters(EvalRecorder.log_start)[:3] == ["self", "eval", "plan"]
-    assert _parameters(EvalRecorder.log_sample)[:3] == ["self", "eval", "sample"]
     assert _parameters(EvalRecorder._log_file_key) == ["self", "eval"]
     assert EvalRecorder("/tmp").data == {}
-    assert _parameters(ZipLogFile.write_buffered_samples) == ["self"]
-    assert inspect.iscoroutinefunction(ZipLogFile.write_buffered_samples)
-    assert _parameters(write_buffered_samples) == ["recorder", "eval"]
+    log = ZipLogFile(str(tmp_path / "x.eval"))
+    log._open()
+    assert (log._summary_counter, log._summaries) == (0, [])
+    assert log._zip is not None and hasattr(log._lock, "acquire")
+    assert _parameters(ZipLogFile._zip_writestr) == ["self", "filename", "data"]
+    assert _journal_summary_path(_journal_summary_file(3)) == "_journal/summaries/3.json"
+    assert sample_member("a-1", 2) == "samples/a-1_epoch_2.json"
+    assert inspect.iscoroutinefunction(write_sample_members)
+    assert _parameters(write_sample_members) == ["recorder", "eval", "copy", "summaries"]
     assert _parameters(EvalRecorder.log_finish)[:7] == [
         "self", "eval", "status", "stats", "results", "reductions", "error"]  # fmt: skip
     assert "keep_destination" in _parameters(EvalRecorder.log_discard)

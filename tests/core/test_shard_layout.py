@@ -6,10 +6,13 @@ id's older logs deletes no shard. IssueBench with scripted mockllm models (fast,
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -17,6 +20,8 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import (
+    EvalSample,
+    condense_sample,
     list_eval_logs,
     read_eval_log,
     read_eval_log_sample_summaries,
@@ -170,6 +175,75 @@ def test_the_merge_streams_a_batch_of_samples_never_a_whole_shard(
     assert analyze(out) == whole
 
 
+def _members(logs: list[Path]) -> dict[tuple[str | int, int], bytes]:
+    """Every sample member of the logs, as written, by (id, epoch)."""
+    bodies = {}
+    for log_file in logs:
+        with zipfile.ZipFile(log_file) as archive:
+            for summary in read_eval_log_sample_summaries(str(log_file)):
+                member = f"samples/{summary.id}_epoch_{summary.epoch}.json"
+                bodies[(summary.id, summary.epoch)] = archive.read(member)
+    return bodies
+
+
+def _pooled(sample: dict[str, Any]) -> tuple[Any, Any]:
+    """What condensing a sample pools: its attachments and its events' shared data."""
+    return sample.get("attachments"), sample.get("events_data")
+
+
+def test_the_merged_log_is_what_inspects_writer_makes_of_the_shards_samples(
+    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge copies each shard's sample members as bytes; read by Inspect, the merged log
+    is the log Inspect's own writer (`write_eval_log`) makes of the shards' samples, condensed,
+    in (epoch, id) order, under the merged header: the same samples, summaries, reductions, and
+    results recomputed from those samples. A shard's members are condensed already (their
+    attachments and pooled events are those of the sample read and condensed again), so the
+    copy loses no condensing."""
+    _, out = _copy(runs, tmp_path)
+    shard_files = sorted((out / "logs").glob("*.shards/*/*.eval"))
+    shard_samples = [sample for path in shard_files for sample in read_eval_log(str(path)).samples]
+    assert {key: _pooled(json.loads(body)) for key, body in _members(shard_files).items()} == {
+        (sample.id, sample.epoch): _pooled(condense_sample(sample).model_dump(mode="json", exclude_none=True))
+        for sample in shard_samples}  # fmt: skip
+    monkeypatch.setattr(shard_sets, "READ_BATCH", 5)  # several batches and journal entries
+    (merged,) = merge_shard_sets(str(out / "logs"))
+    with zipfile.ZipFile(merged) as archive:
+        assert archive.testzip() is None  # every member's bytes match its CRC
+    log = read_eval_log(merged)
+    expected = log.model_copy(deep=True)
+    expected.samples = [condense_sample(sample) for sample in sorted(
+        shard_samples, key=lambda sample: (sample.epoch, str(sample.id)))]  # fmt: skip
+    recompute_metrics(expected)
+    reference = str(tmp_path / "reference.eval")
+    write_eval_log(expected, reference)
+    written = read_eval_log(reference)
+    for field in ("version", "status", "eval", "plan", "results", "stats", "error", "reductions"):
+        assert getattr(log, field) == getattr(written, field), field
+    assert [s.model_dump() for s in log.samples] == [s.model_dump() for s in written.samples]
+    assert read_eval_log_sample_summaries(merged) == read_eval_log_sample_summaries(reference)
+
+
+def test_the_merge_parses_no_sample_into_an_eval_sample(
+    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each sample's member is copied as bytes and read as plain JSON for its scores: the merge
+    validates no `EvalSample` (its events are the bulk of a sample)."""
+    _, out = _copy(runs, tmp_path)
+    validated: list[Any] = []
+    validate = EvalSample.model_validate
+
+    def spied(data: Any, *more: Any, **options: Any) -> Any:
+        validated.append(data)
+        return validate(data, *more, **options)
+
+    monkeypatch.setattr(EvalSample, "model_validate", spied)
+    (merged,) = merge_shard_sets(str(out / "logs"))
+    assert validated == []
+    monkeypatch.undo()
+    assert len(read_eval_log(merged).samples or []) == 12
+
+
 def test_a_copy_with_whole_second_times_is_merged_once(runs: Any, tmp_path: Path) -> None:
     """A copy of a location on object storage gives every file its store's time, in whole
     seconds: a shard's last write and the merge fall in the same second, and the merged log
@@ -246,6 +320,56 @@ def test_a_shard_whose_newest_file_is_no_readable_log_is_not_merged(
     assert merge_shard_sets(str(out / "logs")) == []
     evidence = analyze(out)["evidence"]
     assert [Path(name).name for name in evidence["unreadable_logs"]] == [shard_two.name]
+
+
+class _Unseekable(io.RawIOBase):
+    """A file written front to back only: zipfile then puts each member's CRC and sizes in a
+    data descriptor after its data."""
+
+    def __init__(self) -> None:
+        self.written = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.written += data
+        return len(data)
+
+
+@pytest.mark.parametrize("compression", [zipfile.ZIP_DEFLATED, zipfile.ZIP_ZSTANDARD])  # type: ignore[attr-defined]
+def test_a_member_copied_as_its_compressed_bytes_reads_as_written(
+    tmp_path: Path, compression: int
+) -> None:
+    """`copy_zip_member` appends a member as its compressed bytes, between members written as
+    usual, from members written whole, streamed with zip64 headers, or with data descriptors."""
+    bodies = {f"samples/{n}_epoch_1.json": json.dumps({"n": n, "text": "x" * 50 * n}).encode()
+              for n in range(1, 4)}  # fmt: skip
+    first, second, third = bodies
+    with zipfile.ZipFile(tmp_path / "seekable.zip", "w", compression) as archive:
+        archive.writestr(first, bodies[first])
+        with archive.open(second, "w", force_zip64=True) as stream:
+            stream.write(bodies[second])
+    unseekable = _Unseekable()
+    with zipfile.ZipFile(unseekable, "w", compression) as archive:
+        archive.writestr(third, bodies[third])
+    (tmp_path / "unseekable.zip").write_bytes(bytes(unseekable.written))
+    with zipfile.ZipFile(tmp_path / "unseekable.zip") as archive:
+        assert archive.getinfo(third).flag_bits & shard_sets.DATA_DESCRIPTOR
+    destination = tmp_path / "merged.zip"
+    with zipfile.ZipFile(destination, "w", compression) as merged:
+        merged.writestr("header.json", b"{}")
+        for source in ("seekable.zip", "unseekable.zip"):
+            with zipfile.ZipFile(tmp_path / source) as archive:
+                for info in archive.infolist():
+                    shard_sets.copy_zip_member(archive, info, merged)
+        merged.writestr("summaries.json", b"[]")
+    with zipfile.ZipFile(destination) as merged:
+        assert merged.testzip() is None
+        assert merged.namelist() == ["header.json", *bodies, "summaries.json"]
+        assert {name: merged.read(name) for name in bodies} == bodies
+        assert {info.compress_type for info in merged.infolist()} == {compression}
+        assert not any(info.flag_bits & shard_sets.DATA_DESCRIPTOR for info in merged.infolist())
 
 
 def test_each_subject_model_of_a_shard_has_its_own_shard_set() -> None:

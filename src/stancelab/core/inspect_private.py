@@ -26,10 +26,11 @@ the symbol instead of breaking a run.
   deletes no shard), and `get_logs`, the listing `inspect view` serves (the test that a merged
   sharded run is one eval there).
 - The streamed merge of a shard set (`core.runs.shard_sets`): `EvalRecorder`, the `.eval`
-  writer behind `write_eval_log`, fed one sample at a time (`log_init`, `log_start`,
-  `log_sample`, `log_finish`) where `write_eval_log` holds the whole log, and
-  `write_buffered_samples`, which moves the samples it buffered into its temporary file (what
-  its `flush` does, less the copy of that file to the destination at every batch);
+  writer behind `write_eval_log` (`log_init`, `log_start`, `log_finish`), into whose temporary
+  zip (`ZipLogFile._zip`) `write_sample_members` lets a merge write samples already serialised
+  (a shard's members, copied as bytes, as Inspect's `seed_from_prior_log` copies a prior
+  log's) and journals their summaries as `write_buffered_samples` journals a batch of buffered
+  samples; `sample_member`, the name of a sample's member in an `.eval` zip;
   `log_filesystem`, the filesystem Inspect lists a log location with (names, sizes and
   modification times as `list_eval_logs` gives them, and the files it takes for no log); and
   `run_coroutine`, how Inspect's synchronous readers run their coroutines.
@@ -38,8 +39,10 @@ the symbol instead of breaking a run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+from zipfile import ZipFile
 
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai._util.log_layout import (
@@ -114,12 +117,13 @@ __all__ = [
     "resolve_task_args",
     "run_coroutine",
     "sample_id_filter_modules",
+    "sample_member",
     "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
     "task_create",
     "without_merged_shards",
-    "write_buffered_samples",
+    "write_sample_members",
 ]
 
 
@@ -139,10 +143,28 @@ def samples_table() -> ModuleType:
     return table
 
 
-async def write_buffered_samples(recorder: Any, eval: Any) -> None:
-    """Write the samples an `EvalRecorder` buffered for `eval` into its temporary zip (with
-    one summary journal entry for them), leaving the destination as it is until `log_finish`."""
-    await recorder.data[recorder._log_file_key(eval)].write_buffered_samples()
+def sample_member(sample_id: str | int, epoch: int) -> str:
+    """The name of a sample's member in an `.eval` zip (`samples/<id>_epoch_<n>.json`)."""
+    from inspect_ai.log._recorders.eval import _sample_filename
+
+    return _sample_filename(sample_id, epoch)
+
+
+async def write_sample_members(recorder: Any, eval: Any, copy: Callable[[ZipFile], None],
+                               summaries: list[Any]) -> None:  # fmt: skip
+    """Write samples already serialised into an `EvalRecorder`'s temporary zip (`copy`, given
+    that zip, writes their members) and journal their `summaries` as one entry, as
+    `write_buffered_samples` writes and journals a batch of buffered samples."""
+    from inspect_ai.log._recorders.eval import _journal_summary_file, _journal_summary_path
+
+    log = recorder.data[recorder._log_file_key(eval)]
+    async with log._lock:
+        copy(log._zip)
+        if summaries:
+            log._summary_counter += 1
+            journal = _journal_summary_path(_journal_summary_file(log._summary_counter))
+            log._zip_writestr(journal, summaries)
+            log._summaries.extend(summaries)
 
 
 def model_provider_names() -> set[str]:

@@ -8,9 +8,15 @@ re-run of a shard adds an attempt to its own folder (the newest attempt is the s
 Inspect's `attempt_sort_key`). Once every shard's newest attempt is complete, `merge_shard_sets`
 writes the merged log `LOC/<name>.eval` (samples, usage and the shards' ledger in
 `EvalSpec.shards`; metrics recomputed by Inspect's `recompute_metrics`), streamed: each shard's
-samples are read a batch at a time (`read_eval_log_samples_by_id`) and written a batch at a
-time through Inspect's own `.eval` writer (`EvalRecorder`), so the merge holds a batch of
-samples, not the run. Inspect 0.3.285 has the layout, the listing and the ledger's model, but no merge.
+zip is opened once, and its sample members are copied into the merged log through Inspect's own
+`.eval` writer (`EvalRecorder`) as their compressed bytes, a batch at a time in (epoch, id)
+order, as Inspect's `seed_from_prior_log` copies a prior log's samples; the shards' summaries
+become the merged log's journal and summaries. No sample is parsed into an `EvalSample`: its
+scores, metadata and error, all `recompute_metrics` reads, come from a plain `json.loads` of its
+member. Shard members are written condensed (attachments and pooled events) by Inspect's run,
+so the copy is what condensing them again would write, as Inspect reads it. The merge holds a
+batch of samples, not the run. Inspect 0.3.285 has the layout, the listing and the ledger's
+model, but no merge.
 
 Once merged, every attempt of the set is renamed `<log>.eval.merged` (`MERGED_SUFFIX`), a name
 Inspect's listing takes for no log: `inspect log list` (recursive or not), `list_eval_logs` and
@@ -30,20 +36,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterable, Iterator
-from contextlib import contextmanager
+import zipfile
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from zipfile import ZipFile, ZipInfo
 
 from stancelab.core.results.logs import SHARD_KEY, shard_of_log
 
 SET_ID_PREFIX = "s0"
 """how a shard set's id begins: `0` is never in an id Inspect draws (shortuuid's alphabet)"""
 DIGEST_CHARS = 20
+DATA_DESCRIPTOR = 0x08
+"""a zip member's flag: its CRC and sizes follow its data rather than sit in its header"""
 
 
 def set_name(task_name: str, task_args: dict[str, Any], model: str, roles: dict[str, str],
@@ -288,26 +300,23 @@ def _local_copies(current: list[Attempt]) -> Iterator[list[str]]:
 
 async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
                         sources: list[str]) -> None:  # fmt: skip
-    """Stream the shards' samples, in (epoch, id) order, into the merged log through
-    Inspect's `.eval` writer; its results recomputed from the samples' scores."""
-    from inspect_ai.log import condense_sample
+    """Copy the shards' sample members, in (epoch, id) order, into the merged log through
+    Inspect's `.eval` writer, compressed as they are, with the shards' own summaries as its
+    journal; its results recomputed from the samples' scores."""
+    from stancelab.core.inspect_private import EvalRecorder, write_sample_members
 
-    from stancelab.core.inspect_private import EvalRecorder, write_buffered_samples
-
-    keys = [await _sample_keys(source) for source in sources]
-    spec, stats = merged_header(merged, headers, current, [len(each) for each in keys])
+    summaries = [await _sample_summaries(source) for source in sources]
+    spec, stats = merged_header(merged, headers, current, [len(each) for each in summaries])
     plan = headers[0].plan
     recorder = EvalRecorder(merged.rsplit("/", 1)[0])
     await recorder.log_init(spec, merged, clean=True)
     try:
         await recorder.log_start(spec, plan)
         scored = []
-        async for sample in _samples_in_order(sources, keys):
-            scored.append(Scored(sample.id, sample.epoch, sample.scores, sample.metadata,
-                                 sample.error))  # fmt: skip
-            await recorder.log_sample(spec, condense_sample(sample))
-            if len(scored) % READ_BATCH == 0:
-                await write_buffered_samples(recorder, spec)  # out of memory, into the file
+        for batch in _members_in_order(sources, summaries):
+            scored.extend(_scored(member.body) for member in batch)
+            await write_sample_members(recorder, spec, partial(_copy_members, batch),
+                                       [member.summary for member in batch])  # fmt: skip
         results, reductions = merged_results(headers, spec, stats, scored)
         await recorder.log_finish(spec, "success", stats, results, reductions, None)
     except BaseException:
@@ -315,31 +324,96 @@ async def _write_merged(merged: str, headers: list[Any], current: list[Attempt],
         raise
 
 
-async def _sample_keys(source: str) -> list[tuple[int, str | int]]:
-    """The (epoch, id) of every sample in a shard's log, from its summaries."""
+async def _sample_summaries(source: str) -> list[Any]:
+    """The summary of every sample in a shard's log (its (epoch, id) among them)."""
     from inspect_ai.log import read_eval_log_sample_summaries_async
 
-    summaries = await read_eval_log_sample_summaries_async(source, format="eval")
-    return [(summary.epoch, summary.id) for summary in summaries]
+    return list(await read_eval_log_sample_summaries_async(source, format="eval"))
 
 
-async def _samples_in_order(sources: list[str],
-                            keys: list[list[tuple[int, str | int]]]) -> AsyncIterator[Any]:  # fmt: skip
-    """Every shard's samples in (epoch, id) order, `READ_BATCH` at a time."""
-    from inspect_ai.log import read_eval_log_samples_by_id_async
+@dataclass(frozen=True)
+class Member:
+    """A sample's member in a shard's zip."""
 
-    order = sorted((epoch, _id_key(sample_id), position, sample_id)
-                   for position, each in enumerate(keys) for epoch, sample_id in each)  # fmt: skip
-    for start in range(0, len(order), READ_BATCH):
-        batch = order[start : start + READ_BATCH]
-        read: dict[tuple[int, int, str], Any] = {}
-        for position in sorted({position for _, _, position, _ in batch}):
-            wanted = [(sample_id, epoch) for epoch, _, at, sample_id in batch if at == position]
-            samples = await read_eval_log_samples_by_id_async(sources[position], wanted,
-                                                              format="eval")  # fmt: skip
-            read.update({(position, sample.epoch, str(sample.id)): sample for sample in samples})
-        for epoch, _, position, sample_id in batch:
-            yield read.pop((position, epoch, str(sample_id)))
+    archive: ZipFile
+    info: ZipInfo
+    body: bytes
+    """its JSON, as the shard wrote it"""
+    summary: Any
+
+
+def _members_in_order(sources: list[str], summaries: list[list[Any]]) -> Iterator[list[Member]]:
+    """Every shard's sample members in (epoch, id) order, `READ_BATCH` at a time, each shard's
+    zip opened once (no sample is parsed into an `EvalSample`)."""
+    from stancelab.core.inspect_private import log_filesystem, sample_member
+
+    order = sorted((summary.epoch, _id_key(summary.id), position, index)
+                   for position, each in enumerate(summaries)
+                   for index, summary in enumerate(each))  # fmt: skip
+    with ExitStack() as stack:
+        archives = [stack.enter_context(ZipFile(stack.enter_context(
+                        log_filesystem(source).fs.open(source, "rb"))))
+                    for source in sources]  # fmt: skip
+        for start in range(0, len(order), READ_BATCH):
+            batch = []
+            for _, _, position, index in order[start : start + READ_BATCH]:
+                summary, archive = summaries[position][index], archives[position]
+                info = archive.getinfo(sample_member(summary.id, summary.epoch))
+                batch.append(Member(archive, info, archive.read(info), summary))
+            yield batch
+
+
+def _copy_members(members: list[Member], destination: ZipFile) -> None:
+    for member in members:
+        copy_zip_member(member.archive, member.info, destination)
+
+
+def copy_zip_member(source: ZipFile, info: ZipInfo, destination: ZipFile) -> None:
+    """Append `info`'s member of `source` to `destination` (open for writing, on a seekable
+    file) as its compressed bytes, neither decompressed nor compressed again: the same name,
+    time, compression, CRC and sizes. Writes as `ZipFile._open_to_write` does, through
+    zipfile's writer state (`fp`, `start_dir`, `_lock`, `_writing`, `_didModify`)."""
+    with source._lock:
+        source.fp.seek(info.header_offset)
+        header = source.fp.read(zipfile.sizeFileHeader)
+        if header[:4] != zipfile.stringFileHeader:
+            raise zipfile.BadZipFile(f"no local header for {info.filename}")
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        source.fp.seek(info.header_offset + len(header) + name_length + extra_length)
+        data = source.fp.read(info.compress_size)
+    if len(data) != info.compress_size:
+        raise zipfile.BadZipFile(f"{info.filename} is cut short")
+    copied = ZipInfo(info.filename, info.date_time)
+    copied.compress_type, copied.external_attr = info.compress_type, info.external_attr
+    copied.CRC, copied.compress_size, copied.file_size = info.CRC, len(data), info.file_size
+    copied.flag_bits = info.flag_bits & ~DATA_DESCRIPTOR  # sizes are in the local header
+    with destination._lock:
+        if destination._writing:
+            raise ValueError("a member of the destination is open for writing")
+        destination.fp.seek(destination.start_dir)
+        copied.header_offset = destination.start_dir
+        destination.fp.write(copied.FileHeader())
+        destination.fp.write(data)
+        destination.start_dir = destination.fp.tell()
+        destination.filelist.append(copied)
+        destination.NameToInfo[copied.filename] = copied
+        destination._didModify = True
+
+
+def _scored(body: bytes) -> Scored:
+    """What `recompute_metrics` reads of a sample, from its member's JSON (its events are
+    parsed as plain JSON, never validated)."""
+    from inspect_ai.log import EvalError
+    from inspect_ai.scorer import Score
+
+    sample = json.loads(body)
+    scores = sample.get("scores")
+    error = sample.get("error")
+    return Scored(sample["id"], sample["epoch"],
+                  {name: Score.model_validate(score) for name, score in scores.items()}
+                  if scores is not None else None,
+                  sample.get("metadata", {}),
+                  EvalError.model_validate(error) if error is not None else None)  # fmt: skip
 
 
 @dataclass(frozen=True)
