@@ -9,6 +9,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def test_independent_evals_run_at_the_same_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     claims = claims_file(tmp_path / "claims.jsonl", CLAIMS)
-    with FakeOpenAIServer(latency=0.2, reply=_distinct_reply) as server:
+    with FakeOpenAIServer(latency=0.5, reply=_distinct_reply) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "local")
         run = PriorPrejudiceRun(models=["openai-api/fake/rater"], out_dir=tmp_path / "run",
@@ -73,6 +74,10 @@ def test_independent_evals_run_at_the_same_time(
                                 max_connections=50)  # fmt: skip
         run_evals(run)
         stats = server.stats_dict()
+        # claims that need no writing: the probe goes with the ratings and the cross-task
+        completed = tmp_path / "run" / "claims_with_arguments.jsonl"
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "fresh-cache"))  # calls, not reads
+        run_evals(replace(run, claims_file=completed, out_dir=tmp_path / "completed"))
     spans = _spans(tmp_path / "run" / "logs")
     writing = ("prior_prejudice_negations", "prior_prejudice_arguments")
     rating = ("prior_prejudice", "prior_prejudice_cross_task")
@@ -84,6 +89,9 @@ def test_independent_evals_run_at_the_same_time(
     assert _overlap(spans[rating[0]], spans[rating[1]]), spans
     assert min(spans[name][0] for name in rating) >= max(spans[name][1] for name in writing)
     assert stats["duplicate_paid_calls"] == 0, stats
+    spans = _spans(tmp_path / "completed" / "logs")
+    assert set(spans) == {*rating, "prior_prejudice_probe"}, sorted(spans)
+    assert all(_overlap(spans[name], spans["prior_prejudice_probe"]) for name in rating), spans
 
 
 class ProviderGone(RuntimeError):

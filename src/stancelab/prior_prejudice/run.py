@@ -66,9 +66,9 @@ class PriorPrejudiceRun(ProbeRun):
                 "topic_map": str(self.topic_map_file) if self.topic_map_file else None}  # fmt: skip
 
 
-def _eval(run: PriorPrejudiceRun, tasks: list[Any], models: list[str | Model],
+def _eval(run: PriorPrejudiceRun, tasks: Any | list[Any], models: list[str | Model],
           shard: dict[str, Any] | None = None) -> list[EvalLog]:  # fmt: skip
-    """The tasks side by side (one Inspect eval) for the models."""
+    """A task, or tasks side by side (one Inspect eval), for the models."""
     return run_eval(tasks, models, run.roles, run.log_location(), role_names=ROLES,
                     **run.eval_args(), **(shard or {}))  # fmt: skip
 
@@ -166,13 +166,14 @@ def group_probe(run: PriorPrejudiceRun) -> Any | None:
 
 def run_evals(run: PriorPrejudiceRun) -> None:
     """Two rounds of evals, each of tasks side by side: the writer's negations and arguments
-    (and the group probe, which needs nothing written, where it runs on the writer's model as
-    a whole run); then the ratings of every model of the claims so completed and, unless the
+    where the claims lack them (and the group probe, which needs nothing written, where it
+    runs on the writer's model as a whole run); then the ratings of every model of the claims so completed and, unless the
     run is on shared topics, the group probe (if not run yet) and the cross-task ratings."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
     writing = writer_tasks(run)
     probe = group_probe(run)
-    probe_first = probe is not None and run.shard is None and [writer_model(run)] == run.models
+    probe_first = (probe is not None and bool(writing) and run.shard is None
+                   and [writer_model(run)] == run.models)  # fmt: skip
     first = [*writing.values(), *([probe] if probe_first else [])]
     logs = _eval(run, first, [writer_model(run)]) if first else []
     by_task = {log.eval.task: log for log in logs}
