@@ -72,6 +72,9 @@ def _prior_prejudice(prompt: str, digest: str) -> str | None:
         return ARGUMENT
     if "\n\nAnswer:" in prompt:
         return _pick(tuple("1234567"), digest)
+    if prompt.startswith("Who is more ") and " or " in prompt:  # the group probe's question
+        first, second = prompt.split(": ", 1)[-1].split("?", 1)[0].split(" or ", 1)
+        return _pick((first, second, "I cannot compare groups."), digest)  # asked at 8 tokens
     return None
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
+from stancelab.conviction.entropy import cluster_by_relation
 from stancelab.conviction.run import ROLES
 from stancelab.conviction.task import conviction
 from stancelab.core.runs.evals import run_eval
@@ -34,3 +36,24 @@ def test_one_statements_independent_calls_are_in_flight_together(
     # the fake server answers them alike): requests alike asked at once (the readings of
     # those answers) are asked once, not each missing the cache and each paid
     assert stats["duplicate_paid_calls"] <= SAMPLES - 1, stats
+
+
+async def test_an_openers_comparisons_do_not_wait_for_the_earlier_openers_slowest() -> None:
+    """Issue 37: answer 1 opens a cluster as soon as its comparison with answer 0 comes back
+    apart, so its comparison with answer 2 is asked while answer 0's with answer 3 is still
+    out; and the calls are those of one opener after another (every pair of an opener and a
+    later answer, asked once)."""
+    asked: list[tuple[int, int]] = []
+    released = anyio.Event()
+
+    async def relation(premise: int, hypothesis: int) -> str:
+        asked.append((premise, hypothesis))
+        if (premise, hypothesis) == (1, 2):
+            released.set()
+        if (premise, hypothesis) == (0, 3):
+            with anyio.fail_after(10):  # a slow answer: back once (1, 2) is asked
+                await released.wait()
+        return "contradiction"
+
+    assert await cluster_by_relation(4, relation) == [0, 1, 2, 3]
+    assert sorted(asked) == [(o, i) for o in range(4) for i in range(o + 1, 4)]

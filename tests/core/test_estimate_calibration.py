@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
@@ -16,7 +17,7 @@ from inspect_ai.scorer import match
 from inspect_ai.solver import generate
 
 from stancelab.cli import main
-from stancelab.core.runs.estimate import predict_wall, read_calibration
+from stancelab.core.runs.estimate import covered_seconds, predict_wall, read_calibration
 from tests.helpers import scripted_model
 
 CALLS, LATENCY, WALL, CONNECTIONS = 4, 0.5, 2.0, 2
@@ -56,6 +57,19 @@ def test_calibration_reads_calls_latency_throughput_and_tokens(tmp_path: Path) -
     assert wall.latency_bound_s == pytest.approx(1000 * LATENCY / 20)
     assert wall.harness_bound_s == pytest.approx(1000 / (2 * 2))
     assert wall.seconds == pytest.approx(250) and wall.bound == "harness (CPU)"
+
+
+def test_evals_run_side_by_side_count_their_wall_time_once(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    _synthetic_log(folder)
+    _synthetic_log(folder)  # a second eval over the same seconds (side by side)
+    calibration = read_calibration(folder)
+    assert calibration.calls == 2 * CALLS
+    assert calibration.wall_s == pytest.approx(WALL)
+    at = pd.Timestamp("2026-01-01T00:00:00+00:00")
+    spans = [(at + pd.Timedelta(seconds=a), at + pd.Timedelta(seconds=b))
+             for a, b in ((1, 3), (0, 2), (5, 6), (5.5, 5.8))]  # fmt: skip
+    assert covered_seconds(spans) == pytest.approx(4)
 
 
 def test_a_calibration_at_the_servers_pace_gives_the_latency_bound(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
+import anyio
 import numpy as np
 from inspect_ai.util import collect
 from scipy.special import logsumexp
@@ -62,21 +63,39 @@ async def _cluster(n: int, same: Same) -> list[int]:
     """Cluster ids as Farquhar et al.'s `get_semantic_ids` assigns them: in order, an answer
     not yet in a cluster opens one and pulls in every later answer `same` pairs it with, an
     answer already placed included, so an answer that means the same as two openers ends in
-    the later one's cluster (no chaining: only openers pull answers in). An opener's
-    comparisons with the later answers wait on nothing but the opener, so they are asked at
-    once (the same calls; the run waits on one comparison per opener, not per pair)."""
-    ids = [-1] * n
-    next_id = 0
-    for opener in range(n):
-        if ids[opener] != -1:
-            continue
-        ids[opener] = next_id
-        later = range(opener + 1, n)
-        for index, pulled in zip(later, await collect(*(same(opener, i) for i in later)),
-                                 strict=True):  # fmt: skip
-            if pulled:
-                ids[index] = next_id
-        next_id += 1
+    the later one's cluster (no chaining: only openers pull answers in). The same calls, each
+    asked as soon as its opener is known: an answer opens a cluster once every earlier
+    opener's comparison with it came back apart, so its own comparisons start then, not once
+    every comparison of the earlier openers is back (the run waits on one comparison per
+    opener on the way to an answer, not on the slowest of each opener's)."""
+    decided = [anyio.Event() for _ in range(n)]
+    opens = [False] * n
+    pulled: dict[tuple[int, int], bool] = {}
+
+    async def compare(opener: int, index: int) -> None:
+        await decided[opener].wait()
+        if opens[opener]:
+            pulled[opener, index] = await same(opener, index)
+
+    async def place(index: int) -> None:
+        await collect(*(compare(opener, index) for opener in range(index)))
+        opens[index] = not any(pulled.get((opener, index)) for opener in range(index))
+        decided[index].set()
+
+    await collect(*(place(index) for index in range(n)))
+    return _ids(opens, pulled)
+
+
+def _ids(opens: list[bool], pulled: dict[tuple[int, int], bool]) -> list[int]:
+    """Each opener's cluster numbered in order; every other answer in the cluster of the last
+    opener that pulled it."""
+    ids: list[int] = []
+    for index, opener in enumerate(opens):
+        if opener:
+            ids.append(max(ids, default=-1) + 1)
+        else:
+            last = max(o for o in range(index) if pulled.get((o, index)))
+            ids.append(ids[last])
     return ids
 
 

@@ -66,9 +66,10 @@ class PriorPrejudiceRun(ProbeRun):
                 "topic_map": str(self.topic_map_file) if self.topic_map_file else None}  # fmt: skip
 
 
-def _eval(run: PriorPrejudiceRun, task: Any, models: list[str | Model],
+def _eval(run: PriorPrejudiceRun, tasks: Any | list[Any], models: list[str | Model],
           shard: dict[str, Any] | None = None) -> list[EvalLog]:  # fmt: skip
-    return run_eval(task, models, run.roles, run.log_location(), role_names=ROLES,
+    """A task, or tasks side by side (one Inspect eval), for the models."""
+    return run_eval(tasks, models, run.roles, run.log_location(), role_names=ROLES,
                     **run.eval_args(), **(shard or {}))  # fmt: skip
 
 
@@ -81,15 +82,32 @@ def _scores(log: EvalLog, scorer: str) -> list[tuple[dict[str, Any], dict[str, A
     return pairs
 
 
-def written_arguments(
-    run: PriorPrejudiceRun, claims_file: Path | None
-) -> dict[str, dict[str, dict[str, ArgumentText]]]:
-    """Role `writer` writes the four arguments per claim (A.2, or A.3 with the option)."""
-    writer = run.roles.get(WRITER_ROLE, run.models[0])
-    task = prior_prejudice_arguments(claims_file=str(claims_file) if claims_file else None,
-                                     limit=run.limit, max_tokens=run.argument_tokens,
-                                     conversation=run.writer_conversation, **run.topic_args())  # fmt: skip
-    (log,) = _eval(run, task, [writer])
+def writer_model(run: PriorPrejudiceRun) -> str | Model:
+    """The model that plays `writer`: its role's, else the first subject's."""
+    return run.roles.get(WRITER_ROLE, run.models[0])
+
+
+def writer_tasks(run: PriorPrejudiceRun) -> dict[str, Any]:
+    """The writer's tasks the claims need (by scorer: `negation_written`,
+    `arguments_written`): negations where a claim lacks one, arguments where a claim lacks
+    them (each as the options allow)."""
+    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.topic_map_file)
+    claims_arg = str(run.claims_file) if run.claims_file else None
+    tasks: dict[str, Any] = {}
+    if run.write_negations and any(claim.negation is None for claim in claims):
+        tasks["negation_written"] = prior_prejudice_negations(
+            claims_file=claims_arg, limit=run.limit, **run.topic_args()
+        )
+    if run.generate_arguments and not all(claim.has_arguments for claim in claims):
+        tasks["arguments_written"] = prior_prejudice_arguments(
+            claims_file=claims_arg, limit=run.limit, max_tokens=run.argument_tokens,
+            conversation=run.writer_conversation, **run.topic_args())  # fmt: skip
+    return tasks
+
+
+def written_arguments(log: EvalLog) -> dict[str, dict[str, dict[str, ArgumentText]]]:
+    """The four arguments per claim role `writer` wrote (A.2, or A.3 with the option):
+    claim id -> stance -> intensity -> argument."""
     written: dict[str, dict[str, dict[str, ArgumentText]]] = {}
     for sample, metadata in _scores(log, "arguments_written"):
         for intensity, result in (metadata.get("arguments") or {}).items():
@@ -103,14 +121,9 @@ def written_arguments(
     return written
 
 
-def written_negations(
-    run: PriorPrejudiceRun, claims_file: Path | None
-) -> dict[str, dict[str, Any]]:
-    """Role `writer` negates the claims that have none: claim id -> Claim fields."""
-    writer = run.roles.get(WRITER_ROLE, run.models[0])
-    task = prior_prejudice_negations(claims_file=str(claims_file) if claims_file else None, limit=run.limit,
-                                     **run.topic_args())  # fmt: skip
-    (log,) = _eval(run, task, [writer])
+def written_negations(log: EvalLog) -> dict[str, dict[str, Any]]:
+    """The negations role `writer` wrote for the claims that had none: claim id -> Claim
+    fields."""
     return {
         str(sample["claim_id"]): {"negation": metadata.get("negation"), "negation_refused": bool(metadata.get("refused")),
                                   "negation_writer": metadata.get("writer")}
@@ -118,16 +131,15 @@ def written_negations(
     }  # fmt: skip
 
 
-def prepare_claims(run: PriorPrejudiceRun) -> Path | None:
-    """The claims file to rate: as given, or, where negations or arguments are missing, one
-    completed by the `writer` role and saved as `claims_with_arguments.jsonl`."""
-    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.topic_map_file)
-    need_negations = run.write_negations and any(claim.negation is None for claim in claims)
-    need_arguments = run.generate_arguments and not all(claim.has_arguments for claim in claims)
-    if not (need_negations or need_arguments):
+def completed_claims(run: PriorPrejudiceRun, written: dict[str, EvalLog]) -> Path | None:
+    """The claims file to rate: as given, or, where the writer completed negations or
+    arguments (`written`: its logs by scorer), one saved as `claims_with_arguments.jsonl`."""
+    if not written:
         return run.claims_file
-    negations = written_negations(run, run.claims_file) if need_negations else {}
-    arguments = written_arguments(run, run.claims_file) if need_arguments else {}
+    claims = run_claims(run.claims_file, run.shared_topics, run.limit, run.topic_map_file)
+    negation_log, arguments_log = written.get("negation_written"), written.get("arguments_written")
+    negations = written_negations(negation_log) if negation_log else {}
+    arguments = written_arguments(arguments_log) if arguments_log else {}
     completed = [
         claim.model_copy(update={**negations.get(claim.id, {}),
                                  "arguments": arguments.get(claim.id, claim.arguments)})
@@ -144,30 +156,39 @@ def run_prior_prejudice(run: PriorPrejudiceRun) -> dict[str, Any]:
     return run.shard_result() if run.shard else analyze(run.out_dir)
 
 
+def group_probe(run: PriorPrejudiceRun) -> Any | None:
+    """The group probe's task, unless it is off or the run is on shared topics (whose claims
+    the group probe does not carry)."""
+    if not run.probe or run.shared_topics.strip():
+        return None
+    return prior_prejudice_probe(templates=run.templates, limit=run.limit)
+
+
 def run_evals(run: PriorPrejudiceRun) -> None:
-    """The ratings of every model; then, unless the run is on shared topics (whose claims the
-    group probe and the cross-task items do not carry), the group probe and the cross-task
-    ratings."""
+    """Two rounds of evals, each of tasks side by side: the writer's negations and arguments
+    where the claims lack them (and the group probe, which needs nothing written, where it
+    runs on the writer's model as a whole run); then the ratings of every model of the claims so completed and, unless the
+    run is on shared topics, the group probe (if not run yet) and the cross-task ratings."""
     run.out_dir.mkdir(parents=True, exist_ok=True)
-    claims_file = prepare_claims(run)
+    writing = writer_tasks(run)
+    probe = group_probe(run)
+    probe_first = (probe is not None and bool(writing) and run.shard is None
+                   and [writer_model(run)] == run.models)  # fmt: skip
+    first = [*writing.values(), *([probe] if probe_first else [])]
+    logs = _eval(run, first, [writer_model(run)]) if first else []
+    by_task = {log.eval.task: log for log in logs}
+    claims_file = completed_claims(
+        run, {scorer: by_task[task.name] for scorer, task in writing.items()}
+    )
     claims_arg = str(claims_file) if claims_file else None
     limit = None if claims_file and claims_file.name == ARGUMENTS_FILE else run.limit
-    _eval(
-        run,
-        prior_prejudice(
-            claims_file=claims_arg, limit=limit, templates=run.templates, **run.topic_args()
-        ),
-        run.models,
-        run.shard_args(),
-    )
-    if run.shared_topics.strip():
-        return
-    if run.probe:
-        _eval(run, prior_prejudice_probe(templates=run.templates, limit=run.limit), run.models,
-              run.shard_args())  # fmt: skip
-    if run.cross_task and cross_task_samples(claims_arg, limit):
-        _eval(run, prior_prejudice_cross_task(claims_file=claims_arg, limit=limit), run.models,
-              run.shard_args())  # fmt: skip
+    tasks = [prior_prejudice(claims_file=claims_arg, limit=limit, templates=run.templates,
+                             **run.topic_args())]  # fmt: skip
+    if probe is not None and not probe_first:
+        tasks.append(probe)
+    if not run.shared_topics.strip() and run.cross_task and cross_task_samples(claims_arg, limit):
+        tasks.append(prior_prejudice_cross_task(claims_file=claims_arg, limit=limit))
+    _eval(run, tasks, run.models, run.shard_args())
 
 
 def read_inputs(run: PriorPrejudiceRun) -> None:

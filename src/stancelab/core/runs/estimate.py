@@ -190,7 +190,8 @@ class Calibration:
     seconds_per_call: float
     """mean time a call took (Inspect's working time of the model event)"""
     wall_s: float
-    """the evals' wall time, summed over logs"""
+    """the evals' wall time: the time some log's eval was running (evals run side by side
+    counted once)"""
     concurrency: int
     """max_connections the run had (the largest over its logs)"""
     tokens_per_call: dict[str, tuple[float, float]]
@@ -219,14 +220,13 @@ def read_calibration(logs: Any) -> Calibration:
     folder = Path(logs)
     files = log_files(folder / "logs" if (folder / "logs").is_dir() else folder)
     calls: list[tuple[str, int, int, float]] = []
-    wall, concurrency = 0.0, 0
+    spans: list[tuple[pd.Timestamp, pd.Timestamp]] = []
+    concurrency = 0
     for path in files:
         log = read_eval_log(str(path))
         if log.status != "success" or not log.stats.started_at or not log.stats.completed_at:
             continue
-        wall += (
-            pd.Timestamp(log.stats.completed_at) - pd.Timestamp(log.stats.started_at)
-        ).total_seconds()
+        spans.append((pd.Timestamp(log.stats.started_at), pd.Timestamp(log.stats.completed_at)))
         connections = log.eval.model_generate_config.max_connections or DEFAULT_CONNECTIONS
         concurrency = max(concurrency, connections)
         for sample in log.samples or []:
@@ -235,6 +235,7 @@ def read_calibration(logs: Any) -> Calibration:
                     usage = event.output.usage
                     calls.append((event.role or SUBJECT_ROLE, usage.input_tokens if usage else 0,
                                   usage.output_tokens if usage else 0, event.working_time or 0.0))  # fmt: skip
+    wall = covered_seconds(spans)
     if not calls or wall <= 0:
         raise StancelabError(
             f"No model calls answered by a provider in finished logs under {logs}."
@@ -246,6 +247,18 @@ def read_calibration(logs: Any) -> Calibration:
     }
     per_role[ALL_ROLES] = (frame["input"].mean(), frame["output"].mean())
     return Calibration(len(frame), float(frame["seconds"].mean()), wall, concurrency, per_role)
+
+
+def covered_seconds(spans: list[tuple[pd.Timestamp, pd.Timestamp]]) -> float:
+    """Seconds inside at least one (start, end) span: overlapping spans counted once."""
+    covered, reached = 0.0, None
+    for start, end in sorted(spans):
+        if reached is not None and start < reached:
+            start = reached
+        if end > start:
+            covered += (end - start).total_seconds()
+            reached = end if reached is None else max(reached, end)
+    return covered
 
 
 @dataclass(frozen=True)

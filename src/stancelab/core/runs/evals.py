@@ -56,7 +56,10 @@ EVAL_GC_THRESHOLDS = (10_000, 10, 10)
 
 
 def sample_count(task: Any) -> int:
-    """Samples x epochs of an Inspect task (0 if it cannot tell)."""
+    """Samples x epochs of an Inspect task, or of a list of tasks together (0 if it cannot
+    tell)."""
+    if isinstance(task, list | tuple):
+        return sum(sample_count(one) for one in task)
     try:
         return len(task.dataset) * int(task.epochs or 1)
     except (AttributeError, TypeError):
@@ -65,7 +68,8 @@ def sample_count(task: Any) -> int:
 
 def eval_settings(task: Any, lean: bool | None, options: dict[str, Any]) -> dict[str, Any]:
     """Keyword arguments for `inspect_ai.eval`: the run options that are set, and the lean
-    settings when `lean` is true (or None and the task has many samples)."""
+    settings when `lean` is true (or None and the task, or the tasks together, have many
+    samples)."""
     settings = {name: value for name, value in options.items() if value is not None}
     if settings.get("max_connections") and "max_samples" not in settings:
         settings["max_samples"] = SAMPLES_PER_CONNECTION * settings["max_connections"]
@@ -83,7 +87,7 @@ def lean_settings() -> dict[str, Any]:
 
 
 def run_eval(
-    task: Any,
+    task: Any | list[Any],
     models: list[str | Model],
     roles: dict[str, str | Model] | None,
     log_dir: Path | str,
@@ -98,7 +102,13 @@ def run_eval(
     rate_limit: RateLimit | None = None,
     **eval_args: Any,
 ) -> list[EvalLog]:
-    """Run one task for every model into `log_dir`; an eval that does not finish is an error.
+    """Run one task, or several side by side, for every model into `log_dir`; an eval that
+    does not finish is an error.
+
+    Several tasks (a list) are one Inspect eval with every task and model in flight at once
+    (`max_tasks`), sharing each model's connections: for tasks that wait on nothing of each
+    other; their logs are those each task run alone writes. A shard's tasks run one after
+    another (each its own shard set's folder).
 
     Helper roles in `role_names` that `roles` leaves unbound are played by each subject model
     itself, bound by name so that logs attribute every call (and its tokens) to its role.
@@ -112,7 +122,13 @@ def run_eval(
     the subject and each role the embedded model plays are capped (`core.runs.caps`). `batch` (Inspect's
     batch config) sends the calls of every model, subjects and roles, to batch APIs. With
     `rate_limit`, each model's requests pass its endpoint's bucket (`core.runs.rate_limit`)."""
-    settings = eval_settings(task, lean, eval_args) | shard_settings(task, shard)
+    if isinstance(task, list | tuple) and (shard is not None or len(task) == 1):
+        return [log for one in task
+                for log in run_eval(one, models, roles, log_dir, display, role_names, lean=lean, shard=shard,
+                                    retry_wait=retry_wait, batch=batch, embedded_caps=embedded_caps,
+                                    rate_limit=rate_limit, **eval_args)]  # fmt: skip
+    tasks = list(task) if isinstance(task, list | tuple) else [task]
+    settings = eval_settings(tasks, lean, eval_args) | shard_settings(tasks[0], shard)
     if settings.get("sample_id") is not None:
         install_plain_id_filter()
     initial_timeout = None
@@ -142,18 +158,21 @@ def run_eval(
     watch_progress(role_labels(groups))
     shown = progress_display(display) or os.environ.get("INSPECT_DISPLAY")
     logs: list[EvalLog] = []
-    for group_models, group_roles, eval_dir in eval_folders(task, groups, log_dir, shard):
-        if shard and all(_shard_done(eval_dir, task, model, group_roles, shard, settings)
+    for group_models, group_roles, eval_dir in eval_folders(tasks[0], groups, log_dir, shard):
+        if shard and all(_shard_done(eval_dir, tasks[0], model, group_roles, shard, settings)
                          for model in group_models):  # fmt: skip
             continue
         with (first_calls_watched(), progress_lines(shown),
               adaptive_attempt_timeout(initial_timeout, allowance), frozen_heap()):  # fmt: skip
-            done = inspect_eval(task, model=group_models, model_roles=group_roles or None,
+            done = inspect_eval(tasks, model=group_models, model_roles=group_roles or None,
                                 log_dir=eval_dir, display=progress_display(display),
-                                retry_on_error=SAMPLE_RETRIES, **settings)  # type: ignore[arg-type]  # fmt: skip
+                                retry_on_error=SAMPLE_RETRIES, **side_by_side(tasks, group_models),
+                                **settings)  # type: ignore[arg-type]  # fmt: skip
             # Ctrl-C: Inspect writes what it had, then returns no log (or a cancelled one)
-            if len(done) < len(group_models) or any(log.status == "cancelled" for log in done):
-                raise Interrupted(f"interrupted: the eval of {task.name} was cancelled; its log "
+            expected = len(tasks) * len(group_models)
+            if len(done) < expected or any(log.status == "cancelled" for log in done):
+                names = ", ".join(one.name for one in tasks)
+                raise Interrupted(f"interrupted: the eval of {names} was cancelled; its log "
                                   f"is kept in {log_dir}; run the same command again to resume "
                                   "(answers already paid come from Inspect's cache)")  # fmt: skip
         logs.extend(done)
@@ -162,6 +181,12 @@ def run_eval(
             reason = log.error.message if log.error else log.status
             raise StancelabError(f"Inspect eval of {log.eval.model} did not finish: {reason}")
     return logs
+
+
+def side_by_side(tasks: list[Any], models: list[Any]) -> dict[str, Any]:
+    """`inspect_ai.eval`'s `max_tasks` for several tasks: every task x model at once (one
+    task keeps Inspect's default, every model at once)."""
+    return {"max_tasks": len(tasks) * len(models)} if len(tasks) > 1 else {}
 
 
 def _played_by(role: str, subject: Model, caps: EmbeddedCaps, wait: float) -> Model:
