@@ -206,6 +206,12 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         inspect_private.no_such_name  # noqa: B018
 
 
+def test_the_async_zip_reader_parses_a_directory_by_filesystem_and_file_name() -> None:
+    parse = inspect_private.async_zip()._parse_central_directory
+    assert inspect.iscoroutinefunction(parse)
+    assert _parameters(parse)[:2] == ["filesystem", "filename"]
+
+
 def test_samples_df_reads_full_samples_through_the_table_modules_reader() -> None:
     reader = inspect_private.samples_table().read_eval_log_async
     assert inspect.iscoroutinefunction(reader)

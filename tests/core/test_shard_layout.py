@@ -32,6 +32,7 @@ from inspect_ai.model import ChatMessage
 
 from stancelab.core.inspect_private import (
     EvalRecorder,
+    async_zip,
     cleanup_older_eval_logs,
     get_logs,
     without_merged_shards,
@@ -242,6 +243,72 @@ def test_the_merge_parses_no_sample_into_an_eval_sample(
     assert validated == []
     monkeypatch.undo()
     assert len(read_eval_log(merged).samples or []) == 12
+
+
+def _merge_counting_reads(out: Path, batch: int,
+                          monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, int], int]:  # fmt: skip
+    """Merge `out` with `batch` samples a batch; how often each shard log's zip directory was
+    parsed (Inspect's async reader and `zipfile` alike), and the samples read one by one
+    through Inspect's sample reader."""
+    import zipfile
+
+    parses: dict[str, int] = {}
+    sample_reads: list[object] = []
+
+    def counted(name: object) -> None:
+        shard_log = Path(str(name).removeprefix("file://"))
+        if shard_log.parent.parent.name.endswith(".shards"):
+            parses[f"{shard_log.parent.name}/{shard_log.name}"] = parses.get(
+                f"{shard_log.parent.name}/{shard_log.name}", 0) + 1  # fmt: skip
+
+    real_contents = zipfile.ZipFile._RealGetContents  # type: ignore[attr-defined]
+
+    def contents(archive: zipfile.ZipFile) -> None:
+        counted(archive.filename)
+        real_contents(archive)
+
+    real_directory = async_zip()._parse_central_directory
+
+    async def directory(filesystem: object, filename: str, *more: object) -> Any:
+        counted(filename)
+        return await real_directory(filesystem, filename, *more)
+
+    read_sample = EvalRecorder.read_log_sample.__func__  # type: ignore[attr-defined]
+
+    async def sample(cls: Any, location: str, *more: Any, **options: Any) -> Any:
+        sample_reads.append(location)
+        return await read_sample(cls, location, *more, **options)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(shard_sets, "READ_BATCH", batch, raising=False)
+        patched.setattr(zipfile.ZipFile, "_RealGetContents", contents)
+        patched.setattr(async_zip(), "_parse_central_directory", directory)
+        patched.setattr(EvalRecorder, "read_log_sample", classmethod(sample))
+        assert merge_shard_sets(str(out / "logs"))
+    return parses, len(sample_reads)
+
+
+def test_the_merge_reads_each_shard_a_fixed_number_of_times_whatever_its_batches(
+    runs: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each shard log's zip directory is parsed as often when its samples are copied one at a
+    time as a batch of 64 at a time, and no sample is read, validated and written again one by
+    one: a merge by Inspect's reads by id parsed a shard's directory again for every batch
+    (its time grew with the samples times the batches; a MillStone set of 19,800 samples spent
+    minutes there). The merged log is the same either way."""
+    whole, out = _copy(runs, tmp_path)
+    other = Path(shutil.copytree(out, tmp_path / "again"))
+    parses_one, reads_one = _merge_counting_reads(out, 1, monkeypatch)
+    parses_many, reads_many = _merge_counting_reads(other, 64, monkeypatch)
+    assert len(parses_one) == SHARDS
+    assert parses_one == parses_many
+    assert reads_one == reads_many == 0
+    merged_one, merged_many = (read_eval_log(str(path)) for path in
+                               (*out.glob("logs/*.eval"), *other.glob("logs/*.eval")))  # fmt: skip
+    assert merged_one.results == merged_many.results and len(merged_one.samples) == 12
+    assert [s.model_dump() for s in merged_one.samples] == [
+        s.model_dump() for s in merged_many.samples]  # fmt: skip
+    assert analyze(out) == whole
 
 
 def test_a_copy_with_whole_second_times_is_merged_once(runs: Any, tmp_path: Path) -> None:

@@ -103,6 +103,7 @@ __all__ = [
     "PrerequisiteError",
     "_batch_key",
     "_generate_batch",
+    "async_zip",
     "attempt_sort_key",
     "batched_generate",
     "cleanup_older_eval_logs",
@@ -134,6 +135,14 @@ def sample_id_filter_modules() -> tuple[ModuleType, ...]:
     from inspect_ai._eval.task import run, util
 
     return (util, run, eval_set_manifest)
+
+
+def async_zip() -> ModuleType:
+    """The module of Inspect's async zip reader (`_parse_central_directory`: a log's directory
+    read, for every reader made)."""
+    from inspect_ai._util import async_zip
+
+    return async_zip
 
 
 def samples_table() -> ModuleType:
