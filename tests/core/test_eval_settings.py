@@ -84,3 +84,37 @@ def test_the_heap_before_an_eval_is_frozen_and_collected_less_often_while_it_run
     assert seen and seen[0] > 1000
     assert thresholds == [EVAL_GC_THRESHOLDS] and EVAL_GC_THRESHOLDS[0] > before[0]
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+def test_an_eval_compresses_its_log_members_without_a_zstd_thread_pool(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Inspect's writer would start a pool of 12 zstd threads for every member it writes (each
+    sample's few kilobytes of JSON): an eval compresses in the writing thread, the same bytes,
+    and the default is back once it ends."""
+    import zstandard
+    from inspect_ai._util import zipfile as inspect_zipfile
+
+    threads: list[int] = []
+    real = zstandard.ZstdCompressor
+
+    def counted(*args: object, **kwargs: object) -> zstandard.ZstdCompressor:
+        threads.append(int(kwargs.get("threads", 0)))  # type: ignore[call-overload]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zstandard, "ZstdCompressor", counted)
+    default = inspect_zipfile._ZSTD_THREADS
+
+    @solver
+    def answered() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            return state
+
+        return solve
+
+    task = Task(dataset=MemoryDataset([Sample(id=i, input=str(i)) for i in range(5)]),
+                solver=answered())  # fmt: skip
+    (log,) = run_eval(task, ["mockllm/model"], None, tmp_path / "logs", "none")
+    assert log.status == "success" and len(log.samples or []) == 5
+    assert threads and set(threads) == {0}
+    assert inspect_zipfile._ZSTD_THREADS == default > 0

@@ -206,6 +206,15 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         inspect_private.no_such_name  # noqa: B018
 
 
+def test_inspects_zip_writer_takes_its_zstd_thread_count_from_a_module_integer() -> None:
+    from inspect_ai._util import zipfile as inspect_zipfile
+
+    default = inspect_zipfile._ZSTD_THREADS
+    with inspect_private.single_threaded_zstd():
+        assert inspect_zipfile._ZSTD_THREADS == 0
+    assert isinstance(default, int) and default == inspect_zipfile._ZSTD_THREADS
+
+
 def test_the_async_zip_reader_parses_a_directory_by_filesystem_and_file_name() -> None:
     parse = inspect_private.async_zip()._parse_central_directory
     assert inspect.iscoroutinefunction(parse)

@@ -39,7 +39,8 @@ the symbol instead of breaking a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from zipfile import ZipFile
@@ -122,6 +123,7 @@ __all__ = [
     "samples_table",
     "set_generate_config_override",
     "set_random_seeds",
+    "single_threaded_zstd",
     "task_create",
     "without_merged_shards",
     "write_sample_members",
@@ -135,6 +137,22 @@ def sample_id_filter_modules() -> tuple[ModuleType, ...]:
     from inspect_ai._eval.task import run, util
 
     return (util, run, eval_set_manifest)
+
+
+@contextmanager
+def single_threaded_zstd() -> Iterator[None]:
+    """Inspect's zip writers compressing each member in the writing thread, the same bytes:
+    by default (`inspect_ai._util.zipfile._ZSTD_THREADS`, 12) every member written, each
+    sample's few kilobytes of JSON included, starts a pool of 12 zstd threads (about nine times
+    the compression itself)."""
+    from inspect_ai._util import zipfile as inspect_zipfile
+
+    threads = inspect_zipfile._ZSTD_THREADS
+    inspect_zipfile._ZSTD_THREADS = 0
+    try:
+        yield
+    finally:
+        inspect_zipfile._ZSTD_THREADS = threads
 
 
 def async_zip() -> ModuleType:

@@ -127,6 +127,8 @@ def run_eval(
                 for log in run_eval(one, models, roles, log_dir, display, role_names, lean=lean, shard=shard,
                                     retry_wait=retry_wait, batch=batch, embedded_caps=embedded_caps,
                                     rate_limit=rate_limit, **eval_args)]  # fmt: skip
+    from stancelab.core.inspect_private import single_threaded_zstd
+
     tasks = list(task) if isinstance(task, list | tuple) else [task]
     settings = eval_settings(tasks, lean, eval_args) | shard_settings(tasks[0], shard)
     if settings.get("sample_id") is not None:
@@ -163,7 +165,8 @@ def run_eval(
                          for model in group_models):  # fmt: skip
             continue
         with (first_calls_watched(), progress_lines(shown),
-              adaptive_attempt_timeout(initial_timeout, allowance), frozen_heap()):  # fmt: skip
+              adaptive_attempt_timeout(initial_timeout, allowance), frozen_heap(),
+              single_threaded_zstd()):  # fmt: skip
             done = inspect_eval(tasks, model=group_models, model_roles=group_roles or None,
                                 log_dir=eval_dir, display=progress_display(display),
                                 retry_on_error=SAMPLE_RETRIES, **side_by_side(tasks, group_models),

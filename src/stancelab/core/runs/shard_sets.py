@@ -255,7 +255,7 @@ def merge_set(merged: str, current: list[Attempt]) -> bool:
     was written."""
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.inspect_private import run_coroutine
+    from stancelab.core.inspect_private import run_coroutine, single_threaded_zstd
 
     try:
         headers = [read_eval_log(attempt.name, header_only=True, format="eval")
@@ -264,7 +264,7 @@ def merge_set(merged: str, current: list[Attempt]) -> bool:
         return False
     if not _complete(headers):
         return False
-    with _local_copies(current) as sources:
+    with _local_copies(current) as sources, single_threaded_zstd():
         run_coroutine(_write_merged(merged, headers, current, sources))
     return True
 
