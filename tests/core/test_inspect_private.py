@@ -334,3 +334,13 @@ def test_inspects_sample_id_matcher_is_where_the_shard_selection_replaces_it() -
     assert all(callable(module.sample_id_filter) for module in modules)
     assert modules[0].SampleIdMatcher._fields == ("matches", "patterns")
     assert inspect_private.normalise_sample_id("issue-1__3") == "issue-1__3"
+
+
+def test_inspects_slice_dataset_is_where_the_shard_selection_replaces_it() -> None:
+    """`core.runs.sample_ids` replaces `slice_dataset` in each module that binds it; its
+    `dynamic` skips the check of each selected id against the dataset's."""
+    modules = inspect_private.slice_dataset_modules()
+    assert all(callable(module.slice_dataset) for module in modules)
+    parameters = _parameters(getattr(modules[0].slice_dataset, "__wrapped__",
+                                     modules[0].slice_dataset))  # fmt: skip
+    assert parameters == ["dataset", "limit", "sample_id", "dynamic"]

@@ -9,8 +9,13 @@ from typing import Any
 import pytest
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from stancelab.core.inspect_private import sample_id_filter_modules
-from stancelab.core.runs.sample_ids import MARK, install_plain_id_filter, plain_id_filter
+from stancelab.core.inspect_private import sample_id_filter_modules, slice_dataset_modules
+from stancelab.core.runs.sample_ids import (
+    MARK,
+    install_plain_id_filter,
+    plain_id_filter,
+    plain_id_slice,
+)
 
 UTIL = "inspect_ai._eval.task.util"
 
@@ -61,3 +66,48 @@ def test_a_shard_of_thousands_selects_without_an_fnmatch_per_sample_and_id(
     selected = util.slice_dataset(dataset, None, half)
     assert [sample.id for sample in selected] == half
     assert calls == 0  # Inspect's own: about 3,000 x 1,500 / 2
+
+
+@pytest.mark.parametrize(
+    "selected",
+    [["issue-1__3", "issue-2__65", 7], ["issue-1__*"], ["issue-1__3", "no-such-id"], ["7"]],
+    ids=["plain", "a pattern", "an id not in the dataset", "an int as text"],
+)
+def test_the_slice_is_inspects_own(selected: list[Any], caplog: pytest.LogCaptureFixture) -> None:
+    util = importlib.import_module(UTIL)
+    inspects = getattr(util.slice_dataset, "__wrapped__", util.slice_dataset)
+    dataset = _dataset(400)
+    theirs = [sample.id for sample in inspects(dataset, None, selected)]
+    ours = [sample.id for sample in plain_id_slice(inspects)(dataset, None, selected)]
+    assert ours == theirs
+
+
+def test_a_shard_of_thousands_is_sliced_without_a_list_scan_per_selected_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inspect's `slice_dataset` looked each selected id up in a list of the dataset's ids (to
+    warn of ids it lacks): about 5 s a pass on a MillStone worker, two passes before its
+    first call. Every selected id is in the dataset, so that check is skipped."""
+    util = importlib.import_module(UTIL)
+    for module in sample_id_filter_modules():  # restored after the test
+        monkeypatch.setattr(module, "sample_id_filter", module.sample_id_filter)
+    for module in slice_dataset_modules():
+        monkeypatch.setattr(module, "slice_dataset", module.slice_dataset)
+    scans = 0
+    real_normalise = util.normalise_sample_id
+
+    def counted(sample_id: Any) -> str:
+        nonlocal scans
+        scans += 1
+        return real_normalise(sample_id)
+
+    monkeypatch.setattr(util, "normalise_sample_id", counted)
+    install_plain_id_filter()
+    assert all(getattr(module.slice_dataset, MARK, False) for module in slice_dataset_modules())
+    dataset = _dataset(3_000)
+    half = [sample.id for sample in dataset][::2]
+    selected = util.slice_dataset(dataset, None, half)
+    assert [sample.id for sample in selected] == half
+    # the selected ids normalised once by the matcher; Inspect's own check also normalised
+    # the dataset's 3,001 ids into a list, then scanned it for each of the 1,501 selected
+    assert scans == len(half)

@@ -124,6 +124,7 @@ __all__ = [
     "set_generate_config_override",
     "set_random_seeds",
     "single_threaded_zstd",
+    "slice_dataset_modules",
     "task_create",
     "without_merged_shards",
     "write_sample_members",
@@ -161,6 +162,14 @@ def async_zip() -> ModuleType:
     from inspect_ai._util import async_zip
 
     return async_zip
+
+
+def slice_dataset_modules() -> tuple[ModuleType, ...]:
+    """The modules that bind Inspect's `slice_dataset` (each patched by `core.runs.sample_ids`):
+    where it is defined, the task's logger, the task runner."""
+    from inspect_ai._eval.task import log, run, util
+
+    return (util, log, run)
 
 
 def samples_table() -> ModuleType:
