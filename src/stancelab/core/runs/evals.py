@@ -18,6 +18,7 @@ from inspect_ai.model import BatchConfig, GenerateConfig, Model
 from inspect_ai.util import DisplayType
 
 from stancelab.core.errors import Interrupted, StancelabError
+from stancelab.core.inspect_private import single_threaded_zstd
 from stancelab.core.results.logs import BATCH_PREFIX, SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
@@ -127,8 +128,6 @@ def run_eval(
                 for log in run_eval(one, models, roles, log_dir, display, role_names, lean=lean, shard=shard,
                                     retry_wait=retry_wait, batch=batch, embedded_caps=embedded_caps,
                                     rate_limit=rate_limit, **eval_args)]  # fmt: skip
-    from stancelab.core.inspect_private import single_threaded_zstd
-
     tasks = list(task) if isinstance(task, list | tuple) else [task]
     settings = eval_settings(tasks, lean, eval_args) | shard_settings(tasks[0], shard)
     if settings.get("sample_id") is not None:

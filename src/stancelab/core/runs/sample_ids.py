@@ -38,7 +38,7 @@ def plain_id_filter(inspects: Callable[[Any], Any]) -> Callable[[Any], Any]:
     @functools.wraps(inspects)
     def sample_id_filter(sample_id: Any) -> Any:
         matcher = inspects(sample_id)
-        if any(GLOB_CHARACTERS.intersection(pattern) for pattern in matcher.patterns):
+        if _any_pattern(matcher.patterns):
             return matcher
         wanted = {os.path.normcase(pattern) for pattern in matcher.patterns}  # as fnmatch does
 
@@ -71,10 +71,15 @@ def _all_plain_and_present(dataset: Any, sample_id: Any) -> bool:
     if not isinstance(sample_id, list) or not sample_id:
         return False
     wanted = [normalise_sample_id(one) for one in sample_id]
-    if any(GLOB_CHARACTERS.intersection(one) for one in wanted):
+    if _any_pattern(wanted):
         return False
     present = {normalise_sample_id(sample.id) for sample in dataset}
     return all(one in present for one in wanted)
+
+
+def _any_pattern(ids: Any) -> bool:
+    """Whether any of `ids` holds a glob character (a pattern, not a plain id)."""
+    return any(GLOB_CHARACTERS.intersection(one) for one in ids)
 
 
 def install_plain_id_filter() -> None:
