@@ -234,7 +234,8 @@ class Measured:
     log_mb: float
     header: str
     outcomes: dict[str, int]
-    paid_twice: int | None
+    stored: int
+    paid_twice: KillAccount | None
     in_flight: str
     timeline: Timeline
 
@@ -255,10 +256,60 @@ def environment(server: ServerProcess, scratch: Path) -> dict[str, str]:
             "INSPECT_CACHE_DIR": str(scratch / "cache"), "HF_HUB_OFFLINE": "1"}  # fmt: skip
 
 
+def stored_calls(scratch: Path) -> int:
+    """The model calls Inspect's cache under `scratch` holds (one file a stored call)."""
+    root = scratch / "cache" / "generate"
+    return sum(1 for path in root.rglob("*") if path.is_file()) if root.exists() else 0
+
+
+@dataclass
+class KillAccount:
+    """Where the paid calls of a run killed (-9) at half way and run again went: every paid
+    call either stored in the cache (needed once) or paid and never stored (paid for nothing;
+    it is paid again if the re-run needs it)."""
+
+    whole_run: int
+    killed_paid: int
+    killed_in_flight: int
+    killed_stored: int
+    rerun_paid: int
+    final_stored: int
+
+    @property
+    def beyond_whole_run(self) -> int:
+        return self.killed_paid + self.rerun_paid - self.whole_run
+
+    @property
+    def not_stored(self) -> int:
+        return self.killed_paid + self.rerun_paid - self.final_stored
+
+    def line(self) -> str:
+        return (f"paid twice after kill -9 at half way and a re-run: {self.not_stored:,} paid and "
+                f"never stored ({self.beyond_whole_run:,} beyond a whole run's {self.whole_run:,}); "
+                f"the killed run paid {self.killed_paid:,} ({self.killed_in_flight} in flight at "
+                f"the kill), stored {self.killed_stored:,}; the re-run paid {self.rerun_paid:,}, "
+                f"{self.final_stored:,} stored in all")  # fmt: skip
+
+
+def settled_paid(server: ServerProcess, quiet_for: float = 2.0, at_most: float = 60.0) -> int:
+    """The server's paid calls once none is in flight (the killed run's last requests are
+    answered, and billed, after the kill)."""
+    deadline = time.monotonic() + at_most
+    while time.monotonic() < deadline:
+        stats = server.stats(keys=False)
+        if not stats["in_flight"]:
+            time.sleep(quiet_for)
+            again = server.stats(keys=False)
+            if not again["in_flight"] and again["paid_calls"] == stats["paid_calls"]:
+                return int(again["paid_calls"])
+        time.sleep(0.2)
+    return int(server.stats(keys=False)["paid_calls"])
+
+
 def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[str, str],
-                          calls: int) -> int:  # fmt: skip
-    """Calls paid beyond `calls` (a whole run's) when the run is killed (-9, its process group)
-    once half of them are paid, and run again to the end."""
+                          calls: int, scratch: Path) -> KillAccount:  # fmt: skip
+    """The run killed (-9, its process group) once half of `calls` (a whole run's) are paid,
+    then run again to the end, with a fresh cache under `scratch`: what each paid and stored."""
     server.reset()
     killed = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
@@ -267,11 +318,15 @@ def paid_twice_after_kill(server: ServerProcess, command: list[str], env: dict[s
             raise RuntimeError("the run ended before half its calls were paid")
         time.sleep(0.2)
     os.killpg(killed.pid, signal.SIGKILL)
+    in_flight = int(server.stats(keys=False)["in_flight"])
     killed.wait()
+    killed_paid, killed_stored = settled_paid(server), stored_calls(scratch)
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"the re-run failed:\n{(done.stdout + done.stderr)[-3000:]}")
-    return server.stats(keys=False)["paid_calls"] - calls
+    rerun_paid = int(server.stats(keys=False)["paid_calls"]) - killed_paid
+    return KillAccount(calls, killed_paid, in_flight, killed_stored, rerun_paid,
+                       stored_calls(scratch))  # fmt: skip
 
 
 def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, connections: int,
@@ -290,7 +345,7 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
                     in_flight)  # fmt: skip
         ended, stats = time.time(), server.stats(keys=False)
         timeline = Timeline.of(started, ended, before, stats)
-        calls = int(stats["paid_calls"])
+        calls, stored = int(stats["paid_calls"]), stored_calls(scratch)
         analysis = timed([sys.executable, "-m", "stancelab", "analyze", str(out)], env)
         header = next((line for line in run.output.splitlines() if "process" in line), "")
         paid_twice = None
@@ -302,17 +357,19 @@ def measure(server: ServerProcess, probe_name: str, scale: float, rpm: float, co
                 run_command(probe_name, flags, again / "run", connections, workers, client_rpm),
                 env,
                 calls,
+                again,
             )
         bound = calls / (rpm / 60) if rpm else None
         return Measured(probe_name, calls, bound, run, analysis,
-                        folder_mb(out / "logs"), header, stats["outcomes"], paid_twice,
+                        folder_mb(out / "logs"), header, stats["outcomes"], stored, paid_twice,
                         in_flight.line(), timeline)  # fmt: skip
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def line(result: Measured) -> str:
-    twice = "not measured (--no-kill)" if result.paid_twice is None else f"{result.paid_twice:,}"
+    twice = ("paid twice after kill -9 at half way and a re-run: not measured (--no-kill)"
+             if result.paid_twice is None else result.paid_twice.line())  # fmt: skip
     outcomes = ", ".join(f"{key} {value:,}" for key, value in sorted(result.outcomes.items()))
     refused = result.outcomes.get("rate-limited", 0)
     per_call = f"{refused / result.calls:.2f}" if result.calls else "not measured (no paid call)"
@@ -321,8 +378,9 @@ def line(result: Measured) -> str:
     return (f"{result.probe}: {result.calls:,} calls paid, {result.calls / result.run.wall:.0f} per s; "
             f"wall {result.run.wall:.0f} s vs {bound}; harness CPU {1000 * result.run.cpu / max(1, result.calls):.1f} ms per call; peak RSS "
             f"{result.run.rss_mb:,.0f} MB; logs {result.log_mb:.1f} MB; analyze {result.analysis.wall:.1f} s, "
-            f"peak {result.analysis.rss_mb:,.0f} MB; paid twice after kill -9 at half way and a re-run: "
-            f"{twice}\n    {result.timeline.line(result.calls)}"
+            f"peak {result.analysis.rss_mb:,.0f} MB; {result.stored:,} calls stored in the cache "
+            f"({result.calls - result.stored:,} paid and not stored)\n    {twice}"
+            f"\n    {result.timeline.line(result.calls)}"
             f"\n    requests: {outcomes}; 429s per paid call {per_call}; {result.in_flight}"
             f"\n    header: {result.header.strip()}\n    "
             f"{headlines(result.analysis.output)}")  # fmt: skip

@@ -344,3 +344,12 @@ def test_inspects_slice_dataset_is_where_the_shard_selection_replaces_it() -> No
     parameters = _parameters(getattr(modules[0].slice_dataset, "__wrapped__",
                                      modules[0].slice_dataset))  # fmt: skip
     assert parameters == ["dataset", "limit", "sample_id", "dynamic"]
+
+
+def test_the_sample_epoch_is_none_outside_a_sample_and_inspects_cache_keys_on_it() -> None:
+    """`core.runs.single_flight` keys a per-epoch policy's request on the running sample's
+    epoch, as Inspect's cache key does (its `epoch` context variable, set from `sample_state`)."""
+    from inspect_ai.model import _cache
+
+    assert inspect_private.sample_epoch() is None
+    assert _cache.epoch.get(None) is None

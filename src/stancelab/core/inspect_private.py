@@ -34,6 +34,8 @@ the symbol instead of breaking a run.
   `log_filesystem`, the filesystem Inspect lists a log location with (names, sizes and
   modification times as `list_eval_logs` gives them, and the files it takes for no log); and
   `run_coroutine`, how Inspect's synchronous readers run their coroutines.
+- `sample_epoch()`: the epoch of the sample whose solver or scorer is running (Inspect's
+  `sample_state`), a part of the cache key of a per-epoch policy (`core.runs.single_flight`).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
 """
 
@@ -118,6 +120,7 @@ __all__ = [
     "normalise_sample_id",
     "resolve_task_args",
     "run_coroutine",
+    "sample_epoch",
     "sample_id_filter_modules",
     "sample_member",
     "samples_table",
@@ -170,6 +173,15 @@ def slice_dataset_modules() -> tuple[ModuleType, ...]:
     from inspect_ai._eval.task import log, run, util
 
     return (util, log, run)
+
+
+def sample_epoch() -> int | None:
+    """The epoch of the sample running in this context (None outside a sample), the epoch
+    Inspect's cache key takes for a per-epoch policy."""
+    from inspect_ai.solver._task_state import sample_state
+
+    state = sample_state()
+    return None if state is None else state.epoch
 
 
 def samples_table() -> ModuleType:

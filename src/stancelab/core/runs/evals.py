@@ -34,6 +34,7 @@ from stancelab.core.runs.shards import (
     parse_shard,
     shard_sample_ids,
 )
+from stancelab.core.runs.single_flight import share_identical_calls
 from stancelab.core.runs.startup import first_calls_watched, watch_first_calls
 
 # A sample that fails on an error the provider layer does not retry (e.g. a response body cut
@@ -154,6 +155,7 @@ def run_eval(
     every_bound = [model for group_models, group_roles in groups
                    for model in [*group_models, *group_roles.values()]]  # fmt: skip
     apply_rate_limit(every_bound, rate_limit)
+    share_identical_calls(every_bound)
     allowance = queue_seconds(every_bound, settings.get("max_connections"))
     watch_first_calls(every_bound)
     watch_progress(role_labels(groups))
