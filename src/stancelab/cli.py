@@ -619,13 +619,11 @@ def _analysed(probe: Probe, out: Path, seed: int, adjust: str = "holm") -> dict[
 def partial_logs(logs_dir: Path) -> list[str]:
     """Logs in `logs_dir` whose eval ran a subset of its samples by Inspect's own `--limit` or
     `--sample-id` (a stancelab `--shard` is a subset too, but its shards add up)."""
-    from inspect_ai.log import read_eval_log
-
-    from stancelab.core.results.logs import SHARD_KEY, log_files
+    from stancelab.core.results.logs import SHARD_KEY, log_files, log_header
 
     partial = []
     for path in log_files(logs_dir):
-        spec = read_eval_log(str(path), header_only=True).eval
+        spec = log_header(path).eval
         sampled = spec.config.sample_id is not None and SHARD_KEY not in (spec.metadata or {})
         if spec.config.limit is not None or sampled:
             partial.append(Path(path).name)

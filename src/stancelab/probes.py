@@ -7,7 +7,7 @@ from pathlib import Path
 from stancelab.conviction.probe import PROBE as CONVICTION
 from stancelab.core.errors import StancelabError
 from stancelab.core.probe import Probe
-from stancelab.core.results.logs import log_files
+from stancelab.core.results.logs import log_files, log_header
 from stancelab.even_handedness.probe import PROBE as EVEN_HANDEDNESS
 from stancelab.issuebench.probe import PROBE as ISSUEBENCH
 from stancelab.llm_bias_bench.probe import PROBE as LLM_BIAS_BENCH
@@ -44,11 +44,9 @@ def probe_for_task(task_name: str) -> Probe | None:
 
 def probes_in(logs_dir: Path) -> list[str]:
     """Which probes have logs in a folder (read from the log headers)."""
-    from inspect_ai.log import read_eval_log
-
     found = set()
     for path in log_files(logs_dir):
-        probe = probe_for_task(read_eval_log(str(path), header_only=True).eval.task)
+        probe = probe_for_task(log_header(path).eval.task)
         if probe is not None:
             found.add(probe.name)
     return [probe for probe in PROBES if probe in found]

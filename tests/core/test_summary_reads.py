@@ -77,3 +77,36 @@ def test_a_cut_or_shortened_summary_value_is_recognised() -> None:
     assert cut_from_summary("word " * 204 + "...")
     assert not cut_from_summary("a short answer...")
     assert not cut_from_summary(["Key removed from summary (> 1k)"])
+
+
+def test_each_log_header_is_read_once_however_many_readers_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full design's header holds every sample's reductions (about a second to read at
+    35,000 samples): the listing, the probes found, the headers and the samples frame read
+    each log's header once in all."""
+    import inspect_ai.analysis
+    import inspect_ai.log
+
+    from stancelab.core.results.logs import log_files, log_headers
+    from stancelab.probes import probes_in
+
+    logs = _logs(tmp_path, (100, 200))
+    reads: list[str] = []
+    read, frame_of = inspect_ai.log.read_eval_log, inspect_ai.analysis.samples_df
+
+    def recording(location: object, *args: object, **kwargs: object) -> object:
+        if kwargs.get("header_only"):
+            reads.append(str(location))
+        return read(location, *args, **kwargs)  # type: ignore[arg-type]
+
+    def from_headers(logs: list[object], *args: object, **kwargs: object) -> object:
+        assert all(isinstance(log, inspect_ai.log.EvalLog) for log in logs)  # not read again
+        return frame_of(logs, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", recording)
+    monkeypatch.setattr(inspect_ai.analysis, "samples_df", from_headers)
+    assert len(log_files(tmp_path)) == 2 and len(log_headers(tmp_path)) == 2
+    probes_in(tmp_path)
+    assert len(samples_frame(tmp_path)) == 6
+    assert sorted(reads) == sorted(logs)

@@ -17,6 +17,7 @@ from stancelab.core.results.logs import (
     frame_evidence,
     interrupted_reads,
     log_files,
+    log_header,
     samples_frame,
 )
 from stancelab.core.results.summary import (
@@ -66,11 +67,9 @@ SELECTION_ARGS = ("limit", "limit_issues", "n_templates", "framings", "seed", "d
 def _log_keys(files: list[str]) -> dict[str, tuple[str, str, str]]:
     """Per log: (run key, configuration key, configuration label). The configuration is what
     changes answers or labels: helper models and the non-selection task arguments."""
-    from inspect_ai.log import read_eval_log
-
     keys = {}
     for path in files:
-        header = read_eval_log(path, header_only=True)
+        header = log_header(path)
         roles = {name: config.model for name, config in (header.eval.model_roles or {}).items()}
         args = {k: v for k, v in (header.eval.task_args or {}).items() if k not in SELECTION_ARGS}
         label = ", ".join(f"{role}={model}" for role, model in sorted(roles.items()))
@@ -323,11 +322,9 @@ UNRECORDED = "not recorded (a run before stancelab read the authors' files at ru
 def prompts_labels(logs: Path, models: set[str]) -> list[str]:
     """What the prompts of the folder's IssueBench runs of `models` were (the authors' files
     at a commit, stancelab's bundled set or files of one's own), from their logs."""
-    from inspect_ai.log import read_eval_log
-
     labels = set()
     for path in log_files(logs):
-        header = read_eval_log(str(path), header_only=True)
+        header = log_header(path)
         if header.eval.task.split("/")[-1] == TASK_NAME and header.eval.model in {
             model.split(" · ")[0] for model in models
         }:

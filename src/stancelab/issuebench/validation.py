@@ -137,11 +137,11 @@ def validation_labels(logs: str | Path) -> pd.DataFrame:
     classifier and template the newest complete log counts."""
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.results.logs import log_files
+    from stancelab.core.results.logs import log_files, log_header
 
     newest: dict[tuple[str, str], Any] = {}
     for path in log_files(logs):
-        header = read_eval_log(str(path), header_only=True)
+        header = log_header(path)
         if header.eval.task.split("/")[-1] != VALIDATION_TASK or header.status != "success":
             continue
         roles = {name: config.model for name, config in (header.eval.model_roles or {}).items()}

@@ -10,7 +10,13 @@ import pandas as pd
 
 from stancelab.core.errors import StancelabError
 from stancelab.core.results.evidence import LogEvidence
-from stancelab.core.results.logs import COMPLETE, log_files, no_value_cut, scored_samples
+from stancelab.core.results.logs import (
+    COMPLETE,
+    log_files,
+    log_header,
+    no_value_cut,
+    scored_samples,
+)
 from stancelab.core.results.summary import (
     Analysis,
     is_partial,
@@ -85,14 +91,9 @@ def read_frames(logs: Path) -> tuple[dict[str, pd.DataFrame], LogEvidence]:
 def writer_losses(logs: Path) -> pd.DataFrame:
     """Per model and category: claims lost to writer refusals, from the newest complete (else
     newest) rating log's header (the rating task counts them when it loads the claims)."""
-    from inspect_ai.log import read_eval_log
-
     newest: dict[str, tuple[tuple[bool, str], dict[str, dict[str, int]]]] = {}
     for path in log_files(logs):
-        try:
-            header = read_eval_log(str(path), header_only=True)
-        except Exception:  # not an Inspect log: nothing to read
-            continue
+        header = log_header(path)  # log_files: readable logs only
         if header.eval.task.split("/")[-1] != "prior_prejudice":
             continue
         losses = (header.eval.metadata or {}).get("writer_losses") or {}

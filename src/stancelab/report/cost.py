@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from inspect_ai.log import read_eval_log
 
-from stancelab.core.results.logs import log_files
+from stancelab.core.results.logs import log_files, log_header
 from stancelab.core.runs.prices import Prices, price_of
 
 TOKENS = ["input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens"]
@@ -26,7 +25,7 @@ def _tokens(usage: Any) -> list[int]:
 
 
 def _usage_rows(probe: str, path: Path) -> list[dict]:
-    header = read_eval_log(str(path), header_only=True)
+    header = log_header(path)
     subject = header.eval.model
     batch = bool(header.eval.model_generate_config.batch)
     roles = {role: config for role, config in (header.eval.model_roles or {}).items()

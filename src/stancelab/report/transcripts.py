@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
+from inspect_ai.log import EvalSample, read_eval_log_samples
 
-from stancelab.core.results.logs import log_files
+from stancelab.core.results.logs import log_files, log_header
 
 DEFAULT_MAX_SAMPLES = 300
 MESSAGE_CHARS = 4000
@@ -109,7 +109,7 @@ def _newest_logs(logs: Path) -> list[tuple[Path, str, str, int]]:
     """(path, task, model, samples) of the newest log per (task, model)."""
     newest: dict[tuple[str, str], tuple[str, Path, int]] = {}
     for path in log_files(logs):
-        header = read_eval_log(str(path), header_only=True)
+        header = log_header(path)
         if header.status != "success":
             continue
         key = (header.eval.task.split("/")[-1], header.eval.model)

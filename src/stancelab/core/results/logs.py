@@ -114,13 +114,11 @@ def log_files(logs: str | Path | Iterable[str | Path]) -> list[Path]:
 def log_headers(location: str | Path) -> list[EvalLog]:
     """The headers of the readable Inspect logs at a log location: a folder (`log_files`), or
     an fsspec URL (`store.location_log_headers`: one listing, no local copy)."""
-    from inspect_ai.log import read_eval_log
-
     from stancelab.core.results.store import is_url, location_log_headers
 
     if is_url(location):
         return location_log_headers(str(location))
-    return [read_eval_log(str(path), header_only=True) for path in log_files(Path(location))]
+    return [log_header(path) for path in log_files(Path(location))]
 
 
 def unreadable_logs(logs: str | Path | Iterable[str | Path]) -> set[str]:
@@ -129,25 +127,45 @@ def unreadable_logs(logs: str | Path | Iterable[str | Path]) -> set[str]:
     return {str(path) for path in candidate_log_files(logs) if not readable_log(path)}
 
 
-_READABLE: dict[tuple[str, int, int], bool] = {}
+_HEADERS: dict[tuple[str, int, int], EvalLog | None] = {}
+
+
+def _cached_header(path: str | Path) -> EvalLog | None:
+    """The file's log header, read once per process while the file is unchanged (a full
+    design's log holds every sample's reductions, which Inspect reads with its header: about a
+    second at 35,000 samples); None for a file that is no readable log. The cached header
+    leaves the reductions out."""
+    from inspect_ai.log import read_eval_log
+
+    path = Path(str(path).removeprefix("file://"))
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _HEADERS:
+        try:
+            header = read_eval_log(str(path), header_only=True)
+            header.reductions = None
+            _HEADERS[key] = header
+        except Exception:
+            _HEADERS[key] = None
+    return _HEADERS[key]
+
+
+def log_header(path: str | Path) -> EvalLog:
+    """A local log file's header (a path, or a `file://` URL) as Inspect reads it
+    (`read_eval_log(header_only=True)`), less its reductions, read once per process while the
+    file is unchanged; a file that is no readable log is a `ValueError`."""
+    header = _cached_header(path)
+    if header is None:
+        raise ValueError(f"{path} is no readable Inspect log")
+    return header
 
 
 def readable_log(path: Path) -> bool:
     """Whether Inspect reads the file's log header (once per process while it is unchanged)."""
-    from inspect_ai.log import read_eval_log
-
-    try:
-        stat = path.stat()
-    except OSError:
-        return False
-    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    if key not in _READABLE:
-        try:
-            read_eval_log(str(path), header_only=True)
-            _READABLE[key] = True
-        except Exception:
-            _READABLE[key] = False
-    return _READABLE[key]
+    return _cached_header(path) is not None
 
 
 def frame_evidence(frame: pd.DataFrame) -> LogEvidence:
@@ -408,7 +426,8 @@ def samples_frame(
         summary = [column for column in SampleSummary if column.name in READ_SUMMARY_COLUMNS]
         columns = [*summary, *EvalModel, *EvalInfo, *EvalTask, EvalColumn("status", path="status"),
                    *extra_columns]  # fmt: skip
-        frame = in_sample_order(samples_df(files, columns=columns, quiet=True,
+        headers = [log_header(file) for file in files]  # read once, not again by samples_df
+        frame = in_sample_order(samples_df(headers, columns=columns, quiet=True,
                                            exclude_fields=set(UNREAD_SAMPLE_FIELDS)))  # fmt: skip
     frame.attrs[UNREADABLE_ATTR] = unreadable
     return frame

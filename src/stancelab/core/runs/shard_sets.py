@@ -227,8 +227,11 @@ def _merged_from(merged: str, current: list[Attempt]) -> bool:
     storage has whole seconds, in which a shard's last write and the merge often fall alike."""
     from inspect_ai.log import read_eval_log
 
+    from stancelab.core.results.logs import log_header
+    from stancelab.core.results.store import is_url
+
     try:
-        header = read_eval_log(merged, header_only=True)
+        header = read_eval_log(merged, header_only=True) if is_url(merged) else log_header(merged)
     except Exception:  # cut short, or unreadable: written again
         return False
     ledger = header.eval.shards.ledger if header.eval.shards else []
