@@ -2,7 +2,11 @@
 behaves: lognormal latency (median 1 s, p99 5 s), a rate limit answered 429 with Retry-After,
 1% 5xx. Per probe: wall against the rate-limit bound (calls / allowed rate), harness CPU per
 call, peak RSS, log size, `stancelab analyze` time and peak memory (a fresh process), and the
-calls paid twice after a kill -9 at half way and a re-run.
+calls paid twice after a kill -9 at half way and a re-run. Every answer a run needs is stored in
+Inspect's cache once it is back, so the calls paid twice are counted as the calls paid and never
+stored (the server's paid calls less the cache's entries; for a whole run too), beside the
+calls paid beyond a whole run's (which varies run to run where answers decide what is asked
+next, as in Conviction's clustering) and the calls in flight at the kill.
 
     python benchmarks/paper_scale.py [--probe millstone] [--scale 0.1] [--rpm 3000]
         [--client-rpm same|off|N] [--connections 0]
