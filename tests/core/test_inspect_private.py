@@ -353,3 +353,30 @@ def test_the_sample_epoch_is_none_outside_a_sample_and_inspects_cache_keys_on_it
 
     assert inspect_private.sample_epoch() is None
     assert _cache.epoch.get(None) is None
+
+
+def test_thin_text_without_rewrap_gives_what_inspects_thin_text_gives() -> None:
+    """Texts around the width and the scan, with every kind of whitespace, hyphens and long
+    words: the same result as `textwrap.shorten`, Inspect's own `thin_text`."""
+    import random
+    import textwrap
+
+    from inspect_ai.log import _log, _util
+
+    def shortened(text: str) -> str:
+        return textwrap.shorten(text[: _util.THIN_TEXT_SCAN], width=_util.THIN_TEXT_WIDTH,
+                                placeholder="...")  # fmt: skip
+
+    inspect_private.thin_text_without_rewrap()
+    assert _util.thin_text is _log.thin_text
+    draw = random.Random(37)
+    pieces = ["a", "word", "well-known", "x" * 1100, " ", "  ", "\t", "\n", "\r\n", "\xa0", "-"]
+    texts = ["", " ", "\n\t", "ok", "  padded  ", "a" * 1024, "a" * 1025, "b " * 600]
+    for _ in range(400):
+        target = draw.choice([5, 900, 1020, 1024, 1030, 2000, 9000])
+        text = ""
+        while len(text) < target:
+            text += draw.choice(pieces)
+        texts.append(text)
+    for text in texts:
+        assert _util.thin_text(text) == shortened(text), repr(text[:60])

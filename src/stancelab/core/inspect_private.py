@@ -34,6 +34,10 @@ the symbol instead of breaking a run.
   `log_filesystem`, the filesystem Inspect lists a log location with (names, sizes and
   modification times as `list_eval_logs` gives them, and the files it takes for no log); and
   `run_coroutine`, how Inspect's synchronous readers run their coroutines.
+- `thin_text_without_rewrap()`: Inspect's `thin_text` (a sample summary's texts: every
+  metadata string, score answer and explanation, at every summary written or read) returning a
+  text that fits once its whitespace is collapsed without `textwrap.shorten`'s wrapping, which
+  gives the same text (about a sixth of reading 34,650 summaries).
 - `sample_epoch()`: the epoch of the sample whose solver or scorer is running (Inspect's
   `sample_state`), a part of the cache key of a per-epoch policy (`core.runs.single_flight`).
 - The `hf` provider's internals that the embedded provider builds on (`core.embedded.api`).
@@ -129,6 +133,7 @@ __all__ = [
     "single_threaded_zstd",
     "slice_dataset_modules",
     "task_create",
+    "thin_text_without_rewrap",
     "without_merged_shards",
     "write_sample_members",
 ]
@@ -173,6 +178,26 @@ def slice_dataset_modules() -> tuple[ModuleType, ...]:
     from inspect_ai._eval.task import log, run, util
 
     return (util, log, run)
+
+
+def thin_text_without_rewrap() -> None:
+    """Replace Inspect's `thin_text` (where it is defined and where `EvalSampleSummary` binds
+    it) by one that returns a text fitting its width once its whitespace is collapsed as it
+    stands, and leaves any other to `textwrap.shorten`: the same result, since `shorten`
+    returns a collapsed text that fits unchanged (once per process)."""
+    from inspect_ai.log import _log, _util
+
+    original = _util.thin_text
+    if getattr(original, "stancelab_fast", False):
+        return
+
+    def thin_text(text: str) -> str:
+        collapsed = " ".join(text[: _util.THIN_TEXT_SCAN].split())
+        return collapsed if len(collapsed) <= _util.THIN_TEXT_WIDTH else original(text)
+
+    thin_text.stancelab_fast = True  # type: ignore[attr-defined]
+    _util.thin_text = thin_text
+    _log.thin_text = thin_text
 
 
 def sample_epoch() -> int | None:

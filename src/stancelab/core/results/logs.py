@@ -417,6 +417,9 @@ def samples_frame(
         samples_df,
     )
 
+    from stancelab.core.inspect_private import thin_text_without_rewrap
+
+    thin_text_without_rewrap()  # the summaries' validation thins each text again
     candidates = candidate_log_files(logs)
     files = [str(path) for path in candidates if readable_log(path)]
     unreadable = sorted({str(path) for path in candidates} - set(files))

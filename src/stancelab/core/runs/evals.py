@@ -18,7 +18,7 @@ from inspect_ai.model import BatchConfig, GenerateConfig, Model
 from inspect_ai.util import DisplayType
 
 from stancelab.core.errors import Interrupted, StancelabError
-from stancelab.core.inspect_private import single_threaded_zstd
+from stancelab.core.inspect_private import single_threaded_zstd, thin_text_without_rewrap
 from stancelab.core.results.logs import BATCH_PREFIX, SHARD_KEY
 from stancelab.core.runs.attempts import adaptive_attempt_timeout, initial_attempt_timeout
 from stancelab.core.runs.backoff import RETRY_WAIT, apply_retry_wait
@@ -156,6 +156,7 @@ def run_eval(
                    for model in [*group_models, *group_roles.values()]]  # fmt: skip
     apply_rate_limit(every_bound, rate_limit)
     share_identical_calls(every_bound)
+    thin_text_without_rewrap()  # each finished sample's summary
     allowance = queue_seconds(every_bound, settings.get("max_connections"))
     watch_first_calls(every_bound)
     watch_progress(role_labels(groups))

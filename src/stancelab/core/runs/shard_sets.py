@@ -258,7 +258,13 @@ def merge_set(merged: str, current: list[Attempt]) -> bool:
     was written."""
     from inspect_ai.log import read_eval_log
 
-    from stancelab.core.inspect_private import run_coroutine, single_threaded_zstd
+    from stancelab.core.inspect_private import (
+        run_coroutine,
+        single_threaded_zstd,
+        thin_text_without_rewrap,
+    )
+
+    thin_text_without_rewrap()
 
     try:
         headers = [read_eval_log(attempt.name, header_only=True, format="eval")
