@@ -211,11 +211,14 @@ def test_results_within_the_log_location_are_refused_in_one_line(
 
 
 LOG_NAME = re.compile(r"\d{4}-\d\d-\d\dT[\d-]+_llm-bias-bench_\w+\.eval")
+GENERATED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")  # when a page was written
 
 
 def _page(path: Path, folder: str) -> str:
-    """A report page with where its logs lay (the run folder, each log's name) left out."""
-    return LOG_NAME.sub("LOG", path.read_text().replace(folder, "RUN"))
+    """A report page with where its logs lay (the run folder, each log's name) and when it
+    was written left out (two pages written a second apart can fall in two minutes)."""
+    page = LOG_NAME.sub("LOG", path.read_text().replace(folder, "RUN"))
+    return GENERATED.sub("WHEN", page)
 
 
 def test_report_and_atlas_of_a_url_are_those_of_the_same_run_in_a_folder(
