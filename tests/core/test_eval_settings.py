@@ -86,6 +86,34 @@ def test_the_heap_before_an_eval_is_frozen_and_collected_less_often_while_it_run
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
 
 
+def test_what_outlives_a_full_collection_during_an_eval_is_frozen(tmp_path: Path) -> None:
+    """A full pass over a full design's live objects held the event loop for 4-5 s: longer
+    than a fast server's attempt timeout, so every call in flight was paid again. What
+    survives a full pass is frozen, so the next one skips it."""
+    counts: list[tuple[int, int]] = []
+    kept: list[object] = []
+
+    @solver
+    def collect_fully() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            kept.extend([index] for index in range(5_000))  # lives on after the pass
+            before = gc.get_freeze_count()
+            gc.collect()
+            counts.append((before, gc.get_freeze_count()))
+            return state
+
+        return solve
+
+    task = Task(dataset=MemoryDataset([Sample(id=1, input="x")]), solver=collect_fully())
+    gc.unfreeze()
+    (log,) = run_eval(task, ["mockllm/model"], None, tmp_path / "logs", "none")
+    assert log.status == "success"
+    ((before, after),) = counts
+    assert after >= before + len(kept)
+    assert gc.get_freeze_count() == 0 and all(callback.__module__ != "stancelab.core.runs.evals"
+                                               for callback in gc.callbacks)  # fmt: skip
+
+
 def test_an_eval_compresses_its_log_members_without_a_zstd_thread_pool(
     tmp_path: Path, monkeypatch
 ) -> None:
