@@ -4,6 +4,7 @@ completes long before a stall would end, and no answer is paid twice."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog
 from inspect_ai.model import CachePolicy
-from inspect_ai.solver import generate
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from stancelab.core.inspect_private import set_generate_config_override
 from stancelab.core.runs import attempts
@@ -124,7 +125,9 @@ def test_a_stall_on_the_first_call_is_abandoned_at_the_first_timeout(
     assert not any(sample.error_retries for sample in log.samples or [])  # retried within the call
     abandoned = [str(event.error) for sample in log.samples or [] for event in sample.events
                  if isinstance(event, ModelEvent) and event.error]  # fmt: skip
-    assert len(abandoned) == 1 and "attempt_timeout '2'" in abandoned[0], abandoned
+    # 2 s, plus twice any hold of the event loop of 0.5 s or more (a loaded machine's start-up)
+    (seconds,) = (int(found) for found in re.findall(r"attempt_timeout '(\d+)'", abandoned[0]))
+    assert len(abandoned) == 1 and 2 <= seconds < stall / 2, abandoned
     assert widened == [2]  # the hook saw the abandoned attempt
     # the samples' own time, not the eval's start-up, which a loaded machine stretches
     assert max(sample.total_time or 0 for sample in log.samples or []) < 0.75 * stall, elapsed
@@ -150,3 +153,35 @@ def test_stalls_are_abandoned_and_retried(tmp_path: Path, monkeypatch: pytest.Mo
     assert elapsed - baseline < STALL / 2, (elapsed, baseline)
     assert stats["paid_calls"] == 80 and stats["duplicate_paid_calls"] == 0
     assert OBSERVED.timeout is None and not OBSERVED.active
+
+
+def test_a_held_event_loop_widens_the_timeout_so_calls_in_flight_are_not_paid_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full pass of the garbage collector or a log flush holds the event loop; a call in
+    flight longer than its attempt timeout is then abandoned and paid again, though its answer
+    was back. A first hold (1.5 s, before any call) adds twice its length to every later
+    timeout, so a longer one (3 s, over the 2 s the latency sets) abandons nothing.
+    """
+    holds = {0: 1.5, 50: 3.0}  # sample id -> seconds the loop is held before its call
+    # the timeout the latency sets, whatever the machine's load does to the calls' durations
+    monkeypatch.setattr(attempts, "attempt_timeout_for", lambda durations: MIN_ATTEMPT_TIMEOUT)
+
+    @solver
+    def hold_then_generate() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            time.sleep(holds.get(int(state.sample_id), 0.0))  # the loop held, as by a GC pass
+            return await generate(state, cache=CachePolicy(expiry=None))
+
+        return solve
+
+    samples = [Sample(id=i, input=f"held {i}") for i in range(60)]
+    task = Task(dataset=MemoryDataset(samples), solver=hold_then_generate())
+    monkeypatch.setenv("FAKE_API_KEY", "local")
+    with FakeOpenAIServer(latency=0.1) as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        (log,) = run_eval(task, ["openai-api/fake/held"], None, tmp_path / "logs", "none",
+                          max_connections=8, timeout=8)  # fmt: skip
+        stats = server.stats_dict()
+    assert log.status == "success" and len(log.samples or []) == 60
+    assert stats["requests"] == 60 and stats["duplicate_paid_calls"] == 0, stats

@@ -11,19 +11,25 @@ MIN_ATTEMPT_TIMEOUT seconds, updated every UPDATE_EVERY calls. Until then, an at
 abandoned at the first timeout doubles it (at most once per timeout's length, up to
 MAX_ATTEMPT_TIMEOUT), so a provider slower than its usual latency is not abandoned over and
 over. Under a client-side rate limit (`--rpm`) every value adds the longest wait for a token
-(`core.runs.rate_limit.queue_seconds`), which an attempt's time includes. Every value is set through Inspect's live `attempt_timeout` override and cleared when
-the run ends. An explicit `--attempt-timeout` turns all of this off.
+(`core.runs.rate_limit.queue_seconds`), which an attempt's time includes. Every value also adds
+STALL_FACTOR times the longest time the run's event loop has been held (a full pass of the
+garbage collector, a log flush: `watch_event_loop`), during which no answer can be read: a
+process at full load on a fast server held its loop for 2-5 s at times, longer than the 2 s
+floor, and every call in flight was abandoned and paid again. Every value is set through
+Inspect's live `attempt_timeout` override and cleared when the run ends. An explicit
+`--attempt-timeout` turns all of this off.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from inspect_ai.hooks import Hooks, ModelRetry, ModelUsageData, hooks
+from inspect_ai.hooks import Hooks, ModelRetry, ModelUsageData, RunEnd, RunStart, hooks
 
 from stancelab.core.inspect_private import set_generate_config_override
 
@@ -33,6 +39,10 @@ MAX_ATTEMPT_TIMEOUT = 3600  # seconds: the most that doubling the first timeout 
 MIN_OBSERVATIONS = 20
 WINDOW = 500
 UPDATE_EVERY = 10  # calls between updates of the timeout
+STALL_FACTOR = 2
+MIN_STALL = 0.5  # seconds: a shorter hold of the event loop is a busy loop's usual scheduling
+MAX_STALL = 60.0  # seconds: a longer hold (a suspended machine) counts as this long
+WATCH_INTERVAL = 0.25  # seconds between the event loop watcher's wake-ups
 
 # Seconds one call usually takes, by provider, before a call of the run has been timed. The
 # first timeout is ATTEMPT_FACTOR times this: hosted APIs 3 min (the openai client's own
@@ -59,10 +69,11 @@ class _Observed:
         self.timeout: int | None = None
         self.set_at = 0.0  # time.monotonic() when the timeout was last set
         self.allowance = 0  # seconds added to every timeout: the longest wait for a token
+        self.stall = 0.0  # the longest time the event loop was held in this run (seconds)
 
     def reset(self, active: bool, allowance: int = 0) -> None:
         self.active, self.calls, self.timeout, self.set_at = active, 0, None, 0.0
-        self.allowance = allowance
+        self.allowance, self.stall = allowance, 0.0
         self.durations.clear()
 
 
@@ -94,9 +105,38 @@ def initial_attempt_timeout(models: Iterable[object], timeout: int | None = None
 
 
 def set_attempt_timeout(seconds: int | None) -> None:
-    """Set (None: clear) Inspect's live attempt timeout, and remember it."""
+    """Set (None: clear) Inspect's live attempt timeout to `seconds` plus the run's allowances
+    (the longest wait for a token, STALL_FACTOR times the longest hold of the event loop), and
+    remember `seconds`."""
     OBSERVED.timeout, OBSERVED.set_at = seconds, time.monotonic()
-    set_generate_config_override("attempt_timeout", seconds)
+    total = None if seconds is None else seconds + OBSERVED.allowance + stall_allowance()
+    set_generate_config_override("attempt_timeout", total)
+
+
+def stall_allowance() -> int:
+    """Seconds every attempt timeout adds for the event loop's holds: STALL_FACTOR times the
+    longest so far, once one reached MIN_STALL."""
+    return math.ceil(STALL_FACTOR * OBSERVED.stall) if OBSERVED.stall >= MIN_STALL else 0
+
+
+def observe_stall(seconds: float) -> None:
+    """The event loop was held for `seconds`: a new longest hold widens the timeout."""
+    seconds = min(seconds, MAX_STALL)
+    if seconds <= OBSERVED.stall:
+        return
+    before = stall_allowance()
+    OBSERVED.stall = seconds
+    if OBSERVED.timeout is not None and stall_allowance() != before:
+        set_attempt_timeout(OBSERVED.timeout)
+
+
+async def watch_event_loop() -> None:
+    """While the run has the adaptive timeout on, time how much later than asked the event
+    loop wakes this task, and record each hold with `observe_stall`."""
+    while OBSERVED.active:
+        asked = time.monotonic() + WATCH_INTERVAL
+        await asyncio.sleep(WATCH_INTERVAL)
+        observe_stall(time.monotonic() - asked)
 
 
 def observe(duration: float) -> None:
@@ -105,7 +145,7 @@ def observe(duration: float) -> None:
     OBSERVED.calls += 1
     if len(OBSERVED.durations) < MIN_OBSERVATIONS or OBSERVED.calls % UPDATE_EVERY:
         return
-    timeout = attempt_timeout_for(list(OBSERVED.durations)) + OBSERVED.allowance
+    timeout = attempt_timeout_for(list(OBSERVED.durations))
     if timeout != OBSERVED.timeout:
         set_attempt_timeout(timeout)
 
@@ -125,10 +165,25 @@ def abandoned() -> None:
 )
 class AdaptiveAttemptTimeout(Hooks):
     """Feeds each successful call's duration to `observe`, and each attempt abandoned at
-    the timeout to `abandoned`, while a run has it on."""
+    the timeout to `abandoned`, and watches the event loop's holds (on asyncio), while a run
+    has it on."""
+
+    def __init__(self) -> None:
+        self.watcher: asyncio.Task[None] | None = None
 
     def enabled(self) -> bool:
         return OBSERVED.active
+
+    async def on_run_start(self, data: RunStart) -> None:
+        try:
+            self.watcher = asyncio.get_running_loop().create_task(watch_event_loop())
+        except RuntimeError:  # not on asyncio (trio): no watcher
+            self.watcher = None
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        if self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
 
     async def on_model_usage(self, data: ModelUsageData) -> None:
         observe(data.call_duration)
@@ -144,7 +199,7 @@ def adaptive_attempt_timeout(initial: int | None, allowance: int = 0) -> Iterato
     settings apply), then the one the observed latency sets, each plus `allowance` seconds."""
     OBSERVED.reset(initial is not None, allowance)
     if initial is not None:
-        set_attempt_timeout(initial + allowance)
+        set_attempt_timeout(initial)
     try:
         yield
     finally:
