@@ -38,7 +38,7 @@ _greedy_call: ContextVar[bool] = ContextVar("stancelab_greedy_call", default=Fal
 
 # Calls in flight, and the most generated in one batch, unless max_connections says otherwise;
 # a batch also stays within the queue's token budget (`core.embedded.batches.TOKEN_BUDGET`), so
-# long prompts go four at a time (at 8 long prompts a batch the demo peaked at 1.54 GiB) while
+# long prompts go two at a time (at 8 long prompts a batch the demo peaked at 1.54 GiB) while
 # short ones share a decoding step, which costs about the same for 4 rows as for 16.
 BATCH_SIZE = 16
 

@@ -28,9 +28,11 @@ from stancelab.core.inspect_private import GenerateInput, _batch_key, _generate_
 # How long the thread waits for one more request once one has arrived (and the batch is not
 # full): the callers a finished batch wakes send their next requests within a few milliseconds.
 COLLECT_SECONDS = 0.05
-# Prompt tokens one batch may hold (rows x its longest prompt): four prompts of 1,024 tokens,
-# what a batch of four held before, so a prefill's activations stay as they were.
-TOKEN_BUDGET = 4 * 1024
+# Prompt tokens one batch may hold (rows x its longest prompt): two prompts of 1,024 tokens.
+# What a batch holds while it generates grows with its tokens (the attention cache and its
+# copies, about 50 KB a token in bfloat16): 205 MiB at 4,096 tokens (4 x 1,024 or 16 x 256),
+# which put the demo's peak at 1.41-1.50 GB against its 1.5 GB target; 2,048 halves it.
+TOKEN_BUDGET = 2 * 1024
 # Under trio (no thread-safe wake-up from asyncio) a result is looked for this often.
 POLL_SECONDS = 0.02
 
