@@ -63,6 +63,13 @@ MMAP_THRESHOLD_BYTES = 4 * 1024 * 1024
 # (1,429,064 against 1,458,736 KiB, benchmarks/README.md, issue 37).
 M_ARENA_MAX = -8
 ARENAS = 2
+# oneDNN, which runs the CPU's matrix products, keeps the primitives it built for each shape it
+# met (up to 1,024 by default), each with its own memory: a batch of each size and length is a
+# new shape, and over the demo's six steps the process's memory in use grew by 130 MB more than
+# with a cache of 8, for the same time (a demo peak of 1,294 against 1,388 MiB; benchmarks/
+# README.md, issue 37 seventh pass). Read once, when oneDNN first builds a primitive.
+ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
+ONEDNN_CACHE_CAPACITY = "8"
 
 
 def release_freed_tensors() -> bool:
@@ -125,6 +132,7 @@ class EmbeddedAPI(HuggingFaceAPI):
         **model_args: Any,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault(ONEDNN_CACHE_ENV, ONEDNN_CACHE_CAPACITY)
         cap = model_args.pop(MAX_TOKENS_CAP_ARG, None)
         if model_name != EMBEDDED_MODEL_NAME:
             raise ValueError(

@@ -30,8 +30,9 @@ from stancelab.core.inspect_private import GenerateInput, _batch_key, _generate_
 COLLECT_SECONDS = 0.05
 # Prompt tokens one batch may hold (rows x its longest prompt): two prompts of 1,024 tokens.
 # What a batch holds while it generates grows with its tokens (the attention cache and its
-# copies, about 50 KB a token in bfloat16): 205 MiB at 4,096 tokens (4 x 1,024 or 16 x 256),
-# which put the demo's peak at 1.41-1.50 GB against its 1.5 GB target; 2,048 halves it.
+# copies, 50-65 KB a token in bfloat16): 205 MiB at 4,096 tokens (4 x 1,024 or 16 x 256),
+# about 110 at 2,048 (the demo's MillStone step peaked 50 MB lower, in the same time); 1,024
+# made the demo 30% slower for no lower peak (benchmarks/README.md, issue 37 seventh pass).
 TOKEN_BUDGET = 2 * 1024
 # Under trio (no thread-safe wake-up from asyncio) a result is looked for this often.
 POLL_SECONDS = 0.02
