@@ -14,7 +14,7 @@ over. Under a client-side rate limit (`--rpm`) every value adds the longest wait
 (`core.runs.rate_limit.queue_seconds`), which an attempt's time includes. Every value also adds
 STALL_FACTOR times the longest time the run's event loop has been held (a full pass of the
 garbage collector, a log flush: `watch_event_loop`), during which no answer can be read: a
-process at full load on a fast server held its loop for 2-5 s at times, longer than the 2 s
+process at full load on a fast server held its loop for 2-6 s at times, longer than the 2 s
 floor, and every call in flight was abandoned and paid again. Every value is set through
 Inspect's live `attempt_timeout` override and cleared when the run ends. An explicit
 `--attempt-timeout` turns all of this off.
