@@ -67,7 +67,7 @@ ARENAS = 2
 # met (up to 1,024 by default), each with its own memory: a batch of each size and length is a
 # new shape, and over the demo's six steps the process's memory in use grew by 130 MB more than
 # with a cache of 8, for the same time (a demo peak of 1,294 against 1,388 MiB; benchmarks/
-# README.md, issue 37 seventh pass). Read once, when oneDNN first builds a primitive.
+# README.md, issue 37 seventh pass). oneDNN reads it once per process.
 ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
 ONEDNN_CACHE_CAPACITY = "8"
 

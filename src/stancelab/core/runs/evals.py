@@ -213,7 +213,7 @@ def frozen_heap() -> Iterator[None]:
     that outlive each full pass of the garbage collector while it runs, out of its later full
     passes, and run its passes less often: each stops the event loop (EVAL_GC_THRESHOLDS).
     Without the freeze after each full pass, a pass over a full design's 2.5 million live
-    objects held the loop for 4-5 s, longer than a fast server's attempt timeout (2 s), and
+    objects held the loop for 2-6 s, longer than a fast server's attempt timeout (2 s), and
     the calls in flight were abandoned and paid again. No collection first: it took 0.2 s,
     and what garbage is frozen with the heap is collected once the eval ends."""
     gc.freeze()
